@@ -1,0 +1,325 @@
+//! `rtpl`: the command-line tool of response-templates.
+//!
+//! ```text
+//! rtpl parse  --template T (--prefix STR | --prefix-file F) [--tools F] [FILE|-]
+//! rtpl stream --template T (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
+//! rtpl check T...
+//! rtpl run-cases [--merge-chunks] < cases.jsonl
+//! ```
+//! Exit codes: 0 success, 1 bad data (template, input, parse failure), 2 usage.
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use parser_runtime::event::merge_chunks;
+use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+#[command(name = "rtpl", version, about = "Parse raw LLM output into an assistant message with a response template")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse one output; print the message as JSON.
+    Parse(ParseArgs),
+    /// Feed the output in chunks; print one JSON event per line, then the message.
+    Stream {
+        #[command(flatten)]
+        args: ParseArgs,
+        /// Bytes per chunk (1 splits multi-byte characters; they are held until complete).
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+        chunk_bytes: u64,
+    },
+    /// Validate templates; print one diagnostic per problem.
+    Check {
+        /// Template files (a template JSON or a tokenizer_config.json).
+        #[arg(required = true)]
+        templates: Vec<PathBuf>,
+    },
+    /// Run conformance cases (JSON Lines on stdin); print results in the oracle's schema.
+    RunCases {
+        /// Merge adjacent region_chunk events of one field.
+        #[arg(long)]
+        merge_chunks: bool,
+    },
+}
+
+#[derive(Args)]
+struct ParseArgs {
+    /// Template: a response-template JSON file or a tokenizer_config.json.
+    #[arg(long, short)]
+    template: PathBuf,
+    /// The prompt the model saw (required; pass --prefix '' to opt out).
+    #[arg(long, conflicts_with = "prefix_file")]
+    prefix: Option<String>,
+    /// Read the prefix from a file.
+    #[arg(long)]
+    prefix_file: Option<PathBuf>,
+    /// Tools (OpenAI tool JSON list) used to type tool-call arguments.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// The model output (default: stdin).
+    #[arg(default_value = "-")]
+    input: String,
+}
+
+/// A failure: message for stderr and exit code.
+struct Failure(String, u8);
+
+impl Failure {
+    fn data(msg: impl Into<String>) -> Self {
+        Self(msg.into(), 1)
+    }
+    fn usage(msg: impl Into<String>) -> Self {
+        Self(msg.into(), 2)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Parse(args) => cmd_parse(&args),
+        Command::Stream { args, chunk_bytes } => cmd_stream(&args, chunk_bytes as usize),
+        Command::Check { templates } => cmd_check(&templates),
+        Command::RunCases { merge_chunks } => cmd_run_cases(merge_chunks),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(msg, code)) => {
+            eprintln!("rtpl: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
+    if input == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
+        Ok(buf)
+    } else {
+        std::fs::read(input).map_err(|e| Failure::data(format!("{input}: cannot read: {e}")))
+    }
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| Failure::data(format!("{}: cannot read {what}: {e}", path.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|e| Failure::data(format!("{}: {what} is not UTF-8 (byte {})", path.display(), e.utf8_error().valid_up_to())))
+}
+
+struct Loaded {
+    template: CompiledTemplate,
+    prefix: String,
+    tools: Vec<Value>,
+}
+
+fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
+    let template = template_build::load_file(&args.template).map_err(|e| Failure::data(first_lines(&e.to_string())))?;
+    let prefix = match (&args.prefix, &args.prefix_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(f)) => read_text(f, "prefix")?,
+        (None, None) => {
+            return Err(Failure::usage(
+                "a prefix is required (the prompt the model saw): pass --prefix STR or --prefix-file F, or --prefix '' to opt out",
+            ))
+        }
+    };
+    let tools = match &args.tools {
+        None => Vec::new(),
+        Some(f) => {
+            let text = read_text(f, "tools")?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Array(list)) => list,
+                Ok(_) => return Err(Failure::data(format!("{}: tools must be a JSON list", f.display()))),
+                Err(e) => return Err(Failure::data(format!("{}: invalid JSON: {e}", f.display()))),
+            }
+        }
+    };
+    Ok(Loaded { template, prefix, tools })
+}
+
+fn first_lines(s: &str) -> String {
+    s.trim_end().to_string()
+}
+
+fn parse_error(e: ParseError) -> Failure {
+    Failure::data(format!("parse error: {e}"))
+}
+
+fn print_json(value: &Value) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| Failure::data(e.to_string()))?;
+    writeln!(out).map_err(|e| Failure::data(e.to_string()))
+}
+
+fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
+    let loaded = load(args)?;
+    let input = read_input(&args.input)?;
+    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools).map_err(parse_error)?;
+    parser.feed_bytes(&input).map_err(parse_error)?;
+    let (message, _) = parser.finalize().map_err(parse_error)?;
+    print_json(&Value::Object(message))
+}
+
+fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
+    let loaded = load(args)?;
+    let input = read_input(&args.input)?;
+    let mut out = std::io::stdout().lock();
+    let mut emit = |events: &[Event]| -> Result<(), Failure> {
+        for e in events {
+            let line = serde_json::to_string(e).map_err(|e| Failure::data(e.to_string()))?;
+            writeln!(out, "{line}").map_err(|e| Failure::data(e.to_string()))?;
+        }
+        Ok(())
+    };
+    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools).map_err(parse_error)?;
+    emit(parser.initial_events())?;
+    for piece in input.chunks(chunk) {
+        let events = parser.feed_bytes(piece).map_err(parse_error)?;
+        emit(&events)?;
+    }
+    let (message, events) = parser.finalize().map_err(parse_error)?;
+    emit(&events)?;
+    let line = json!({"type": "message", "message": Value::Object(message)});
+    writeln!(out, "{line}").map_err(|e| Failure::data(e.to_string()))
+}
+
+fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
+    let mut bad = 0;
+    for path in paths {
+        match template_build::load_file(path) {
+            Ok(_) => println!("{}: ok", path.display()),
+            Err(errors) => {
+                bad += 1;
+                for e in &errors.0 {
+                    println!("{e}");
+                }
+            }
+        }
+    }
+    if bad > 0 {
+        Err(Failure::data(format!("{bad} of {} templates have problems", paths.len())))
+    } else {
+        Ok(())
+    }
+}
+
+fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let line = line.map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = match serde_json::from_str::<Value>(&line) {
+            Ok(case) => run_case(&case, merge),
+            Err(e) => json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")}),
+        };
+        let text = serde_json::to_string(&result).map_err(|e| Failure::data(e.to_string()))?;
+        writeln!(out, "{text}").map_err(|e| Failure::data(e.to_string()))?;
+        out.flush().map_err(|e| Failure::data(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn events_json(events: &[Event], merge: bool) -> Value {
+    let merged;
+    let list = if merge {
+        merged = merge_chunks(events);
+        &merged
+    } else {
+        events
+    };
+    serde_json::to_value(list).unwrap_or(Value::Null)
+}
+
+fn run_case(case: &Value, merge: bool) -> Value {
+    let id = case.get("id").cloned().unwrap_or(Value::Null);
+    let fail = |e: String| json!({"id": id, "ok": false, "error": e});
+    let template = match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("TemplateError: {}", e.to_string().replace('\n', "; "))),
+    };
+    let Some(prefix) = case.get("prefix").and_then(Value::as_str) else {
+        return fail(format!("ParseError: {}", ParseError::MissingPrefix));
+    };
+    let tools: Vec<Value> = match case.get("tools") {
+        Some(Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    let mut parser = match ResponseParser::with_tools(&template, prefix, &tools) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("ParseError: {e}")),
+    };
+    let initial = parser.initial_events().to_vec();
+    if let Some(Value::Array(script)) = case.get("script") {
+        let mut log = Vec::new();
+        let mut events = Vec::new();
+        let mut message = Value::Null;
+        for op in script {
+            let name = op.get("op").and_then(Value::as_str).unwrap_or("");
+            let result = if name == "feed" {
+                parser.feed(op.get("text").and_then(Value::as_str).unwrap_or("")).map(|ev| events.extend(ev))
+            } else {
+                parser.finalize().map(|(m, ev)| {
+                    message = Value::Object(m);
+                    events.extend(ev);
+                })
+            };
+            let error = match result {
+                Ok(()) => Value::Null,
+                Err(e) => Value::String(error_kind(&e).to_string()),
+            };
+            log.push(json!({"op": name, "error": error}));
+        }
+        return json!({"id": id, "ok": true, "message": message, "initial_events": events_json(&initial, merge),
+                      "events": events_json(&events, merge), "script_log": log});
+    }
+    let chunks: Vec<String> = match case.get("chunks") {
+        Some(Value::Array(list)) => list.iter().map(|c| c.as_str().unwrap_or("").to_string()).collect(),
+        _ => vec![case.get("text").and_then(Value::as_str).unwrap_or("").to_string()],
+    };
+    let mut events = Vec::new();
+    for chunk in &chunks {
+        match parser.feed(chunk) {
+            Ok(ev) => events.extend(ev),
+            Err(e) => return fail(format!("ParseError: {e}")),
+        }
+    }
+    match parser.finalize() {
+        Ok((message, ev)) => {
+            events.extend(ev);
+            json!({"id": id, "ok": true, "message": Value::Object(message),
+                   "initial_events": events_json(&initial, merge), "events": events_json(&events, merge)})
+        }
+        Err(e) => fail(format!("ParseError: {e}")),
+    }
+}
+
+/// A short name for the kind of error, like the reference's exception type names in script logs.
+fn error_kind(e: &ParseError) -> &'static str {
+    match e {
+        ParseError::Finalized => "Finalized",
+        ParseError::Content { .. } => "Content",
+        ParseError::MissingRequired(_) => "MissingRequired",
+        ParseError::MissingPrefix => "MissingPrefix",
+        ParseError::BatchLengthMismatch { .. } => "BatchLengthMismatch",
+        ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
+        ParseError::Poisoned => "Poisoned",
+    }
+}

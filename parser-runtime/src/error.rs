@@ -1,0 +1,137 @@
+//! Errors of the runtime: [`ContentError`] (a region body that its content parser or transform
+//! rejects) and [`ParseError`] (what `feed`, `finalize` and `parse_response` return).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// Why a region body could not be turned into a value.
+///
+/// Reference: the `ValueError`/`KeyError` raised by `content_parsers.py` (`_int`, `_float`,
+/// `_json`, `_xml_inline`, `_apply_transform`, `process_field`) and by
+/// `ResponseParser._close_current` (`join`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ContentError {
+    /// `int` parser: the text is not a Python integer literal (`int()` rules).
+    #[error("int: invalid integer literal {text:?}")]
+    InvalidInt {
+        /// The text after stripping.
+        text: String,
+    },
+    /// `float` parser: the text is not a Python float literal (`float()` rules).
+    #[error("float: invalid float literal {text:?}")]
+    InvalidFloat {
+        /// The text after stripping.
+        text: String,
+    },
+    /// `json` parser: the text (after the dialect transforms) is not JSON.
+    #[error("json: cannot parse region as JSON at byte {offset}: {reason}")]
+    InvalidJson {
+        /// The reason given by the JSON parser.
+        reason: String,
+        /// Byte offset in the (transformed) text where parsing failed.
+        offset: usize,
+    },
+    /// `json` with `string_delims`: the body contains the reserved sentinels `\x01`/`\x02`.
+    #[error("json: input contains reserved sentinel characters (\\x01/\\x02)")]
+    ReservedSentinel,
+    /// `xml-inline` without `tag_pattern`.
+    #[error("xml-inline: 'tag_pattern' content_arg is required")]
+    MissingTagPattern,
+    /// `xml-inline`: `tag_pattern` has no named group `key`.
+    #[error("xml-inline: tag_pattern {pattern:?} has no named group 'key'")]
+    MissingKeyGroup {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A regex failed while running (e.g. backtrack limit of a `tag_pattern`).
+    #[error("regex error: {0}")]
+    Regex(String),
+    /// A transform placeholder names a root that is not defined.
+    #[error("transform placeholder '{{{path}}}' is not defined; available: {available:?}")]
+    UndefinedPlaceholder {
+        /// The placeholder path, e.g. `content.args`.
+        path: String,
+        /// The names that were defined.
+        available: Vec<String>,
+    },
+    /// A dotted placeholder indexes into a value that is not an object.
+    #[error("transform placeholder '{{{path}}}' cannot index into {found} at '{key}'")]
+    NotAnObject {
+        /// The placeholder path.
+        path: String,
+        /// The key that could not be looked up.
+        key: String,
+        /// The JSON type found instead (Python type name, e.g. `list`).
+        found: String,
+    },
+    /// A dotted placeholder names a key the object lacks.
+    #[error("transform placeholder '{{{path}}}' is missing key '{key}'; available: {available:?}")]
+    MissingKey {
+        /// The placeholder path.
+        path: String,
+        /// The missing key.
+        key: String,
+        /// The keys present.
+        available: Vec<String>,
+    },
+    /// `transform_each` on a body that did not parse to a list.
+    #[error("transform_each requires the parsed content to be a list, got {found}")]
+    TransformEachNotList {
+        /// The JSON type found (Python type name).
+        found: String,
+    },
+    /// `transform_each` on a list with an element that is not an object.
+    #[error("transform_each requires each list element to be a dict, got {found}")]
+    TransformEachItemNotObject {
+        /// The JSON type found (Python type name).
+        found: String,
+    },
+    /// `join` on a match that did not parse to a string.
+    #[error("'join' requires each match to parse to a string, got {found}")]
+    JoinNotString {
+        /// The JSON type found (Python type name).
+        found: String,
+    },
+}
+
+/// An error of the streaming parser or of `parse_response`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParseError {
+    /// A region's body could not be parsed (content parser, transform or join).
+    #[error("field '{field}' (region starting at byte {offset}): {source}")]
+    Content {
+        /// The field name.
+        field: String,
+        /// Byte offset of the region body in the parsed text (the prefix after the start
+        /// anchor, followed by the output).
+        offset: usize,
+        /// The cause.
+        source: ContentError,
+    },
+    /// `optional: false` fields absent at finalize.
+    #[error("required response_template fields missing from parsed output: {0:?}")]
+    MissingRequired(Vec<String>),
+    /// `feed`/`finalize` after `finalize`.
+    #[error("ResponseParser already finalized")]
+    Finalized,
+    /// A parser was constructed without a prefix (`None`). Pass `Some("")` to opt out.
+    #[error("a prefix is required (the chat prompt before the generation); pass an empty prefix to opt out explicitly")]
+    MissingPrefix,
+    /// Batch parsing with a number of prefixes different from the number of outputs.
+    #[error("{outputs} outputs but {prefixes} prefixes")]
+    BatchLengthMismatch {
+        /// Number of outputs.
+        outputs: usize,
+        /// Number of prefixes.
+        prefixes: usize,
+    },
+    /// Bytes given to `feed_bytes` are not UTF-8 (or the output ended inside a character).
+    #[error("invalid UTF-8 in the output at byte {offset}")]
+    InvalidUtf8 {
+        /// Byte offset in the output (all bytes fed so far).
+        offset: usize,
+    },
+    /// An earlier error left the parser in an undefined state; it accepts no more input.
+    #[error("the parser failed earlier and accepts no more input")]
+    Poisoned,
+}

@@ -1,0 +1,227 @@
+//! Compiled template tables: the plain data the compiler (`template-build`) produces and the
+//! engine walks. Nothing here makes a decision about a template; every field is filled in by the
+//! compiler (see `template_build::compile`).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use regex_automata::dfa::dense;
+use regex_automata::util::primitives::StateID;
+use serde_json::{Map, Value};
+
+/// A response template compiled to tables: DFAs for every delimiter plus the field table.
+///
+/// Built by `template_build::compile` (run time) or emitted as static data by code generation.
+#[derive(Debug, Clone)]
+pub struct CompiledTemplate {
+    /// Keys always present in the message (`defaults`), in template order.
+    pub defaults: Map<String, Value>,
+    /// The start anchor: the prefix is cut after its last match (reference:
+    /// `ResponseTemplate.truncate_past_last_anchor`).
+    pub start_anchor: StartAnchor,
+    /// The fields, in template order (the order of the `fields` object).
+    pub fields: Vec<FieldTable>,
+    /// Index into `fields` of the implicit field (the one without an open delimiter), if any.
+    pub implicit: Option<usize>,
+    /// Field indices sorted by field name: the last tie-break between delimiters that match at
+    /// the same start with the same length (reference: `ResponseParser._scan` sort key).
+    pub name_rank: Vec<u32>,
+}
+
+/// The start anchor of a template, matched with Python's `finditer` semantics over the prefix.
+#[derive(Debug, Clone)]
+pub struct StartAnchor {
+    /// The anchor as written (a literal alternation or the pattern), for diagnostics.
+    pub source: String,
+    /// The anchor as a full regex (look-around allowed), non-overlapping leftmost-first search.
+    pub regex: fancy_regex::Regex,
+}
+
+impl StartAnchor {
+    /// The byte offset just past the last match of the anchor in `prefix` (non-overlapping
+    /// matches, left to right), or 0 when the anchor does not occur: the reference then parses
+    /// the whole prefix (`truncate_past_last_anchor`).
+    pub fn last_end(&self, prefix: &str) -> usize {
+        let mut last = 0;
+        for m in self.regex.find_iter(prefix) {
+            match m {
+                Ok(m) => last = m.end(),
+                Err(_) => break,
+            }
+        }
+        last
+    }
+}
+
+/// One field (region) of the template.
+#[derive(Debug, Clone)]
+pub struct FieldTable {
+    /// The field name: the key of the message it fills.
+    pub name: String,
+    /// The open delimiter; `None` for the implicit field.
+    pub open: Option<Delimiter>,
+    /// The close delimiter; `None` when the region runs to the end of the output.
+    pub close: Option<Delimiter>,
+    /// The content parser of the region body.
+    pub content: ContentSpec,
+    /// `repeats`: every match appends to a list.
+    pub repeats: bool,
+    /// `join`: repeated matches are concatenated with this separator (requires `repeats`).
+    pub join: Option<String>,
+    /// `optional` (default true); `false` makes a missing field an error at finalize.
+    pub optional: bool,
+    /// `transform`: a JSON shape whose whole-string placeholders are replaced.
+    pub transform: Option<Value>,
+    /// `transform_each`: apply `transform` to every element of a list body.
+    pub transform_each: bool,
+}
+
+impl FieldTable {
+    /// Whether region chunks of this field are `dirty` (structured parsers: json, xml-inline,
+    /// kv-lines); reference: `STREAMABLE_PARSERS`.
+    pub fn dirty(&self) -> bool {
+        self.content.is_structured()
+    }
+}
+
+/// A delimiter (open or close) compiled to DFAs.
+///
+/// The pattern is split into top-level branches only when a branch ends in a look-ahead (or
+/// Python's `$`, which is the look-ahead `(?=\n?\z)`); otherwise there is one branch. Branches
+/// are tried in priority order at one start position, like Python's alternation.
+#[derive(Debug, Clone)]
+pub struct Delimiter {
+    /// The delimiter as written in the template (literal(s) or pattern), for diagnostics.
+    pub source: String,
+    /// Whether it was given as literal(s) (`open`/`close`) rather than a pattern.
+    pub literal: bool,
+    /// The branches in priority order.
+    pub branches: Vec<Branch>,
+    /// Names of the named groups of the pattern (resolved by `Branch::captures`).
+    pub group_names: Vec<String>,
+    /// For each byte value, whether some branch can start a match with it (prefilter).
+    /// A branch that can match the empty string makes every byte a candidate.
+    pub first_bytes: Box<[bool; 256]>,
+    /// Whether some branch can match the empty string at any position.
+    pub can_be_empty: bool,
+}
+
+/// One top-level branch of a delimiter: the main DFA and an optional trailing look-ahead.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    /// The main part, anchored, leftmost-first (Python's priority).
+    pub dfa: DfaTable,
+    /// A trailing look-ahead, checked from the main match end.
+    pub lookahead: Option<Lookahead>,
+    /// A capture engine for the main part, present when it has named groups; run anchored on
+    /// the span the DFA found.
+    pub captures: Option<regex_automata::meta::Regex>,
+}
+
+/// A trailing look-ahead `(?=...)` (or `(?!...)` when `negated`).
+#[derive(Debug, Clone)]
+pub struct Lookahead {
+    /// `(?!...)` rather than `(?=...)`.
+    pub negated: bool,
+    /// The look-ahead body, anchored.
+    pub dfa: DfaTable,
+}
+
+/// A DFA plus the per-state facts the engine needs at the end of a buffer.
+#[derive(Debug, Clone)]
+pub struct DfaTable {
+    /// Anchored, leftmost-first dense DFA (regex-automata; matches are reported one byte late).
+    pub dfa: dense::DFA<Vec<u32>>,
+    /// Edge facts of the states that have any, sorted by state id (see [`EDGE_GROW`],
+    /// [`EDGE_SURE`], [`EDGE_REACH`]); states not listed have none.
+    pub edge: Vec<(StateID, u8)>,
+}
+
+/// Edge fact: from this state a longer match than any seen so far may still come (some byte
+/// leads to a live state from which a match is reachable).
+pub const EDGE_GROW: u8 = 1;
+/// Edge fact: every next byte reports a match ending exactly here, so a match ending at the
+/// buffer end is certain whatever comes next.
+pub const EDGE_SURE: u8 = 2;
+/// Edge fact: some continuation (a byte or the end of input) can still report a match.
+pub const EDGE_REACH: u8 = 4;
+
+impl DfaTable {
+    /// The edge facts of state `id` (a combination of the `EDGE_*` bits).
+    pub fn edge(&self, id: StateID) -> u8 {
+        match self.edge.binary_search_by_key(&id, |&(s, _)| s) {
+            Ok(i) => self.edge[i].1,
+            Err(_) => 0,
+        }
+    }
+}
+
+/// A content parser with its arguments, validated and compiled by the compiler.
+///
+/// Reference: `transformers/utils/chat_parsing/content_parsers.py` (`CONTENT_PARSERS`).
+#[derive(Debug, Clone)]
+pub enum ContentSpec {
+    /// `text`: the body, stripped of surrounding whitespace unless `strip` is false.
+    Text {
+        /// `strip` (default true).
+        strip: bool,
+    },
+    /// `int`: Python's `int()` of the (stripped) body.
+    Int {
+        /// `strip` (default true).
+        strip: bool,
+    },
+    /// `float`: Python's `float()` of the (stripped) body.
+    Float {
+        /// `strip` (default true).
+        strip: bool,
+    },
+    /// `bool`: true when the (stripped) body lowercased is `true` or `1`.
+    Bool {
+        /// `strip` (default true).
+        strip: bool,
+    },
+    /// `json`, with the dialect knobs of the reference's `_json`.
+    Json {
+        /// `unquoted_keys`: quote bare-identifier keys after `{` or `,`.
+        unquoted_keys: bool,
+        /// `string_delims`: custom string quote pairs `(open, close)`.
+        string_delims: Vec<(String, String)>,
+        /// `allow_non_json`: fall back to the (stripped) text when parsing fails.
+        allow_non_json: bool,
+        /// `strip`, used by the `allow_non_json` fallback (default true).
+        strip: bool,
+    },
+    /// `xml-inline`: every match of `tag_pattern` gives a `key` and a `value`.
+    XmlInline {
+        /// The compiled `tag_pattern`; `None` when the template gives none (the reference
+        /// raises when such a region is parsed).
+        tag_pattern: Option<fancy_regex::Regex>,
+        /// The pattern as written, for messages.
+        tag_pattern_source: Option<String>,
+        /// `value_parser`: the parser applied to each value.
+        value_parser: Option<Box<ContentSpec>>,
+        /// `merge_duplicates`: collect repeated keys into a list.
+        merge_duplicates: bool,
+    },
+    /// `kv-lines`: `key<kv_sep>value` lines.
+    KvLines {
+        /// `line_sep` (default `"\n"`).
+        line_sep: String,
+        /// `kv_sep` (default `":"`), split at its first occurrence.
+        kv_sep: String,
+        /// `strip` (default true).
+        strip: bool,
+        /// `value_parser`: the parser applied to each value.
+        value_parser: Option<Box<ContentSpec>>,
+    },
+}
+
+impl ContentSpec {
+    /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
+    /// `dirty: true`.
+    pub fn is_structured(&self) -> bool {
+        matches!(self, Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. })
+    }
+}

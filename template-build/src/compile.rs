@@ -1,0 +1,388 @@
+//! Compilation of a validated [`TemplateModel`] into the tables the runtime walks
+//! ([`CompiledTemplate`]): every delimiter becomes anchored, leftmost-first regex-automata DFAs
+//! (one per top-level branch, plus a DFA for a trailing look-ahead), with the per-state edge
+//! facts the engine needs to decide, at the end of a buffer, whether a delimiter is pending,
+//! certainly complete, or resolved.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use parser_runtime::tables::{
+    Branch, CompiledTemplate, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW, EDGE_REACH,
+    EDGE_SURE,
+};
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::{start, syntax};
+use regex_automata::{Anchored, MatchKind};
+use serde_json::Value;
+
+use crate::error::{TemplateError, TemplateErrors};
+use crate::model::{self, DelimiterSpec, TemplateModel};
+use crate::pyregex;
+
+/// Size limit, in bytes, of each NFA, DFA and determinization run: a hostile pattern (e.g.
+/// `(a|b)*a(a|b){30}`) fails to compile quickly with an error instead of eating memory.
+pub const DFA_SIZE_LIMIT: usize = 8 << 20;
+
+/// Loads and compiles a template given as a JSON value (the `response_template` object).
+///
+/// Errors: every problem of the template (see [`model::load`]), and delimiters whose DFA
+/// cannot be built (size limit, unsupported assertion), each with its JSON path.
+pub fn compile(value: &Value) -> Result<CompiledTemplate, TemplateErrors> {
+    compile_model(&model::load(value)?)
+}
+
+/// Like [`compile`], from JSON text.
+pub fn compile_str(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
+    compile_model(&model::load_str(text)?)
+}
+
+/// Loads a template file: either a bare template or a `tokenizer_config.json` whose
+/// `response_template` key holds it. Errors name the file.
+pub fn load_file(path: &Path) -> Result<CompiledTemplate, TemplateErrors> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        TemplateErrors(vec![TemplateError { path: String::new(), reason: format!("cannot read: {e}"), file: None }])
+            .with_file(&file)
+    })?;
+    template_value_from_text(&text)
+        .and_then(|v| compile(&v))
+        .map_err(|e| e.with_file(&file))
+}
+
+/// Parses JSON text and, when it is a `tokenizer_config.json` (an object with a
+/// `response_template` key), returns that key's value; otherwise the whole value.
+pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        TemplateErrors(vec![TemplateError {
+            path: String::new(),
+            reason: format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()),
+            file: None,
+        }])
+    })?;
+    Ok(match value {
+        Value::Object(mut map) if map.contains_key("response_template") && !map.contains_key("fields") => {
+            map.remove("response_template").unwrap_or(Value::Null)
+        }
+        other => other,
+    })
+}
+
+/// Compiles a validated model.
+pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, TemplateErrors> {
+    let mut errors = Vec::new();
+    let start_anchor = match compile_start_anchor(&model.start_anchor) {
+        Ok(a) => Some(a),
+        Err(reason) => {
+            let key = match model.start_anchor {
+                DelimiterSpec::Literals(_) => "start_anchor",
+                DelimiterSpec::Pattern(_) => "start_anchor_pattern",
+            };
+            errors.push(TemplateError { path: key.to_string(), reason, file: None });
+            None
+        }
+    };
+    let mut fields = Vec::with_capacity(model.fields.len());
+    for field in &model.fields {
+        let mut delimiter = |spec: &Option<DelimiterSpec>, which: &str| match spec {
+            None => None,
+            Some(spec) => match compile_delimiter(spec) {
+                Ok(d) => Some(d),
+                Err(reason) => {
+                    let key = match spec {
+                        DelimiterSpec::Literals(_) => which.to_string(),
+                        DelimiterSpec::Pattern(_) => format!("{which}_pattern"),
+                    };
+                    errors.push(TemplateError { path: field_path(&field.name, &key), reason, file: None });
+                    None
+                }
+            },
+        };
+        let open = delimiter(&field.open, "open");
+        let close = delimiter(&field.close, "close");
+        fields.push(FieldTable {
+            name: field.name.clone(),
+            open,
+            close,
+            content: field.content.clone(),
+            repeats: field.repeats,
+            join: field.join.clone(),
+            optional: field.optional,
+            transform: field.transform.clone(),
+            transform_each: field.transform_each,
+        });
+    }
+    let Some(start_anchor) = start_anchor.filter(|_| errors.is_empty()) else {
+        return Err(TemplateErrors(errors));
+    };
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| fields[a].name.cmp(&fields[b].name));
+    let mut name_rank = vec![0u32; fields.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        name_rank[i] = rank as u32;
+    }
+    Ok(CompiledTemplate { defaults: model.defaults.clone(), start_anchor, fields, implicit: model.implicit, name_rank })
+}
+
+/// The JSON path of a field key, quoting names that are not plain identifiers.
+pub fn field_path(name: &str, key: &str) -> String {
+    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+        format!("fields.{name}.{key}")
+    } else {
+        format!("fields[{}].{key}", serde_json::Value::String(name.to_string()))
+    }
+}
+
+/// Literal alternatives as a Python-dialect pattern: longest first (stable), escaped, like the
+/// reference's `_compile_anchor`.
+fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> String {
+    let mut ordered: Vec<&String> = literals.iter().collect();
+    ordered.sort_by(|a, b| b.len().cmp(&a.len()));
+    ordered.iter().map(|s| escape(s)).collect::<Vec<_>>().join("|")
+}
+
+fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor, String> {
+    let (source, pattern) = match spec {
+        DelimiterSpec::Literals(lits) => {
+            (lits.join(" | "), format!("(?s){}", literal_alternation(lits, |s| fancy_regex::escape(s).into_owned())))
+        }
+        DelimiterSpec::Pattern(p) => (p.clone(), pyregex::to_fancy(p).map_err(|e| e.to_string())?),
+    };
+    let regex = fancy_regex::Regex::new(&pattern).map_err(|e| e.to_string())?;
+    Ok(StartAnchor { source, regex })
+}
+
+/// Compiles one delimiter to DFAs.
+pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
+    let (source, literal, pattern) = match spec {
+        DelimiterSpec::Literals(lits) => {
+            let alternation = literal_alternation(lits, pyregex::escape);
+            (lits.join(" | "), true, pyregex::DfaPattern {
+                branches: vec![pyregex::DfaBranch { main: alternation, lookahead: None }],
+                group_names: Vec::new(),
+            })
+        }
+        DelimiterSpec::Pattern(p) => (p.clone(), false, pyregex::to_dfa(p).map_err(|e| e.to_string())?),
+    };
+    let mut branches = Vec::with_capacity(pattern.branches.len());
+    let mut first_bytes = Box::new([false; 256]);
+    let mut can_be_empty = false;
+    for b in &pattern.branches {
+        let dfa = dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
+        let (first, empty) = first_facts(&dfa.dfa);
+        for (slot, f) in first_bytes.iter_mut().zip(first.iter()) {
+            *slot |= *f;
+        }
+        can_be_empty |= empty;
+        let lookahead = match &b.lookahead {
+            None => None,
+            Some((negated, body)) => Some(Lookahead {
+                negated: *negated,
+                dfa: dfa_table(body).map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
+            }),
+        };
+        let captures = if pattern.group_names.is_empty() {
+            None
+        } else {
+            Some(
+                regex_automata::meta::Regex::builder()
+                    .syntax(syntax::Config::new().unicode(true).utf8(true).dot_matches_new_line(true))
+                    .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
+                    .build(&b.main)
+                    .map_err(|e| format!("cannot compile {:?} for captures: {e}", b.main))?,
+            )
+        };
+        branches.push(Branch { dfa, lookahead, captures });
+    }
+    if can_be_empty {
+        *first_bytes = [true; 256];
+    }
+    Ok(Delimiter { source, literal, branches, group_names: pattern.group_names, first_bytes, can_be_empty })
+}
+
+/// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
+pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
+    let dfa = dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(MatchKind::LeftmostFirst)
+                .start_kind(StartKind::Anchored)
+                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+        )
+        .syntax(syntax::Config::new().unicode(true).utf8(true).dot_matches_new_line(true))
+        .thompson(thompson::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
+        .build(pattern)
+        .map_err(|e| e.to_string())?;
+    let edge = edge_facts(&dfa);
+    Ok(DfaTable { dfa, edge })
+}
+
+fn start_states(dfa: &dense::DFA<Vec<u32>>) -> Vec<StateID> {
+    let mut out: Vec<StateID> = std::iter::once(None)
+        .chain((0..=255u8).map(Some))
+        .filter_map(|lb| dfa.start_state(&start::Config::new().anchored(Anchored::Yes).look_behind(lb)).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Which bytes can begin a match, and whether the empty string can match.
+fn first_facts(dfa: &dense::DFA<Vec<u32>>) -> ([bool; 256], bool) {
+    let mut first = [false; 256];
+    let mut empty = false;
+    for s in start_states(dfa) {
+        if dfa.is_match_state(dfa.next_eoi_state(s)) {
+            empty = true;
+        }
+        for b in 0..=255u8 {
+            let t = dfa.next_state(s, b);
+            if dfa.is_match_state(t) {
+                empty = true;
+            }
+            if !dfa.is_dead_state(t) {
+                first[b as usize] = true;
+            }
+        }
+    }
+    (first, empty)
+}
+
+/// Computes `EDGE_GROW`, `EDGE_SURE` and `EDGE_REACH` for every state reachable from a start
+/// state (see `parser_runtime::tables`).
+fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
+    // One representative byte per equivalence class.
+    let mut reps: Vec<u8> = Vec::new();
+    let mut seen_class = [false; 256];
+    for b in 0..=255u8 {
+        let class = dfa.byte_classes().get(b) as usize;
+        if !seen_class[class] {
+            seen_class[class] = true;
+            reps.push(b);
+        }
+    }
+    let mut index: HashMap<StateID, usize> = HashMap::new();
+    let mut states: Vec<StateID> = Vec::new();
+    for s in start_states(dfa) {
+        index.insert(s, states.len());
+        states.push(s);
+    }
+    let mut next: Vec<Vec<StateID>> = Vec::new();
+    // Breadth-first over states, in discovery order.
+    let mut i = 0;
+    while i < states.len() {
+        let s = states[i];
+        let row: Vec<StateID> = reps.iter().map(|&b| dfa.next_state(s, b)).collect();
+        for &t in &row {
+            if !dfa.is_dead_state(t) && !index.contains_key(&t) {
+                index.insert(t, states.len());
+                states.push(t);
+            }
+        }
+        next.push(row);
+        i += 1;
+    }
+    let n = states.len();
+    let is_match = |t: StateID| dfa.is_match_state(t);
+    let eoi_match: Vec<bool> = states.iter().map(|&s| dfa.is_match_state(dfa.next_eoi_state(s))).collect();
+    // reach[i]: from state i, some continuation reports a match (byte or end of input).
+    let mut reach: Vec<bool> = (0..n).map(|i| eoi_match[i] || next[i].iter().any(|&t| is_match(t))).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, row) in next.iter().enumerate() {
+        for &t in row {
+            if let Some(&j) = index.get(&t) {
+                preds[j].push(i);
+            }
+        }
+    }
+    let mut work: Vec<usize> = (0..n).filter(|&i| reach[i]).collect();
+    while let Some(j) = work.pop() {
+        for &i in &preds[j] {
+            if !reach[i] {
+                reach[i] = true;
+                work.push(i);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for i in 0..n {
+        let row = &next[i];
+        let grow = row.iter().any(|&t| !dfa.is_dead_state(t) && index.get(&t).is_some_and(|&j| reach[j]));
+        let sure = row.iter().all(|&t| is_match(t));
+        let mut flags = 0u8;
+        if grow {
+            flags |= EDGE_GROW;
+        }
+        if sure {
+            flags |= EDGE_SURE;
+        }
+        if reach[i] {
+            flags |= EDGE_REACH;
+        }
+        if flags != 0 {
+            out.push((states[i], flags));
+        }
+    }
+    out.sort_by_key(|&(s, _)| s);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parser_runtime::tables::DfaTable;
+
+    fn walk(t: &DfaTable, text: &str) -> StateID {
+        let dfa = &t.dfa;
+        let mut s = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).unwrap();
+        for &b in text.as_bytes() {
+            s = dfa.next_state(s, b);
+        }
+        s
+    }
+
+    #[test]
+    fn literal_complete_at_edge_is_sure_and_cannot_grow() {
+        let t = dfa_table("</think>").unwrap();
+        let facts = t.edge(walk(&t, "</think>"));
+        assert_eq!(facts & EDGE_GROW, 0);
+        assert_ne!(facts & EDGE_SURE, 0);
+        let facts = t.edge(walk(&t, "</thi"));
+        assert_ne!(facts & EDGE_GROW, 0);
+        assert_eq!(facts & EDGE_SURE, 0);
+    }
+
+    #[test]
+    fn literal_prefix_of_another_can_grow() {
+        let t = dfa_table("<a>b|<a>").unwrap();
+        let facts = t.edge(walk(&t, "<a>"));
+        assert_ne!(facts & EDGE_GROW, 0);
+    }
+
+    #[test]
+    fn greedy_can_grow_lazy_cannot() {
+        let t = dfa_table(r"<x>\s*").unwrap();
+        assert_ne!(t.edge(walk(&t, "<x> ")) & EDGE_GROW, 0);
+        let t = dfa_table(r"<x>\s*?").unwrap();
+        assert_eq!(t.edge(walk(&t, "<x>")) & EDGE_GROW, 0);
+    }
+
+    #[test]
+    fn end_assertion_is_reach_only() {
+        let t = dfa_table(r"\z").unwrap();
+        let facts = t.edge(walk(&t, ""));
+        assert_eq!(facts & (EDGE_SURE | EDGE_GROW), 0);
+        assert_ne!(facts & EDGE_REACH, 0);
+    }
+
+    #[test]
+    fn hostile_pattern_fails_fast() {
+        let started = std::time::Instant::now();
+        let err = dfa_table("(a|b)*a(a|b){40}").unwrap_err();
+        assert!(!err.is_empty());
+        assert!(started.elapsed().as_secs() < 20);
+    }
+}
