@@ -1,0 +1,1871 @@
+//! The template model: a response template (JSON, version 1) validated into plain Rust data,
+//! with every load-time check of the reference and a few more.
+//!
+//! Reference: transformers 5.23.0, `transformers/utils/chat_parsing/response_templates.py`
+//! (`_validate_template_shape`, `_build_field`, `_compile_anchor`, `load_response_template`) and
+//! `content_parsers.py` (`validate_transform_strings`, the content parsers' arguments).
+//!
+//! [`load`] reports **all** problems of a template at once, each as a [`TemplateError`] with the
+//! JSON path of the offending key; the reference raises on the first one. Every template the
+//! reference rejects at load time is rejected here. We are stricter than the reference in these
+//! places, always for template mistakes the reference would only notice (or silently misread)
+//! while parsing some output:
+//!
+//! - **Booleans are booleans.** The reference reads `repeats`, `optional`, and the content
+//!   arguments `strip`, `unquoted_keys`, `allow_non_json` and `merge_duplicates` with Python
+//!   truthiness when parsing, so `"optional": "false"` makes a field *required* and
+//!   `"strip": null` turns stripping *off*. Here any of them that is present must be `true` or
+//!   `false` (`null` included: it is an error). `transform_each` must be a bool in the
+//!   reference too.
+//! - **Content arguments are type-checked at load time.** `content_args` (and a `value_parser`'s
+//!   `args`) must be an object; `string_delims` a list of `[open, close]` pairs of non-empty
+//!   strings; `line_sep` and `kv_sep` non-empty strings (the reference fails with "empty
+//!   separator", or splits on whitespace for `null`, when a region is parsed); `value_parser` an
+//!   object whose `name` (default `text`) is a known parser and whose `args` are checked the same
+//!   way, recursively (at most [`MAX_VALUE_PARSER_DEPTH`] levels); `tag_pattern` a string that
+//!   compiles (the reference compiles it on every parse) and declares a named group `key` (the
+//!   reference raises on the first match without it).
+//! - **Regexes must be supported by our engines.** `open_pattern` / `close_pattern` are compiled
+//!   to DFAs ([`crate::pyregex::to_dfa`]), so constructs a DFA cannot run (backreferences,
+//!   look-behind, atomic groups, possessive quantifiers, a look-ahead that is not trailing) are
+//!   errors here although Python accepts them. `start_anchor_pattern` and `tag_pattern` run on
+//!   `fancy-regex` ([`crate::pyregex::to_fancy`]), which accepts look-around and backreferences.
+//!
+//! We are as loose as the reference in these places:
+//!
+//! - unknown keys inside `content_args` (and inside a `value_parser` object, besides `name` and
+//!   `args`) are ignored, as the reference ignores them; so is an argument meant for another
+//!   parser (`tag_pattern` on a `text` field);
+//! - an `xml-inline` field without `tag_pattern` (or with `"tag_pattern": null`) loads; the
+//!   reference raises only when such a region is parsed, and so does our runtime
+//!   ([`ContentSpec::XmlInline`] with `tag_pattern: None`);
+//! - `null` means "absent" for `join`, `transform`, `tag_pattern` and `value_parser`, exactly
+//!   where the reference tests `is None`;
+//! - `version` may be any JSON value equal to Python's `1`: `1`, `1.0` and `true` (Python's
+//!   `True == 1`).
+//!
+//! One small difference in the other direction: transform placeholders are found with Unicode
+//! `\w` from `regex-syntax`, whose Unicode tables are older than those of Python's `regex`
+//! module; a placeholder name using a character assigned only in the newest Unicode versions is
+//! not seen as a placeholder here, so a string mixing it with text is not rejected.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use parser_runtime::ContentSpec;
+
+use crate::error::{TemplateError, TemplateErrors};
+use crate::pyregex;
+
+/// How deep `value_parser` objects may nest (a `value_parser` whose `args` have a
+/// `value_parser`, ...). Real templates use one level. Deeper nesting is an error.
+pub const MAX_VALUE_PARSER_DEPTH: usize = 16;
+
+/// The keys a template may have (reference: `_validate_template_shape`).
+const ROOT_KEYS: [&str; 5] = [
+    "version",
+    "defaults",
+    "fields",
+    "start_anchor",
+    "start_anchor_pattern",
+];
+
+/// The keys a field may have (reference: `_build_field`, `_ALLOWED_FIELD_KEYS`).
+const FIELD_KEYS: [&str; 11] = [
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform",
+    "transform_each",
+];
+
+/// The content parsers (reference: `CONTENT_PARSERS`), sorted by name for messages.
+const CONTENT_PARSERS: [&str; 7] = [
+    "bool",
+    "float",
+    "int",
+    "json",
+    "kv-lines",
+    "text",
+    "xml-inline",
+];
+
+/// A delimiter as the template gives it: literal alternatives or one regex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DelimiterSpec {
+    /// `open` / `close` / `start_anchor`: one string or a list of strings, any of which
+    /// matches. Non-empty strings, deduplicated, in first-seen order (reference:
+    /// `_compile_anchor`, `dict.fromkeys`).
+    Literals(Vec<String>),
+    /// `open_pattern` / `close_pattern` / `start_anchor_pattern`: a regex in Python's `regex`
+    /// dialect, as written (translate it with [`crate::pyregex`]). Known to compile.
+    Pattern(String),
+}
+
+/// One field (region) of a template, validated.
+#[derive(Debug, Clone)]
+pub struct FieldModel {
+    /// The field name: the message key it fills.
+    pub name: String,
+    /// The open delimiter; `None` for the implicit field.
+    pub open: Option<DelimiterSpec>,
+    /// The close delimiter; `None` when the region runs to the end of the output.
+    pub close: Option<DelimiterSpec>,
+    /// The content parser with its validated arguments (`content`, `content_args`; default
+    /// `text` with `strip: true`).
+    pub content: ContentSpec,
+    /// `repeats` (default false): every match appends to a list.
+    pub repeats: bool,
+    /// `join`: repeated matches are concatenated with this separator (only with `repeats`).
+    pub join: Option<String>,
+    /// `optional` (default true); false makes a missing field an error at the end of output.
+    pub optional: bool,
+    /// `transform`: a JSON shape whose whole-string placeholders are replaced (`null` = none).
+    /// Its strings are known not to mix a placeholder with text.
+    pub transform: Option<Value>,
+    /// `transform_each` (default false): apply `transform` to every element of a list body.
+    /// Only set together with `transform`.
+    pub transform_each: bool,
+}
+
+/// A validated response template.
+#[derive(Debug, Clone)]
+pub struct TemplateModel {
+    /// `defaults`: keys always present in the message (default empty), in template order.
+    pub defaults: Map<String, Value>,
+    /// `start_anchor` / `start_anchor_pattern`: where the message starts in the prefix.
+    pub start_anchor: DelimiterSpec,
+    /// The fields, in the order of the `fields` object.
+    pub fields: Vec<FieldModel>,
+    /// Index into `fields` of the implicit field (the one without `open` / `open_pattern`).
+    pub implicit: Option<usize>,
+}
+
+/// Validates a template given as a JSON value and builds its model.
+///
+/// Reports **all** problems, not only the first: the error list is never empty and is in the
+/// order of the template (root keys, then each field, then the field-set checks, then the start
+/// anchor). See the module documentation for the checks and how they compare to the
+/// reference's `load_response_template`.
+///
+/// Cost: compiles every pattern once to check it (DFA translation for delimiters,
+/// `fancy-regex` for the start anchor and `tag_pattern`s).
+pub fn load(value: &Value) -> Result<TemplateModel, TemplateErrors> {
+    let mut cx = Ctx::default();
+    let model = load_root(&mut cx, value);
+    match model {
+        Some(model) if cx.errors.is_empty() => Ok(model),
+        _ if cx.errors.is_empty() => Err(TemplateErrors(vec![TemplateError::new(
+            "",
+            "the template is invalid",
+        )])),
+        _ => Err(TemplateErrors(cx.errors)),
+    }
+}
+
+/// Parses JSON text, then [`load`]s it.
+///
+/// Text that is not JSON is one [`TemplateError`] at path `""` giving the line and column
+/// (1-based) where parsing failed.
+pub fn load_str(text: &str) -> Result<TemplateModel, TemplateErrors> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => load(&value),
+        Err(e) => {
+            let full = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            let message = full.strip_suffix(&suffix).unwrap_or(&full);
+            Err(TemplateError::new(
+                "",
+                format!("invalid JSON at {}:{}: {message}", e.line(), e.column()),
+            )
+            .into())
+        }
+    }
+}
+
+/// The errors found so far.
+#[derive(Default)]
+struct Ctx {
+    errors: Vec<TemplateError>,
+}
+
+impl Ctx {
+    fn error(&mut self, path: impl Into<String>, reason: impl Into<String>) {
+        self.errors.push(TemplateError::new(path, reason));
+    }
+}
+
+fn load_root(cx: &mut Ctx, value: &Value) -> Option<TemplateModel> {
+    let Some(root) = value.as_object() else {
+        cx.error(
+            "",
+            format!(
+                "a response template must be a JSON object, got {}",
+                type_name(value)
+            ),
+        );
+        return None;
+    };
+
+    // `version`: the reference compares with Python's `!=`, where `1 == 1.0 == True`.
+    if let Some(version) = root.get("version") {
+        let is_one = match version {
+            Value::Number(n) => n.as_f64() == Some(1.0),
+            Value::Bool(b) => *b,
+            _ => false,
+        };
+        if !is_one {
+            cx.error(
+                "version",
+                format!("unsupported response_template version {version}: only 1 is supported"),
+            );
+        }
+    }
+
+    for key in root.keys() {
+        if !ROOT_KEYS.contains(&key.as_str()) {
+            cx.error(
+                key_path("", key),
+                format!(
+                    "unknown key {}; a template takes {}",
+                    quote(key),
+                    ROOT_KEYS.join(", ")
+                ),
+            );
+        }
+    }
+
+    let defaults = match root.get("defaults") {
+        None => Some(Map::new()),
+        Some(Value::Object(map)) => Some(map.clone()),
+        Some(other) => {
+            cx.error(
+                "defaults",
+                format!("'defaults' must be an object, got {}", type_name(other)),
+            );
+            None
+        }
+    };
+
+    let fields = load_fields(cx, root.get("fields"));
+
+    let start_anchor = load_delimiter(
+        cx,
+        root,
+        "",
+        "start_anchor",
+        "start_anchor_pattern",
+        PatternEngine::Fancy,
+    );
+    let start_anchor = match start_anchor {
+        Anchor::Absent => {
+            cx.error(
+                "",
+                "a template must define 'start_anchor' or 'start_anchor_pattern'",
+            );
+            None
+        }
+        Anchor::Invalid => None,
+        Anchor::Valid(spec) => Some(spec),
+    };
+
+    let (fields, implicit) = fields?;
+    Some(TemplateModel {
+        defaults: defaults?,
+        start_anchor: start_anchor?,
+        fields,
+        implicit,
+    })
+}
+
+/// Checks `fields` and every field, then that at most one field is implicit.
+fn load_fields(cx: &mut Ctx, raw: Option<&Value>) -> Option<(Vec<FieldModel>, Option<usize>)> {
+    let map = match raw {
+        None => {
+            cx.error(
+                "fields",
+                "a template must have 'fields', a non-empty object of fields",
+            );
+            return None;
+        }
+        Some(Value::Object(map)) if map.is_empty() => {
+            cx.error("fields", "'fields' must not be empty");
+            return None;
+        }
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            cx.error(
+                "fields",
+                format!(
+                    "'fields' must be a non-empty object, got {}",
+                    type_name(other)
+                ),
+            );
+            return None;
+        }
+    };
+
+    let mut fields = Vec::with_capacity(map.len());
+    let mut all_valid = true;
+    let mut implicit_names: Vec<&str> = Vec::new();
+    for (name, raw_field) in map {
+        if let Some(obj) = raw_field.as_object() {
+            if !obj.contains_key("open") && !obj.contains_key("open_pattern") {
+                implicit_names.push(name);
+            }
+        }
+        match load_field(cx, name, raw_field) {
+            Some(field) => fields.push(field),
+            None => all_valid = false,
+        }
+    }
+
+    if implicit_names.len() > 1 {
+        cx.error(
+            "fields",
+            format!(
+                "at most one field may omit 'open'/'open_pattern' (that field is the implicit \
+                 field, which takes the text no other region claims); found {}: {}",
+                implicit_names.len(),
+                implicit_names.join(", ")
+            ),
+        );
+        return None;
+    }
+    if !all_valid {
+        return None;
+    }
+    let implicit = fields.iter().position(|field| field.open.is_none());
+    Some((fields, implicit))
+}
+
+/// Checks one field (reference: `_build_field`). Returns `None` when it has a problem (all of
+/// which are reported).
+fn load_field(cx: &mut Ctx, name: &str, raw: &Value) -> Option<FieldModel> {
+    let path = key_path("fields", name);
+    let Some(obj) = raw.as_object() else {
+        cx.error(
+            path,
+            format!("a field must be an object, got {}", type_name(raw)),
+        );
+        return None;
+    };
+    let errors_before = cx.errors.len();
+
+    for key in obj.keys() {
+        if !FIELD_KEYS.contains(&key.as_str()) {
+            cx.error(
+                key_path(&path, key),
+                format!(
+                    "unknown field key {}; a field takes {}",
+                    quote(key),
+                    FIELD_KEYS.join(", ")
+                ),
+            );
+        }
+    }
+
+    let content_path = key_path(&path, "content");
+    let parser = match obj.get("content") {
+        None => Some("text"),
+        Some(value) => parser_name(cx, &content_path, value),
+    };
+    let content = parser.and_then(|parser| {
+        content_spec(
+            cx,
+            &key_path(&path, "content_args"),
+            parser,
+            obj.get("content_args"),
+            0,
+        )
+    });
+
+    let open = load_delimiter(cx, obj, &path, "open", "open_pattern", PatternEngine::Dfa);
+    let close = load_delimiter(cx, obj, &path, "close", "close_pattern", PatternEngine::Dfa);
+
+    let repeats = bool_key(cx, obj, &path, "repeats", false);
+    let optional = bool_key(cx, obj, &path, "optional", true);
+
+    let join_path = key_path(&path, "join");
+    let join = match obj.get("join") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(join)) => {
+            if repeats == Some(false) {
+                cx.error(&join_path, "'join' requires 'repeats': true");
+            }
+            Some(join.clone())
+        }
+        Some(other) => {
+            cx.error(
+                &join_path,
+                format!("'join' must be a string, got {}", type_name(other)),
+            );
+            None
+        }
+    };
+
+    let transform = match obj.get("transform") {
+        None | Some(Value::Null) => None,
+        Some(transform) => Some(transform.clone()),
+    };
+    let transform_each_path = key_path(&path, "transform_each");
+    let transform_each = match obj.get("transform_each") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            cx.error(
+                &transform_each_path,
+                format!(
+                    "'transform_each' must be a boolean (true or false), got {}",
+                    type_name(other)
+                ),
+            );
+            false
+        }
+    };
+    if transform_each && transform.is_none() {
+        cx.error(
+            &transform_each_path,
+            "'transform_each' is set but the field has no 'transform'",
+        );
+    }
+
+    match &transform {
+        Some(transform) => check_transform(cx, &key_path(&path, "transform"), transform),
+        None => {
+            // Named groups reach the output only through a transform (reference: `_build_field`).
+            for (spec, key) in [(&open, "open_pattern"), (&close, "close_pattern")] {
+                let Anchor::Valid(DelimiterSpec::Pattern(pattern)) = spec else {
+                    continue;
+                };
+                let Ok(mut names) = pyregex::group_names(pattern) else {
+                    continue;
+                };
+                names.sort();
+                names.dedup();
+                if !names.is_empty() {
+                    cx.error(
+                        key_path(&path, key),
+                        format!(
+                            "the pattern declares named group(s) {} but the field has no \
+                             'transform'; named groups reach the output only through a \
+                             transform (e.g. \"{{{}}}\"): add one that uses them, or remove \
+                             the names",
+                            names.join(", "),
+                            names[0]
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    if cx.errors.len() != errors_before {
+        return None;
+    }
+    Some(FieldModel {
+        name: name.to_owned(),
+        open: open.into_option(),
+        close: close.into_option(),
+        content: content?,
+        repeats: repeats?,
+        join,
+        optional: optional?,
+        transform,
+        transform_each,
+    })
+}
+
+/// A parser name (`content`, or `name` of a `value_parser`): a string naming a known parser.
+fn parser_name<'a>(cx: &mut Ctx, path: &str, value: &'a Value) -> Option<&'a str> {
+    match value {
+        Value::String(name) if CONTENT_PARSERS.contains(&name.as_str()) => Some(name),
+        Value::String(name) => {
+            cx.error(
+                path,
+                format!(
+                    "unknown content parser {}; available: {}",
+                    quote(name),
+                    CONTENT_PARSERS.join(", ")
+                ),
+            );
+            None
+        }
+        other => {
+            cx.error(
+                path,
+                format!(
+                    "the content parser must be a string naming one of {}, got {}",
+                    CONTENT_PARSERS.join(", "),
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Checks the arguments of content parser `parser` (`content_args`, or the `args` of a
+/// `value_parser`, at `path`) and builds its [`ContentSpec`]. Reference: the parsers of
+/// `content_parsers.py`, which read their arguments with `args.get(key, default)`.
+fn content_spec(
+    cx: &mut Ctx,
+    path: &str,
+    parser: &str,
+    args: Option<&Value>,
+    depth: usize,
+) -> Option<ContentSpec> {
+    let empty = Map::new();
+    let args = match args {
+        None => &empty,
+        Some(Value::Object(args)) => args,
+        Some(other) => {
+            cx.error(
+                path,
+                format!(
+                    "content arguments must be an object, got {}",
+                    type_name(other)
+                ),
+            );
+            return None;
+        }
+    };
+    match parser {
+        "text" | "int" | "float" | "bool" => {
+            let strip = bool_key(cx, args, path, "strip", true)?;
+            Some(match parser {
+                "int" => ContentSpec::Int { strip },
+                "float" => ContentSpec::Float { strip },
+                "bool" => ContentSpec::Bool { strip },
+                _ => ContentSpec::Text { strip },
+            })
+        }
+        "json" => {
+            let unquoted_keys = bool_key(cx, args, path, "unquoted_keys", false);
+            let string_delims = string_delims(cx, path, args.get("string_delims"));
+            let allow_non_json = bool_key(cx, args, path, "allow_non_json", false);
+            let strip = bool_key(cx, args, path, "strip", true);
+            Some(ContentSpec::Json {
+                unquoted_keys: unquoted_keys?,
+                string_delims: string_delims?,
+                allow_non_json: allow_non_json?,
+                strip: strip?,
+            })
+        }
+        "xml-inline" => {
+            let tag_pattern = tag_pattern(cx, &key_path(path, "tag_pattern"), args);
+            let value_parser = value_parser(cx, path, args, depth);
+            let merge_duplicates = bool_key(cx, args, path, "merge_duplicates", false);
+            let (tag_pattern, tag_pattern_source) = tag_pattern?;
+            Some(ContentSpec::XmlInline {
+                tag_pattern,
+                tag_pattern_source,
+                value_parser: value_parser?,
+                merge_duplicates: merge_duplicates?,
+            })
+        }
+        "kv-lines" => {
+            let line_sep = separator(cx, path, args, "line_sep", "\n");
+            let kv_sep = separator(cx, path, args, "kv_sep", ":");
+            let strip = bool_key(cx, args, path, "strip", true);
+            let value_parser = value_parser(cx, path, args, depth);
+            Some(ContentSpec::KvLines {
+                line_sep: line_sep?,
+                kv_sep: kv_sep?,
+                strip: strip?,
+                value_parser: value_parser?,
+            })
+        }
+        other => {
+            // Callers pass only names from CONTENT_PARSERS.
+            cx.error(path, format!("unknown content parser {}", quote(other)));
+            None
+        }
+    }
+}
+
+/// `string_delims` of `json`: a list of `[open, close]` pairs of non-empty strings.
+fn string_delims(
+    cx: &mut Ctx,
+    args_path: &str,
+    raw: Option<&Value>,
+) -> Option<Vec<(String, String)>> {
+    let path = key_path(args_path, "string_delims");
+    let items = match raw {
+        None => return Some(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            cx.error(
+                path,
+                format!(
+                    "'string_delims' must be a list of [open, close] string pairs, got {}",
+                    type_name(other)
+                ),
+            );
+            return None;
+        }
+    };
+    let mut pairs = Vec::with_capacity(items.len());
+    let mut valid = true;
+    for (i, item) in items.iter().enumerate() {
+        let item_path = index_path(&path, i);
+        match item.as_array().map(Vec::as_slice) {
+            Some([open, close]) => {
+                let mut pair = [None, None];
+                for (j, (slot, value)) in pair.iter_mut().zip([open, close]).enumerate() {
+                    match value {
+                        Value::String(s) if !s.is_empty() => *slot = Some(s.clone()),
+                        Value::String(_) => {
+                            cx.error(
+                                index_path(&item_path, j),
+                                "a string delimiter must not be empty",
+                            );
+                        }
+                        other => {
+                            cx.error(
+                                index_path(&item_path, j),
+                                format!(
+                                    "a string delimiter must be a string, got {}",
+                                    type_name(other)
+                                ),
+                            );
+                        }
+                    }
+                }
+                match pair {
+                    [Some(open), Some(close)] => pairs.push((open, close)),
+                    _ => valid = false,
+                }
+            }
+            _ => {
+                valid = false;
+                cx.error(
+                    item_path,
+                    format!(
+                        "each string delimiter must be a list of two strings [open, close], got {}",
+                        describe_pair(item)
+                    ),
+                );
+            }
+        }
+    }
+    valid.then_some(pairs)
+}
+
+/// Describes a value that should have been a two-element list.
+fn describe_pair(value: &Value) -> String {
+    match value {
+        Value::Array(items) => format!("a list of {} item(s)", items.len()),
+        other => type_name(other).to_owned(),
+    }
+}
+
+/// `tag_pattern` of `xml-inline`: absent or `null` (the runtime then fails when a region is
+/// parsed, like the reference), or a regex that compiles with `fancy-regex` and declares a
+/// named group `key`.
+#[allow(clippy::type_complexity)]
+fn tag_pattern(
+    cx: &mut Ctx,
+    path: &str,
+    args: &Map<String, Value>,
+) -> Option<(Option<fancy_regex::Regex>, Option<String>)> {
+    match args.get("tag_pattern") {
+        None | Some(Value::Null) => Some((None, None)),
+        Some(Value::String(pattern)) => match compile_fancy(pattern) {
+            Ok(regex) => {
+                if regex.capture_names().flatten().any(|name| name == "key") {
+                    Some((Some(regex), Some(pattern.clone())))
+                } else {
+                    cx.error(
+                        path,
+                        format!(
+                            "'tag_pattern' {} has no named group 'key' (and should have one \
+                             named 'value'), e.g. <(?P<key>\\w+)>(?P<value>.*?)</(?P=key)>",
+                            quote(pattern)
+                        ),
+                    );
+                    None
+                }
+            }
+            Err(reason) => {
+                cx.error(path, reason);
+                None
+            }
+        },
+        Some(other) => {
+            cx.error(
+                path,
+                format!(
+                    "'tag_pattern' must be a string (a regex), got {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// `value_parser` of `xml-inline` / `kv-lines`: absent or `null` (values stay strings), or
+/// `{"name": parser (default "text"), "args": {...}}`, checked recursively.
+fn value_parser(
+    cx: &mut Ctx,
+    args_path: &str,
+    args: &Map<String, Value>,
+    depth: usize,
+) -> Option<Option<Box<ContentSpec>>> {
+    let path = key_path(args_path, "value_parser");
+    let obj = match args.get("value_parser") {
+        None | Some(Value::Null) => return Some(None),
+        Some(Value::Object(obj)) => obj,
+        Some(other) => {
+            cx.error(
+                path,
+                format!(
+                    "'value_parser' must be an object {{\"name\": parser, \"args\": {{...}}}}, \
+                     got {}",
+                    type_name(other)
+                ),
+            );
+            return None;
+        }
+    };
+    if depth + 1 > MAX_VALUE_PARSER_DEPTH {
+        cx.error(
+            path,
+            format!("value parsers are nested more than {MAX_VALUE_PARSER_DEPTH} levels deep"),
+        );
+        return None;
+    }
+    let name = match obj.get("name") {
+        None => Some("text"),
+        Some(value) => parser_name(cx, &key_path(&path, "name"), value),
+    }?;
+    let spec = content_spec(
+        cx,
+        &key_path(&path, "args"),
+        name,
+        obj.get("args"),
+        depth + 1,
+    )?;
+    Some(Some(Box::new(spec)))
+}
+
+/// `line_sep` / `kv_sep` of `kv-lines`: a non-empty string.
+fn separator(
+    cx: &mut Ctx,
+    args_path: &str,
+    args: &Map<String, Value>,
+    key: &str,
+    default: &str,
+) -> Option<String> {
+    let path = key_path(args_path, key);
+    match args.get(key) {
+        None => Some(default.to_owned()),
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::String(_)) => {
+            cx.error(path, format!("'{key}' must not be empty"));
+            None
+        }
+        Some(other) => {
+            cx.error(
+                path,
+                format!(
+                    "'{key}' must be a non-empty string, got {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// A boolean key of `obj`: absent gives `default`; anything but `true` / `false` is an error
+/// (the reference would read it with Python truthiness).
+fn bool_key(
+    cx: &mut Ctx,
+    obj: &Map<String, Value>,
+    parent: &str,
+    key: &str,
+    default: bool,
+) -> Option<bool> {
+    match obj.get(key) {
+        None => Some(default),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            cx.error(
+                key_path(parent, key),
+                format!(
+                    "'{key}' must be a boolean (true or false), got {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// The outcome of reading a delimiter pair of keys.
+enum Anchor {
+    /// Neither key is present.
+    Absent,
+    /// A key is present but has a problem (reported).
+    Invalid,
+    /// A valid delimiter.
+    Valid(DelimiterSpec),
+}
+
+impl Anchor {
+    fn into_option(self) -> Option<DelimiterSpec> {
+        match self {
+            Anchor::Valid(spec) => Some(spec),
+            Anchor::Absent | Anchor::Invalid => None,
+        }
+    }
+}
+
+/// Which engine a pattern must compile for.
+#[derive(Clone, Copy)]
+enum PatternEngine {
+    /// Delimiters: DFAs ([`pyregex::to_dfa`]).
+    Dfa,
+    /// The start anchor: `fancy-regex` ([`pyregex::to_fancy`]).
+    Fancy,
+}
+
+/// Reads the delimiter `literal_key` / `pattern_key` of `obj` (at `parent`). Reference:
+/// `_compile_anchor`.
+fn load_delimiter(
+    cx: &mut Ctx,
+    obj: &Map<String, Value>,
+    parent: &str,
+    literal_key: &str,
+    pattern_key: &str,
+    engine: PatternEngine,
+) -> Anchor {
+    let literal = obj.get(literal_key);
+    let pattern = obj.get(pattern_key);
+    let both = literal.is_some() && pattern.is_some();
+    if both {
+        cx.error(
+            key_path(parent, pattern_key),
+            format!("cannot give both '{literal_key}' and '{pattern_key}'"),
+        );
+    }
+    let mut result = Anchor::Absent;
+    if let Some(raw) = literal {
+        result = match literals(cx, &key_path(parent, literal_key), raw) {
+            Some(literals) => Anchor::Valid(DelimiterSpec::Literals(literals)),
+            None => Anchor::Invalid,
+        };
+    }
+    if let Some(raw) = pattern {
+        let path = key_path(parent, pattern_key);
+        let checked = match raw {
+            Value::String(p) => {
+                let compiled = match engine {
+                    PatternEngine::Dfa => check_dfa(p),
+                    PatternEngine::Fancy => compile_fancy(p).map(drop),
+                };
+                match compiled {
+                    Ok(()) => Some(p.clone()),
+                    Err(reason) => {
+                        cx.error(&path, reason);
+                        None
+                    }
+                }
+            }
+            other => {
+                cx.error(
+                    &path,
+                    format!(
+                        "'{pattern_key}' must be a string (a regex), got {}",
+                        type_name(other)
+                    ),
+                );
+                None
+            }
+        };
+        if !both {
+            result = match checked {
+                Some(p) => Anchor::Valid(DelimiterSpec::Pattern(p)),
+                None => Anchor::Invalid,
+            };
+        }
+    }
+    if both {
+        Anchor::Invalid
+    } else {
+        result
+    }
+}
+
+/// A literal delimiter: a non-empty string, or a non-empty list of non-empty strings
+/// (deduplicated, first-seen order).
+fn literals(cx: &mut Ctx, path: &str, raw: &Value) -> Option<Vec<String>> {
+    match raw {
+        Value::String(s) if s.is_empty() => {
+            cx.error(path, "a literal delimiter must not be an empty string");
+            None
+        }
+        Value::String(s) => Some(vec![s.clone()]),
+        Value::Array(items) if items.is_empty() => {
+            cx.error(path, "a list of literals must contain at least one literal");
+            None
+        }
+        Value::Array(items) => {
+            let mut out: Vec<String> = Vec::with_capacity(items.len());
+            let mut seen: HashSet<&str> = HashSet::with_capacity(items.len());
+            let mut valid = true;
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if !seen.insert(s) => {}
+                    Value::String(s) => {
+                        if s.is_empty() {
+                            valid = false;
+                            cx.error(
+                                index_path(path, i),
+                                "a literal delimiter must not be an empty string",
+                            );
+                        }
+                        out.push(s.clone());
+                    }
+                    other => {
+                        valid = false;
+                        cx.error(
+                            index_path(path, i),
+                            format!(
+                                "a list of literals must contain only strings, got {}",
+                                type_name(other)
+                            ),
+                        );
+                    }
+                }
+            }
+            valid.then_some(out)
+        }
+        other => {
+            cx.error(
+                path,
+                format!(
+                    "a literal delimiter must be a string or a list of strings, got {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Checks that a delimiter pattern compiles to a DFA.
+fn check_dfa(pattern: &str) -> Result<(), String> {
+    pyregex::to_dfa(pattern)
+        .map(drop)
+        .map_err(|issue| regex_reason(pattern, &issue.message, issue.offset))
+}
+
+/// Compiles a pattern for `fancy-regex` (start anchor, `tag_pattern`).
+fn compile_fancy(pattern: &str) -> Result<fancy_regex::Regex, String> {
+    let translated = pyregex::to_fancy(pattern)
+        .map_err(|issue| regex_reason(pattern, &issue.message, issue.offset))?;
+    fancy_regex::Regex::new(&translated).map_err(|e| regex_reason(pattern, &e.to_string(), None))
+}
+
+fn regex_reason(pattern: &str, message: &str, offset: Option<usize>) -> String {
+    match offset {
+        Some(offset) => format!(
+            "invalid or unsupported regex {}: {message} (at byte {offset})",
+            quote(pattern)
+        ),
+        None => format!("invalid or unsupported regex {}: {message}", quote(pattern)),
+    }
+}
+
+/// Rejects every string of a transform that mixes a `{placeholder}` with other text
+/// (reference: `validate_transform_strings`: a string in which `\{(\w+(?:\.\w+)*)\}` is found
+/// but does not match the whole string). Keys are not checked (the reference does not either).
+fn check_transform(cx: &mut Ctx, path: &str, transform: &Value) {
+    // Iterative walk: a transform may be deeply nested.
+    let mut stack: Vec<(String, &Value)> = vec![(path.to_owned(), transform)];
+    while let Some((path, value)) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map.iter().rev() {
+                    stack.push((key_path(&path, key), child));
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate().rev() {
+                    stack.push((index_path(&path, i), child));
+                }
+            }
+            Value::String(s) if placeholder_search(s) && !placeholder_fullmatch(s) => {
+                cx.error(
+                    path,
+                    format!(
+                        "transform string {} mixes a {{placeholder}} with other text; use a \
+                         whole-string placeholder (e.g. \"{{content}}\") or a plain literal: \
+                         string interpolation is not supported",
+                        quote(s)
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Python's `\w` (Unicode word characters; see the module note on Unicode versions).
+fn is_word(c: char) -> bool {
+    regex_syntax::try_is_word_character(c).unwrap_or(c.is_alphanumeric() || c == '_')
+}
+
+/// The length in bytes of a placeholder `\{\w+(?:\.\w+)*\}` starting at the start of `s`, if
+/// one does. The grammar is unambiguous (`\w` matches neither `.` nor `}`), so a greedy scan is
+/// exact.
+fn placeholder_at(s: &str) -> Option<usize> {
+    let mut chars = s.char_indices();
+    if chars.next()?.1 != '{' {
+        return None;
+    }
+    let mut after_word = false;
+    for (i, c) in chars {
+        if is_word(c) {
+            after_word = true;
+        } else if c == '.' && after_word {
+            after_word = false;
+        } else if c == '}' && after_word {
+            return Some(i + 1);
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// Python's `_PLACEHOLDER.search(s)`: a placeholder anywhere in `s`.
+fn placeholder_search(s: &str) -> bool {
+    s.match_indices('{')
+        .any(|(i, _)| placeholder_at(&s[i..]).is_some())
+}
+
+/// Python's `_PLACEHOLDER.fullmatch(s)`: `s` is exactly one placeholder.
+fn placeholder_fullmatch(s: &str) -> bool {
+    placeholder_at(s) == Some(s.len())
+}
+
+/// A short name of a JSON value's type, for messages.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `s` as a JSON string literal (quoted, escaped).
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
+/// Whether `key` can appear bare in a dotted path: non-empty, only (Unicode) alphanumerics,
+/// `_` and `-` (the same rule as `compile::field_path`).
+fn is_plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The path of `key` inside the object at `parent`: `parent.key`, or `parent["odd key"]`.
+fn key_path(parent: &str, key: &str) -> String {
+    if !is_plain_key(key) {
+        format!("{parent}[{}]", quote(key))
+    } else if parent.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// The path of item `index` of the list at `parent`.
+fn index_path(parent: &str, index: usize) -> String {
+    format!("{parent}[{index}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A valid template with one field `x`, extended by `extra` (field keys).
+    fn one_field(extra: Value) -> Value {
+        let mut field = json!({"open": "<x>", "close": "</x>"});
+        if let (Some(field), Some(extra)) = (field.as_object_mut(), extra.as_object()) {
+            for (k, v) in extra {
+                field.insert(k.clone(), v.clone());
+            }
+        }
+        json!({"start_anchor": "<start>", "fields": {"x": field}})
+    }
+
+    /// Loads `template`, expecting exactly one error; returns it.
+    fn one_error(template: Value) -> TemplateError {
+        match load(&template) {
+            Ok(model) => panic!("expected an error, loaded {model:?}"),
+            Err(errors) => {
+                assert_eq!(errors.len(), 1, "expected one error, got:\n{errors}");
+                errors.0[0].clone()
+            }
+        }
+    }
+
+    fn assert_error(template: Value, path: &str, words: &[&str]) {
+        let error = one_error(template);
+        assert_eq!(error.path, path, "{error}");
+        for word in words {
+            assert!(error.reason.contains(word), "{word:?} not in {error}");
+        }
+    }
+
+    fn content(extra: Value) -> ContentSpec {
+        match load(&one_field(extra)) {
+            Ok(model) => model.fields[0].content.clone(),
+            Err(errors) => panic!("{errors}"),
+        }
+    }
+
+    #[test]
+    fn minimal_template_loads() {
+        let model = load(&json!({
+            "defaults": {"role": "assistant"},
+            "start_anchor": ["<a>", "<b>", "<a>"],
+            "fields": {
+                "content": {},
+                "tool_calls": {"open": ["<t>", "<t>"], "close_pattern": "</t>\\s*", "repeats": true,
+                               "content": "json", "optional": false}
+            }
+        }))
+        .unwrap();
+        assert_eq!(
+            model.start_anchor,
+            DelimiterSpec::Literals(vec!["<a>".into(), "<b>".into()])
+        );
+        assert_eq!(model.implicit, Some(0));
+        assert_eq!(model.fields[0].name, "content");
+        assert!(matches!(
+            model.fields[0].content,
+            ContentSpec::Text { strip: true }
+        ));
+        assert!(model.fields[0].optional);
+        let tools = &model.fields[1];
+        assert_eq!(
+            tools.open,
+            Some(DelimiterSpec::Literals(vec!["<t>".into()]))
+        );
+        assert_eq!(tools.close, Some(DelimiterSpec::Pattern("</t>\\s*".into())));
+        assert!(tools.repeats && !tools.optional);
+        assert_eq!(model.defaults["role"], "assistant");
+    }
+
+    #[test]
+    fn root_not_object() {
+        assert_error(json!([1]), "", &["must be a JSON object", "list"]);
+    }
+
+    #[test]
+    fn version_must_be_one() {
+        assert_error(
+            json!({"version": 2, "start_anchor": "a", "fields": {"x": {}}}),
+            "version",
+            &["version 2", "only 1"],
+        );
+        assert_error(
+            json!({"version": "1", "start_anchor": "a", "fields": {"x": {}}}),
+            "version",
+            &["version"],
+        );
+        assert_error(
+            json!({"version": null, "start_anchor": "a", "fields": {"x": {}}}),
+            "version",
+            &["version"],
+        );
+        // Python: 1 == 1.0 == True.
+        for version in [json!(1), json!(1.0), json!(true)] {
+            load(&json!({"version": version, "start_anchor": "a", "fields": {"x": {}}})).unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_root_key() {
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": {}}, "feilds": {}}),
+            "feilds",
+            &["unknown key", "feilds"],
+        );
+    }
+
+    #[test]
+    fn defaults_not_object() {
+        assert_error(
+            json!({"defaults": ["role"], "start_anchor": "a", "fields": {"x": {}}}),
+            "defaults",
+            &["must be an object"],
+        );
+    }
+
+    #[test]
+    fn fields_missing_not_object_or_empty() {
+        assert_error(
+            json!({"start_anchor": "a"}),
+            "fields",
+            &["must have 'fields'"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": []}),
+            "fields",
+            &["non-empty object", "list"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": {}}),
+            "fields",
+            &["must not be empty"],
+        );
+    }
+
+    #[test]
+    fn field_not_object() {
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": "text"}}),
+            "fields.x",
+            &["field must be an object"],
+        );
+    }
+
+    #[test]
+    fn unknown_field_key() {
+        assert_error(
+            one_field(json!({"opne": "<y>"})),
+            "fields.x.opne",
+            &["unknown field key", "opne"],
+        );
+    }
+
+    #[test]
+    fn unknown_content_parser() {
+        assert_error(
+            one_field(json!({"content": "yaml"})),
+            "fields.x.content",
+            &["unknown content parser", "yaml"],
+        );
+        assert_error(
+            one_field(json!({"content": null})),
+            "fields.x.content",
+            &["must be a string"],
+        );
+    }
+
+    #[test]
+    fn both_literal_and_pattern() {
+        assert_error(
+            one_field(json!({"open_pattern": "<x>"})),
+            "fields.x.open_pattern",
+            &["both 'open' and 'open_pattern'"],
+        );
+        assert_error(
+            one_field(json!({"close_pattern": "</x>"})),
+            "fields.x.close_pattern",
+            &["both 'close' and 'close_pattern'"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "start_anchor_pattern": "a", "fields": {"x": {}}}),
+            "start_anchor_pattern",
+            &["both 'start_anchor' and 'start_anchor_pattern'"],
+        );
+    }
+
+    #[test]
+    fn literal_not_string_or_list() {
+        assert_error(
+            one_field(json!({"open": {"a": 1}})),
+            "fields.x.open",
+            &["string or a list of strings", "object"],
+        );
+        assert_error(
+            one_field(json!({"open": null})),
+            "fields.x.open",
+            &["string or a list of strings", "null"],
+        );
+    }
+
+    #[test]
+    fn empty_literal_list() {
+        assert_error(
+            one_field(json!({"close": []})),
+            "fields.x.close",
+            &["at least one literal"],
+        );
+    }
+
+    #[test]
+    fn non_string_literal_item() {
+        assert_error(
+            json!({"start_anchor": ["a", "b", 3], "fields": {"x": {}}}),
+            "start_anchor[2]",
+            &["only strings", "number"],
+        );
+    }
+
+    #[test]
+    fn empty_string_literal() {
+        assert_error(
+            one_field(json!({"open": ""})),
+            "fields.x.open",
+            &["empty string"],
+        );
+        // Reported once even when repeated.
+        assert_error(
+            one_field(json!({"open": ["<x>", "", ""]})),
+            "fields.x.open[1]",
+            &["empty string"],
+        );
+    }
+
+    #[test]
+    fn invalid_regex() {
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": {"open_pattern": "<(x"}}}),
+            "fields.x.open_pattern",
+            &["regex", "<(x"],
+        );
+        assert_error(
+            json!({"start_anchor_pattern": "a[", "fields": {"x": {}}}),
+            "start_anchor_pattern",
+            &["regex"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": {"close_pattern": 5}}}),
+            "fields.x.close_pattern",
+            &["must be a string", "number"],
+        );
+    }
+
+    #[test]
+    fn join_not_string() {
+        assert_error(
+            one_field(json!({"repeats": true, "join": 1})),
+            "fields.x.join",
+            &["'join' must be a string"],
+        );
+    }
+
+    #[test]
+    fn join_without_repeats() {
+        assert_error(
+            one_field(json!({"join": ","})),
+            "fields.x.join",
+            &["requires 'repeats': true"],
+        );
+        assert_error(
+            one_field(json!({"join": ",", "repeats": false})),
+            "fields.x.join",
+            &["requires 'repeats': true"],
+        );
+        // `"join": null` is no join (reference: `field.get("join")` is None).
+        let model = load(&one_field(json!({"join": null}))).unwrap();
+        assert_eq!(model.fields[0].join, None);
+        let model = load(&one_field(json!({"join": "\n", "repeats": true}))).unwrap();
+        assert_eq!(model.fields[0].join.as_deref(), Some("\n"));
+    }
+
+    #[test]
+    fn transform_each_not_bool() {
+        assert_error(
+            one_field(json!({"transform": "{content}", "transform_each": 1})),
+            "fields.x.transform_each",
+            &["must be a boolean"],
+        );
+    }
+
+    #[test]
+    fn transform_each_without_transform() {
+        assert_error(
+            one_field(json!({"transform_each": true})),
+            "fields.x.transform_each",
+            &["no 'transform'"],
+        );
+        assert_error(
+            one_field(json!({"transform_each": true, "transform": null})),
+            "fields.x.transform_each",
+            &["no 'transform'"],
+        );
+    }
+
+    #[test]
+    fn transform_mixing_placeholder_and_text() {
+        assert_error(
+            one_field(
+                json!({"transform": {"function": {"name": "call {name}", "arguments": "{content.args}"}}}),
+            ),
+            "fields.x.transform.function.name",
+            &["mixes a {placeholder}", "call {name}"],
+        );
+        assert_error(
+            one_field(json!({"transform": ["{content}", ["{a}{b}"]]})),
+            "fields.x.transform[1][0]",
+            &["mixes"],
+        );
+        assert_error(
+            one_field(json!({"transform": "{{content}}"})),
+            "fields.x.transform",
+            &["mixes"],
+        );
+        // Unicode `\w`, dotted paths, and strings without a placeholder are fine.
+        let ok = json!({"transform": {"a": "{contént}", "b": "{content.x.y_1}", "c": "{not one}",
+                                      "d": "{}", "e": "{a.}", "{content} key": 1, "f": 5}});
+        load(&one_field(ok)).unwrap();
+        // A non-ASCII word character inside a mixed string is still a placeholder.
+        assert_error(
+            one_field(json!({"transform": "{contént} "})),
+            "fields.x.transform",
+            &["mixes"],
+        );
+    }
+
+    #[test]
+    fn placeholder_scanner() {
+        assert!(placeholder_fullmatch("{a}"));
+        assert!(placeholder_fullmatch("{a.b.c}"));
+        assert!(placeholder_fullmatch("{名前}"));
+        assert!(!placeholder_fullmatch("{a.}"));
+        assert!(!placeholder_fullmatch("{.a}"));
+        assert!(!placeholder_fullmatch("{a..b}"));
+        assert!(!placeholder_fullmatch("{a}}"));
+        assert!(!placeholder_fullmatch("{}"));
+        assert!(placeholder_search("x{{a}}"));
+        assert!(placeholder_search("{ {a}"));
+        assert!(!placeholder_search("{a b}"));
+        assert!(!placeholder_search("{a-b}"));
+    }
+
+    #[test]
+    fn named_groups_without_transform() {
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": {"open_pattern": "<f=(?P<name>\\w+)>"}}}),
+            "fields.x.open_pattern",
+            &["named group", "name", "no 'transform'"],
+        );
+        let with_transform = json!({"start_anchor": "a", "fields": {"x": {
+            "open_pattern": "<f=(?P<name>\\w+)>", "transform": {"name": "{name}"}}}});
+        load(&with_transform).unwrap();
+        // Unnamed groups are fine.
+        load(&json!({"start_anchor": "a", "fields": {"x": {"open_pattern": "<(f)>"}}})).unwrap();
+    }
+
+    #[test]
+    fn more_than_one_implicit_field() {
+        let error = one_error(json!({"start_anchor": "a", "fields": {
+            "a": {}, "b": {"close": "x"}, "c": {"open": "<c>"}, "d": {"content": "text"}}}));
+        assert_eq!(error.path, "fields");
+        assert!(error.reason.contains("at most one field"), "{error}");
+        assert!(error.reason.contains("a, b, d"), "{error}");
+    }
+
+    #[test]
+    fn no_start_anchor() {
+        assert_error(
+            json!({"fields": {"x": {}}}),
+            "",
+            &["'start_anchor' or 'start_anchor_pattern'"],
+        );
+    }
+
+    #[test]
+    fn repeats_and_optional_must_be_bools() {
+        assert_error(
+            one_field(json!({"repeats": "yes"})),
+            "fields.x.repeats",
+            &["must be a boolean", "string"],
+        );
+        assert_error(
+            one_field(json!({"optional": "false"})),
+            "fields.x.optional",
+            &["must be a boolean"],
+        );
+        assert_error(
+            one_field(json!({"optional": null})),
+            "fields.x.optional",
+            &["must be a boolean", "null"],
+        );
+        // A bad `repeats` does not also report `join`.
+        assert_error(
+            one_field(json!({"repeats": 1, "join": ","})),
+            "fields.x.repeats",
+            &["must be a boolean"],
+        );
+    }
+
+    #[test]
+    fn content_args_must_be_object() {
+        assert_error(
+            one_field(json!({"content_args": ["strip"]})),
+            "fields.x.content_args",
+            &["must be an object"],
+        );
+        assert_error(
+            one_field(json!({"content_args": null})),
+            "fields.x.content_args",
+            &["must be an object", "null"],
+        );
+    }
+
+    #[test]
+    fn scalar_parser_args() {
+        for parser in ["text", "int", "float", "bool"] {
+            assert_error(
+                one_field(json!({"content": parser, "content_args": {"strip": 0}})),
+                "fields.x.content_args.strip",
+                &["'strip' must be a boolean"],
+            );
+        }
+        assert!(matches!(
+            content(json!({"content": "int", "content_args": {"strip": false}})),
+            ContentSpec::Int { strip: false }
+        ));
+        assert!(matches!(
+            content(json!({"content": "float"})),
+            ContentSpec::Float { strip: true }
+        ));
+        assert!(matches!(
+            content(json!({"content": "bool"})),
+            ContentSpec::Bool { strip: true }
+        ));
+    }
+
+    #[test]
+    fn json_args() {
+        for key in ["unquoted_keys", "allow_non_json", "strip"] {
+            assert_error(
+                one_field(json!({"content": "json", "content_args": {key: "true"}})),
+                &format!("fields.x.content_args.{key}"),
+                &["must be a boolean"],
+            );
+        }
+        assert_error(
+            one_field(json!({"content": "json", "content_args": {"string_delims": "<>"}})),
+            "fields.x.content_args.string_delims",
+            &["list of [open, close]"],
+        );
+        assert_error(
+            one_field(
+                json!({"content": "json", "content_args": {"string_delims": [["<", ">"], ["<"]]}}),
+            ),
+            "fields.x.content_args.string_delims[1]",
+            &["two strings", "1 item"],
+        );
+        assert_error(
+            one_field(json!({"content": "json", "content_args": {"string_delims": [["<", ""]]}})),
+            "fields.x.content_args.string_delims[0][1]",
+            &["must not be empty"],
+        );
+        assert_error(
+            one_field(json!({"content": "json", "content_args": {"string_delims": [[1, ">"]]}})),
+            "fields.x.content_args.string_delims[0][0]",
+            &["must be a string"],
+        );
+        let spec = content(json!({"content": "json", "content_args": {
+            "unquoted_keys": true, "string_delims": [["<|\"|>", "<|\"|>"]], "allow_non_json": true}}));
+        match spec {
+            ContentSpec::Json {
+                unquoted_keys,
+                string_delims,
+                allow_non_json,
+                strip,
+            } => {
+                assert!(unquoted_keys && allow_non_json && strip);
+                assert_eq!(
+                    string_delims,
+                    vec![("<|\"|>".to_owned(), "<|\"|>".to_owned())]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn xml_inline_args() {
+        let xml = |args: Value| one_field(json!({"content": "xml-inline", "content_args": args}));
+        assert_error(
+            xml(json!({"tag_pattern": 1})),
+            "fields.x.content_args.tag_pattern",
+            &["must be a string"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<key>\\w+"})),
+            "fields.x.content_args.tag_pattern",
+            &["regex"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<name>\\w+)>(?P<value>.*?)</(?P=name)>"})),
+            "fields.x.content_args.tag_pattern",
+            &["no named group 'key'"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<key>\\w+)>", "merge_duplicates": "yes"})),
+            "fields.x.content_args.merge_duplicates",
+            &["must be a boolean"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<key>\\w+)>", "value_parser": "json"})),
+            "fields.x.content_args.value_parser",
+            &["must be an object"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<key>\\w+)>", "value_parser": {"name": "yaml"}})),
+            "fields.x.content_args.value_parser.name",
+            &["unknown content parser"],
+        );
+        assert_error(
+            xml(
+                json!({"tag_pattern": "<(?P<key>\\w+)>", "value_parser": {"name": "json",
+                        "args": {"allow_non_json": 1}}}),
+            ),
+            "fields.x.content_args.value_parser.args.allow_non_json",
+            &["must be a boolean"],
+        );
+        assert_error(
+            xml(json!({"tag_pattern": "<(?P<key>\\w+)>", "value_parser": {"args": null}})),
+            "fields.x.content_args.value_parser.args",
+            &["must be an object"],
+        );
+        // The backreference of a real template compiles (tag_pattern runs on fancy-regex).
+        let spec = content(json!({"content": "xml-inline", "content_args": {
+            "tag_pattern": "<(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</\\1>",
+            "value_parser": {"name": "json", "args": {"allow_non_json": true}},
+            "merge_duplicates": true}}));
+        match spec {
+            ContentSpec::XmlInline {
+                tag_pattern,
+                tag_pattern_source,
+                value_parser,
+                merge_duplicates,
+            } => {
+                assert!(tag_pattern.is_some() && merge_duplicates);
+                assert_eq!(
+                    tag_pattern_source.as_deref(),
+                    Some("<(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</\\1>")
+                );
+                assert!(matches!(
+                    value_parser.as_deref(),
+                    Some(ContentSpec::Json {
+                        allow_non_json: true,
+                        ..
+                    })
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn xml_inline_without_tag_pattern_loads() {
+        // The reference fails only when such a region is parsed.
+        for args in [json!({}), json!({"tag_pattern": null})] {
+            let spec = content(json!({"content": "xml-inline", "content_args": args}));
+            assert!(matches!(
+                spec,
+                ContentSpec::XmlInline {
+                    tag_pattern: None,
+                    tag_pattern_source: None,
+                    value_parser: None,
+                    merge_duplicates: false,
+                }
+            ));
+        }
+    }
+
+    #[test]
+    fn kv_lines_args() {
+        let kv = |args: Value| one_field(json!({"content": "kv-lines", "content_args": args}));
+        assert_error(
+            kv(json!({"line_sep": ""})),
+            "fields.x.content_args.line_sep",
+            &["must not be empty"],
+        );
+        assert_error(
+            kv(json!({"line_sep": null})),
+            "fields.x.content_args.line_sep",
+            &["non-empty string", "null"],
+        );
+        assert_error(
+            kv(json!({"kv_sep": ""})),
+            "fields.x.content_args.kv_sep",
+            &["must not be empty"],
+        );
+        assert_error(
+            kv(json!({"strip": "no"})),
+            "fields.x.content_args.strip",
+            &["must be a boolean"],
+        );
+        assert_error(
+            kv(json!({"value_parser": {"name": "kv-lines", "args": {"kv_sep": ""}}})),
+            "fields.x.content_args.value_parser.args.kv_sep",
+            &["must not be empty"],
+        );
+        match content(json!({"content": "kv-lines", "content_args": {
+            "kv_sep": "=", "value_parser": {"name": "int"}}}))
+        {
+            ContentSpec::KvLines {
+                line_sep,
+                kv_sep,
+                strip,
+                value_parser,
+            } => {
+                assert_eq!(
+                    (line_sep.as_str(), kv_sep.as_str(), strip),
+                    ("\n", "=", true)
+                );
+                assert!(matches!(
+                    value_parser.as_deref(),
+                    Some(ContentSpec::Int { strip: true })
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn value_parser_depth_is_bounded() {
+        let mut parser = json!({"name": "text"});
+        for _ in 0..MAX_VALUE_PARSER_DEPTH + 2 {
+            parser = json!({"name": "kv-lines", "args": {"value_parser": parser}});
+        }
+        let error = one_error(one_field(json!({"content": "kv-lines",
+            "content_args": {"value_parser": parser}})));
+        assert!(error.reason.contains("nested"), "{error}");
+        assert!(error
+            .path
+            .starts_with("fields.x.content_args.value_parser.args.value_parser"));
+    }
+
+    #[test]
+    fn unknown_content_args_are_ignored() {
+        // The reference ignores them (it only `.get`s the keys it knows).
+        assert!(matches!(
+            content(json!({"content_args": {"strip": false, "tag_pattern": 5, "whatever": []}})),
+            ContentSpec::Text { strip: false }
+        ));
+        let spec = content(json!({"content": "kv-lines", "content_args": {
+            "value_parser": {"name": "int", "comment": "ignored"}}}));
+        assert!(matches!(spec, ContentSpec::KvLines { .. }));
+    }
+
+    #[test]
+    fn three_problems_three_errors() {
+        let errors = load(&json!({
+            "version": 2,
+            "start_anchor": "a",
+            "fields": {"x": {"open": "", "join": 5, "repeats": true}}
+        }))
+        .unwrap_err();
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["version", "fields.x.open", "fields.x.join"],
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn many_problems_all_reported() {
+        let errors = load(&json!({
+            "bogus": 1,
+            "defaults": 3,
+            "fields": {
+                "a": {"content": "yaml", "open_pattern": "(", "transform_each": true},
+                "b": 7,
+                "c": {"close": [], "optional": 1},
+                "d": {}
+            }
+        }))
+        .unwrap_err();
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "bogus",
+                "defaults",
+                "fields.a.content",
+                "fields.a.open_pattern",
+                "fields.a.transform_each",
+                "fields.b",
+                "fields.c.close",
+                "fields.c.optional",
+                "fields",
+                ""
+            ],
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn odd_field_names_are_quoted() {
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"a.b": {"open": ""}}}),
+            "fields[\"a.b\"].open",
+            &["empty"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"名前": {"open": ""}}}),
+            "fields.名前.open",
+            &["empty"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"": 1}}),
+            "fields[\"\"]",
+            &["must be an object"],
+        );
+        assert_error(
+            json!({"start_anchor": "a", "fields": {"x": {}}, "a b": 1}),
+            "[\"a b\"]",
+            &["unknown key"],
+        );
+    }
+
+    #[test]
+    fn load_str_reports_json_position() {
+        let errors = load_str("{\n  \"fields\": {,}\n}").unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors.0[0].path, "");
+        assert!(
+            errors.0[0].reason.starts_with("invalid JSON at 2:"),
+            "{errors}"
+        );
+        assert!(!errors.0[0].reason.contains(" at line "), "{errors}");
+        let model = load_str(r#"{"start_anchor": "a", "fields": {"x": {"open": "<x>"}}}"#).unwrap();
+        assert_eq!(model.implicit, None);
+    }
+
+    #[test]
+    fn defaults_and_field_order_are_kept() {
+        let model = load_str(
+            r#"{"defaults": {"z": 1, "a": 2}, "start_anchor_pattern": "<s>\\n?",
+                "fields": {"zeta": {"open": "<z>"}, "alpha": {}, "mid": {"open": "<m>"}}}"#,
+        )
+        .unwrap();
+        let names: Vec<&str> = model.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(model.implicit, Some(1));
+        assert_eq!(model.defaults.keys().collect::<Vec<_>>(), ["z", "a"]);
+        assert_eq!(model.start_anchor, DelimiterSpec::Pattern("<s>\\n?".into()));
+    }
+}
