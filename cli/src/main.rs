@@ -13,12 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use parser_runtime::event::merge_chunks;
 use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
+use rtpl::cases::run_case;
 use serde_json::{json, Value};
 
 #[derive(Parser)]
-#[command(name = "rtpl", version, about = "Parse raw LLM output into an assistant message with a response template")]
+#[command(
+    name = "rtpl",
+    version,
+    about = "Parse raw LLM output into an assistant message with a response template"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -108,7 +112,9 @@ fn main() -> ExitCode {
 fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
     if input == "-" {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
         Ok(buf)
     } else {
         std::fs::read(input).map_err(|e| Failure::data(format!("{input}: cannot read: {e}")))
@@ -116,9 +122,15 @@ fn read_input(input: &str) -> Result<Vec<u8>, Failure> {
 }
 
 fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::data(format!("{}: cannot read {what}: {e}", path.display())))?;
-    String::from_utf8(bytes)
-        .map_err(|e| Failure::data(format!("{}: {what} is not UTF-8 (byte {})", path.display(), e.utf8_error().valid_up_to())))
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::data(format!("{}: cannot read {what}: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Failure::data(format!(
+            "{}: {what} is not UTF-8 (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 struct Loaded {
@@ -128,7 +140,8 @@ struct Loaded {
 }
 
 fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
-    let template = template_build::load_file(&args.template).map_err(|e| Failure::data(first_lines(&e.to_string())))?;
+    let template = template_build::load_file(&args.template)
+        .map_err(|e| Failure::data(first_lines(&e.to_string())))?;
     let prefix = match (&args.prefix, &args.prefix_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => read_text(f, "prefix")?,
@@ -144,12 +157,21 @@ fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
             let text = read_text(f, "tools")?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Array(list)) => list,
-                Ok(_) => return Err(Failure::data(format!("{}: tools must be a JSON list", f.display()))),
+                Ok(_) => {
+                    return Err(Failure::data(format!(
+                        "{}: tools must be a JSON list",
+                        f.display()
+                    )))
+                }
                 Err(e) => return Err(Failure::data(format!("{}: invalid JSON: {e}", f.display()))),
             }
         }
     };
-    Ok(Loaded { template, prefix, tools })
+    Ok(Loaded {
+        template,
+        prefix,
+        tools,
+    })
 }
 
 fn first_lines(s: &str) -> String {
@@ -169,7 +191,8 @@ fn print_json(value: &Value) -> Result<(), Failure> {
 fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
     let loaded = load(args)?;
     let input = read_input(&args.input)?;
-    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools).map_err(parse_error)?;
+    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
+        .map_err(parse_error)?;
     parser.feed_bytes(&input).map_err(parse_error)?;
     let (message, _) = parser.finalize().map_err(parse_error)?;
     print_json(&Value::Object(message))
@@ -186,7 +209,8 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
         }
         Ok(())
     };
-    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools).map_err(parse_error)?;
+    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
+        .map_err(parse_error)?;
     emit(parser.initial_events())?;
     for piece in input.chunks(chunk) {
         let events = parser.feed_bytes(piece).map_err(parse_error)?;
@@ -212,7 +236,10 @@ fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
         }
     }
     if bad > 0 {
-        Err(Failure::data(format!("{bad} of {} templates have problems", paths.len())))
+        Err(Failure::data(format!(
+            "{bad} of {} templates have problems",
+            paths.len()
+        )))
     } else {
         Ok(())
     }
@@ -228,98 +255,13 @@ fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
         }
         let result = match serde_json::from_str::<Value>(&line) {
             Ok(case) => run_case(&case, merge),
-            Err(e) => json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")}),
+            Err(e) => {
+                json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")})
+            }
         };
         let text = serde_json::to_string(&result).map_err(|e| Failure::data(e.to_string()))?;
         writeln!(out, "{text}").map_err(|e| Failure::data(e.to_string()))?;
         out.flush().map_err(|e| Failure::data(e.to_string()))?;
     }
     Ok(())
-}
-
-fn events_json(events: &[Event], merge: bool) -> Value {
-    let merged;
-    let list = if merge {
-        merged = merge_chunks(events);
-        &merged
-    } else {
-        events
-    };
-    serde_json::to_value(list).unwrap_or(Value::Null)
-}
-
-fn run_case(case: &Value, merge: bool) -> Value {
-    let id = case.get("id").cloned().unwrap_or(Value::Null);
-    let fail = |e: String| json!({"id": id, "ok": false, "error": e});
-    let template = match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
-        Ok(t) => t,
-        Err(e) => return fail(format!("TemplateError: {}", e.to_string().replace('\n', "; "))),
-    };
-    let Some(prefix) = case.get("prefix").and_then(Value::as_str) else {
-        return fail(format!("ParseError: {}", ParseError::MissingPrefix));
-    };
-    let tools: Vec<Value> = match case.get("tools") {
-        Some(Value::Array(list)) => list.clone(),
-        _ => Vec::new(),
-    };
-    let mut parser = match ResponseParser::with_tools(&template, prefix, &tools) {
-        Ok(p) => p,
-        Err(e) => return fail(format!("ParseError: {e}")),
-    };
-    let initial = parser.initial_events().to_vec();
-    if let Some(Value::Array(script)) = case.get("script") {
-        let mut log = Vec::new();
-        let mut events = Vec::new();
-        let mut message = Value::Null;
-        for op in script {
-            let name = op.get("op").and_then(Value::as_str).unwrap_or("");
-            let result = if name == "feed" {
-                parser.feed(op.get("text").and_then(Value::as_str).unwrap_or("")).map(|ev| events.extend(ev))
-            } else {
-                parser.finalize().map(|(m, ev)| {
-                    message = Value::Object(m);
-                    events.extend(ev);
-                })
-            };
-            let error = match result {
-                Ok(()) => Value::Null,
-                Err(e) => Value::String(error_kind(&e).to_string()),
-            };
-            log.push(json!({"op": name, "error": error}));
-        }
-        return json!({"id": id, "ok": true, "message": message, "initial_events": events_json(&initial, merge),
-                      "events": events_json(&events, merge), "script_log": log});
-    }
-    let chunks: Vec<String> = match case.get("chunks") {
-        Some(Value::Array(list)) => list.iter().map(|c| c.as_str().unwrap_or("").to_string()).collect(),
-        _ => vec![case.get("text").and_then(Value::as_str).unwrap_or("").to_string()],
-    };
-    let mut events = Vec::new();
-    for chunk in &chunks {
-        match parser.feed(chunk) {
-            Ok(ev) => events.extend(ev),
-            Err(e) => return fail(format!("ParseError: {e}")),
-        }
-    }
-    match parser.finalize() {
-        Ok((message, ev)) => {
-            events.extend(ev);
-            json!({"id": id, "ok": true, "message": Value::Object(message),
-                   "initial_events": events_json(&initial, merge), "events": events_json(&events, merge)})
-        }
-        Err(e) => fail(format!("ParseError: {e}")),
-    }
-}
-
-/// A short name for the kind of error, like the reference's exception type names in script logs.
-fn error_kind(e: &ParseError) -> &'static str {
-    match e {
-        ParseError::Finalized => "Finalized",
-        ParseError::Content { .. } => "Content",
-        ParseError::MissingRequired(_) => "MissingRequired",
-        ParseError::MissingPrefix => "MissingPrefix",
-        ParseError::BatchLengthMismatch { .. } => "BatchLengthMismatch",
-        ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
-        ParseError::Poisoned => "Poisoned",
-    }
 }

@@ -1,0 +1,112 @@
+//! Runs one case of the conformance schema (`shared/README.md`): `id`, `template`, `prefix`
+//! (null = not given, an error), `text`, `chunks` (null = one feed), `tools`, or `script`, and
+//! returns a result in exactly the schema the reference oracle (`shared/oracle/oracle.py`)
+//! prints: `{"id", "ok": true, "message", "initial_events", "events"}` or
+//! `{"id", "ok": false, "error"}`; script cases add `script_log`.
+
+use parser_runtime::event::merge_chunks;
+use parser_runtime::{Event, ParseError, ResponseParser};
+use serde_json::{json, Value};
+
+/// Events as JSON, merged when `merge`.
+pub fn events_json(events: &[Event], merge: bool) -> Value {
+    let merged;
+    let list = if merge {
+        merged = merge_chunks(events);
+        &merged
+    } else {
+        events
+    };
+    serde_json::to_value(list).unwrap_or(Value::Null)
+}
+
+/// Runs one case; `merge` merges adjacent chunks of one field in the events.
+pub fn run_case(case: &Value, merge: bool) -> Value {
+    let id = case.get("id").cloned().unwrap_or(Value::Null);
+    let fail = |e: String| json!({"id": id, "ok": false, "error": e});
+    let template = match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
+        Ok(t) => t,
+        Err(e) => {
+            return fail(format!(
+                "TemplateError: {}",
+                e.to_string().replace('\n', "; ")
+            ))
+        }
+    };
+    let Some(prefix) = case.get("prefix").and_then(Value::as_str) else {
+        return fail(format!("ParseError: {}", ParseError::MissingPrefix));
+    };
+    let tools: Vec<Value> = match case.get("tools") {
+        Some(Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    let mut parser = match ResponseParser::with_tools(&template, prefix, &tools) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("ParseError: {e}")),
+    };
+    let initial = parser.initial_events().to_vec();
+    if let Some(Value::Array(script)) = case.get("script") {
+        let mut log = Vec::new();
+        let mut events = Vec::new();
+        let mut message = Value::Null;
+        for op in script {
+            let name = op.get("op").and_then(Value::as_str).unwrap_or("");
+            let result = if name == "feed" {
+                parser
+                    .feed(op.get("text").and_then(Value::as_str).unwrap_or(""))
+                    .map(|ev| events.extend(ev))
+            } else {
+                parser.finalize().map(|(m, ev)| {
+                    message = Value::Object(m);
+                    events.extend(ev);
+                })
+            };
+            let error = match result {
+                Ok(()) => Value::Null,
+                Err(e) => Value::String(error_kind(&e).to_string()),
+            };
+            log.push(json!({"op": name, "error": error}));
+        }
+        return json!({"id": id, "ok": true, "message": message, "initial_events": events_json(&initial, merge),
+                      "events": events_json(&events, merge), "script_log": log});
+    }
+    let chunks: Vec<String> = match case.get("chunks") {
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|c| c.as_str().unwrap_or("").to_string())
+            .collect(),
+        _ => vec![case
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()],
+    };
+    let mut events = Vec::new();
+    for chunk in &chunks {
+        match parser.feed(chunk) {
+            Ok(ev) => events.extend(ev),
+            Err(e) => return fail(format!("ParseError: {e}")),
+        }
+    }
+    match parser.finalize() {
+        Ok((message, ev)) => {
+            events.extend(ev);
+            json!({"id": id, "ok": true, "message": Value::Object(message),
+                   "initial_events": events_json(&initial, merge), "events": events_json(&events, merge)})
+        }
+        Err(e) => fail(format!("ParseError: {e}")),
+    }
+}
+
+/// A short name for the kind of error, like the reference's exception type names in script logs.
+fn error_kind(e: &ParseError) -> &'static str {
+    match e {
+        ParseError::Finalized => "Finalized",
+        ParseError::Content { .. } => "Content",
+        ParseError::MissingRequired(_) => "MissingRequired",
+        ParseError::MissingPrefix => "MissingPrefix",
+        ParseError::BatchLengthMismatch { .. } => "BatchLengthMismatch",
+        ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
+        ParseError::Poisoned => "Poisoned",
+    }
+}

@@ -1,0 +1,134 @@
+//! Every fixture of every vendored template (`templates/fixtures/<name>/<stem>.txt` with
+//! `<stem>.prefix`, optional `<stem>.tools.json` and `<stem>.expected.json`) parses to its
+//! expected message one-shot, in 1-byte chunks and in token-like chunks. A fixture whose
+//! expected file is `{"expect_error": true}` documents a failure mode: every run must fail.
+
+use parser_runtime::ResponseParser;
+use serde_json::Value;
+use workspace_tests::workspace_root;
+
+/// The expectation of a fixture that must fail (`{"expect_error": true}`), as the result.
+fn error_value() -> Value {
+    serde_json::json!({"expect_error": true})
+}
+
+fn parse_chunked(
+    template: &parser_runtime::CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    text: &str,
+    size: usize,
+) -> Value {
+    let run = || -> Result<Value, parser_runtime::ParseError> {
+        let mut parser = ResponseParser::with_tools(template, prefix, tools)?;
+        for piece in text.as_bytes().chunks(size.max(1)) {
+            parser.feed_bytes(piece)?;
+        }
+        Ok(Value::Object(parser.finalize()?.0))
+    };
+    run().unwrap_or_else(|_| error_value())
+}
+
+/// Token-like chunks: runs of word characters, runs of punctuation, single whitespace.
+fn parse_tokens(
+    template: &parser_runtime::CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    text: &str,
+) -> Value {
+    let run = || -> Result<Value, parser_runtime::ParseError> {
+        let mut parser = ResponseParser::with_tools(template, prefix, tools)?;
+        let mut start = 0;
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        for i in 1..=chars.len() {
+            let boundary = i == chars.len() || {
+                let (a, b) = (chars[i - 1].1, chars[i].1);
+                a.is_alphanumeric() != b.is_alphanumeric()
+                    || a.is_whitespace()
+                    || i - start_index(&chars, start) >= 4
+            };
+            if boundary {
+                let end = if i == chars.len() {
+                    text.len()
+                } else {
+                    chars[i].0
+                };
+                parser.feed(&text[start..end])?;
+                start = end;
+            }
+        }
+        Ok(Value::Object(parser.finalize()?.0))
+    };
+    run().unwrap_or_else(|_| error_value())
+}
+
+fn start_index(chars: &[(usize, char)], byte: usize) -> usize {
+    chars.iter().position(|&(b, _)| b == byte).unwrap_or(0)
+}
+
+#[test]
+fn fixtures_parse_to_expected_messages() {
+    let root = workspace_root().join("templates");
+    let fixtures = root.join("fixtures");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let Ok(dirs) = std::fs::read_dir(&fixtures) else {
+        panic!("no {}", fixtures.display())
+    };
+    let mut dirs: Vec<_> = dirs
+        .filter_map(Result::ok)
+        .filter(|d| d.path().is_dir())
+        .collect();
+    dirs.sort_by_key(|d| d.path());
+    for dir in dirs {
+        let name = dir.file_name().to_string_lossy().to_string();
+        let template_path = root.join(format!("{name}.json"));
+        let template = template_build::load_file(&template_path).unwrap_or_else(|e| panic!("{e}"));
+        let mut stems: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .strip_suffix(".expected.json")
+                    .map(String::from)
+            })
+            .collect();
+        stems.sort();
+        for stem in stems {
+            let read = |ext: &str| std::fs::read_to_string(dir.path().join(format!("{stem}{ext}")));
+            let prefix = read(".prefix").unwrap_or_default();
+            let text = read(".txt").unwrap_or_else(|e| panic!("{name}/{stem}.txt: {e}"));
+            let tools: Vec<Value> = read(".tools.json")
+                .ok()
+                .map(|t| serde_json::from_str(&t).unwrap())
+                .unwrap_or_default();
+            let expected: Value = serde_json::from_str(&read(".expected.json").unwrap()).unwrap();
+            let runs = [
+                (
+                    "one-shot",
+                    parse_chunked(&template, &prefix, &tools, &text, usize::MAX),
+                ),
+                (
+                    "1-byte",
+                    parse_chunked(&template, &prefix, &tools, &text, 1),
+                ),
+                (
+                    "3-byte",
+                    parse_chunked(&template, &prefix, &tools, &text, 3),
+                ),
+                ("tokens", parse_tokens(&template, &prefix, &tools, &text)),
+            ];
+            for (how, got) in runs {
+                if got != expected {
+                    failures.push(format!(
+                        "{name}/{stem} ({how}):\n  want {expected}\n  got  {got}"
+                    ));
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} fixtures found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

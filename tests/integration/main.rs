@@ -1,0 +1,6 @@
+//! Workspace integration tests (one binary): conformance with the reference, streaming ==
+//! one-shot under random chunkings, and the vendored templates' fixtures.
+
+mod chunking;
+mod conformance;
+mod fixtures;
