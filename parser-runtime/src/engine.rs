@@ -24,7 +24,9 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::event::Event;
-use crate::tables::{Branch, CompiledTemplate, Delimiter, DfaTable, EDGE_GROW, EDGE_REACH, EDGE_SURE};
+use crate::tables::{
+    Branch, CompiledTemplate, Delimiter, DfaTable, EDGE_GROW, EDGE_REACH, EDGE_SURE,
+};
 use crate::tools::ToolSchemas;
 use crate::transform::process_field;
 
@@ -49,7 +51,10 @@ struct Watch {
 #[derive(Debug, Clone, Copy)]
 enum Phase {
     /// Walking the main DFA; `last_match` is the end of the preferred match seen so far.
-    Main { state: StateID, last_match: Option<usize> },
+    Main {
+        state: StateID,
+        last_match: Option<usize>,
+    },
     /// The main part matched `[start, main_end)`; walking the look-ahead from `main_end`.
     Look { state: StateID, main_end: usize },
 }
@@ -135,7 +140,11 @@ impl<'t> ResponseParser<'t> {
 
     /// Like [`Self::new`], with the request's tools (OpenAI tool JSON): tool-call arguments are
     /// cast by each tool's JSON Schema when a region closes (reference `_coerce_tool_calls`).
-    pub fn with_tools(template: &'t CompiledTemplate, prefix: &str, tools: &[Value]) -> Result<Self, ParseError> {
+    pub fn with_tools(
+        template: &'t CompiledTemplate,
+        prefix: &str,
+        tools: &[Value],
+    ) -> Result<Self, ParseError> {
         let mut parser = Self {
             tpl: template,
             tools: ToolSchemas::from_tools(tools),
@@ -184,7 +193,9 @@ impl<'t> ResponseParser<'t> {
             return Err(ParseError::Finalized);
         }
         if !self.utf8_tail.is_empty() {
-            return Err(ParseError::InvalidUtf8 { offset: self.fed_bytes - self.utf8_tail.len() });
+            return Err(ParseError::InvalidUtf8 {
+                offset: self.fed_bytes - self.utf8_tail.len(),
+            });
         }
         self.fed_bytes += text.len();
         self.buf.push_str(text);
@@ -207,14 +218,17 @@ impl<'t> ResponseParser<'t> {
             Ok(_) => (pending.len(), 0),
             Err(e) => {
                 if e.error_len().is_some() {
-                    return Err(ParseError::InvalidUtf8 { offset: start_offset + e.valid_up_to() });
+                    return Err(ParseError::InvalidUtf8 {
+                        offset: start_offset + e.valid_up_to(),
+                    });
                 }
                 (e.valid_up_to(), pending.len() - e.valid_up_to())
             }
         };
-        let text = core::str::from_utf8(&pending[..valid]).map_err(|e| ParseError::InvalidUtf8 {
-            offset: start_offset + e.valid_up_to(),
-        })?;
+        let text =
+            core::str::from_utf8(&pending[..valid]).map_err(|e| ParseError::InvalidUtf8 {
+                offset: start_offset + e.valid_up_to(),
+            })?;
         self.fed_bytes = start_offset + valid;
         self.buf.push_str(text);
         self.fed_bytes += tail;
@@ -232,7 +246,9 @@ impl<'t> ResponseParser<'t> {
             return Err(ParseError::Finalized);
         }
         if !self.utf8_tail.is_empty() {
-            return Err(ParseError::InvalidUtf8 { offset: self.fed_bytes - self.utf8_tail.len() });
+            return Err(ParseError::InvalidUtf8 {
+                offset: self.fed_bytes - self.utf8_tail.len(),
+            });
         }
         let mut events = Vec::new();
         self.process(&mut events, true)?;
@@ -248,7 +264,10 @@ impl<'t> ResponseParser<'t> {
         }
         let defaults = &self.tpl.defaults;
         let output = core::mem::take(&mut self.output);
-        let message: Message = output.into_iter().filter(|(k, v)| defaults.contains_key(k) || !is_empty(v)).collect();
+        let message: Message = output
+            .into_iter()
+            .filter(|(k, v)| defaults.contains_key(k) || !is_empty(v))
+            .collect();
         self.finalized = true;
         Ok((message, events))
     }
@@ -326,7 +345,14 @@ impl<'t> ResponseParser<'t> {
     /// Drops released text from the front of the buffer, keeping what live walks and the
     /// look-behind byte of the next start need.
     fn trim(&mut self) {
-        let keep_from = self.scan.walks.iter().map(|w| w.start).min().unwrap_or(self.pos).min(self.pos);
+        let keep_from = self
+            .scan
+            .walks
+            .iter()
+            .map(|w| w.start)
+            .min()
+            .unwrap_or(self.pos)
+            .min(self.pos);
         // Keep one char before for look-behind assertions.
         let mut cut = keep_from.saturating_sub(4).max(self.base);
         while cut > self.base && !self.buf.is_char_boundary(cut - self.base) {
@@ -346,18 +372,27 @@ impl<'t> ResponseParser<'t> {
         match self.current {
             Some(f) if Some(f) != tpl.implicit => {
                 if tpl.fields[f].close.is_some() {
-                    watch.push(Watch { kind: Kind::Close, field: f });
+                    watch.push(Watch {
+                        kind: Kind::Close,
+                        field: f,
+                    });
                 }
             }
             _ => {
                 for (i, field) in tpl.fields.iter().enumerate() {
                     if field.open.is_some() {
-                        watch.push(Watch { kind: Kind::Open, field: i });
+                        watch.push(Watch {
+                            kind: Kind::Open,
+                            field: i,
+                        });
                     }
                 }
                 if let Some(i) = tpl.implicit {
                     if tpl.fields[i].close.is_some() {
-                        watch.push(Watch { kind: Kind::Close, field: i });
+                        watch.push(Watch {
+                            kind: Kind::Close,
+                            field: i,
+                        });
                     }
                 }
             }
@@ -414,7 +449,10 @@ impl<'t> ResponseParser<'t> {
         if la != lb {
             return la > lb;
         }
-        let (wa, wb) = (self.scan.watch[a.watch as usize], self.scan.watch[b.watch as usize]);
+        let (wa, wb) = (
+            self.scan.watch[a.watch as usize],
+            self.scan.watch[b.watch as usize],
+        );
         if wa.kind != wb.kind {
             return wa.kind == Kind::Open;
         }
@@ -436,7 +474,9 @@ impl<'t> ResponseParser<'t> {
                 // Skip bytes that cannot start any watched delimiter.
                 let first = self.scan.first.unwrap_or([true; 256]);
                 let from = self.scan.next - self.base;
-                let skip = self.buf.as_bytes()[from..].iter().position(|&b| first[b as usize]);
+                let skip = self.buf.as_bytes()[from..]
+                    .iter()
+                    .position(|&b| first[b as usize]);
                 match skip {
                     Some(n) => self.scan.next += n,
                     None => {
@@ -460,7 +500,11 @@ impl<'t> ResponseParser<'t> {
         // New walks start only at char boundaries, and only if they could beat the best.
         let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
         if can_start && self.scan.first.is_none_or(|f| f[byte as usize]) {
-            let look_behind = if p == 0 { None } else { Some(self.byte_at(p - 1)) };
+            let look_behind = if p == 0 {
+                None
+            } else {
+                Some(self.byte_at(p - 1))
+            };
             for wi in 0..self.scan.watch.len() {
                 let d = self.delimiter(self.scan.watch[wi]);
                 if !d.first_bytes[byte as usize] {
@@ -472,7 +516,10 @@ impl<'t> ResponseParser<'t> {
                             watch: wi as u16,
                             branch: bi as u16,
                             start: p,
-                            phase: Phase::Main { state, last_match: None },
+                            phase: Phase::Main {
+                                state,
+                                last_match: None,
+                            },
                         });
                     }
                 }
@@ -500,28 +547,51 @@ impl<'t> ResponseParser<'t> {
             Phase::Main { state, last_match } => {
                 let dfa = &br.dfa.dfa;
                 let next = dfa.next_state(state, byte);
-                let last_match = if dfa.is_match_state(next) { Some(p) } else { last_match };
+                let last_match = if dfa.is_match_state(next) {
+                    Some(p)
+                } else {
+                    last_match
+                };
                 if dfa.is_dead_state(next) || dfa.is_quit_state(next) {
                     match last_match {
                         Some(e) => self.main_matched(w, e, p + 1),
                         None => Step::Done(None),
                     }
                 } else {
-                    Step::Live(Walk { phase: Phase::Main { state: next, last_match }, ..w })
+                    Step::Live(Walk {
+                        phase: Phase::Main {
+                            state: next,
+                            last_match,
+                        },
+                        ..w
+                    })
                 }
             }
             Phase::Look { state, main_end } => {
                 // `br.lookahead` exists for walks in this phase.
-                let Some(la) = br.lookahead.as_ref() else { return Step::Done(None) };
+                let Some(la) = br.lookahead.as_ref() else {
+                    return Step::Done(None);
+                };
                 let dfa = &la.dfa.dfa;
                 let next = dfa.next_state(state, byte);
-                let cand = Candidate { watch: w.watch, branch: w.branch, start: w.start, end: main_end };
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
                 if dfa.is_match_state(next) {
                     Step::Done(if la.negated { None } else { Some(cand) })
                 } else if dfa.is_dead_state(next) || dfa.is_quit_state(next) {
                     Step::Done(if la.negated { Some(cand) } else { None })
                 } else {
-                    Step::Live(Walk { phase: Phase::Look { state: next, main_end }, ..w })
+                    Step::Live(Walk {
+                        phase: Phase::Look {
+                            state: next,
+                            main_end,
+                        },
+                        ..w
+                    })
                 }
             }
         }
@@ -532,11 +602,27 @@ impl<'t> ResponseParser<'t> {
     /// the seen bytes.
     fn main_matched(&self, w: Walk, e: usize, scanned: usize) -> Step {
         let br = self.branch(w.watch, w.branch);
-        let cand = Candidate { watch: w.watch, branch: w.branch, start: w.start, end: e };
-        let Some(la) = br.lookahead.as_ref() else { return Step::Done(Some(cand)) };
-        let look_behind = if e == 0 { None } else { Some(self.byte_at(e - 1)) };
-        let Some(state) = start_state(&la.dfa, look_behind) else { return Step::Done(None) };
-        let mut lw = Walk { phase: Phase::Look { state, main_end: e }, ..w };
+        let cand = Candidate {
+            watch: w.watch,
+            branch: w.branch,
+            start: w.start,
+            end: e,
+        };
+        let Some(la) = br.lookahead.as_ref() else {
+            return Step::Done(Some(cand));
+        };
+        let look_behind = if e == 0 {
+            None
+        } else {
+            Some(self.byte_at(e - 1))
+        };
+        let Some(state) = start_state(&la.dfa, look_behind) else {
+            return Step::Done(None);
+        };
+        let mut lw = Walk {
+            phase: Phase::Look { state, main_end: e },
+            ..w
+        };
         for q in e..scanned {
             match self.step_walk(lw, q, self.byte_at(q)) {
                 Step::Live(next) => lw = next,
@@ -587,9 +673,16 @@ impl<'t> ResponseParser<'t> {
                 }
             }
             Phase::Look { state, main_end } => {
-                let Some(la) = br.lookahead.as_ref() else { return Step::Done(None) };
+                let Some(la) = br.lookahead.as_ref() else {
+                    return Step::Done(None);
+                };
                 let facts = la.dfa.edge(state);
-                let cand = Candidate { watch: w.watch, branch: w.branch, start: w.start, end: main_end };
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
                 if facts & EDGE_SURE != 0 {
                     Step::Done(if la.negated { None } else { Some(cand) })
                 } else if facts & EDGE_REACH != 0 {
@@ -605,8 +698,14 @@ impl<'t> ResponseParser<'t> {
     fn resolve_eoi(&mut self) {
         let end = self.end();
         // Walks starting at the end itself (only delimiters that can match empty).
-        if self.scan.best.is_none_or(|b| end <= b.start) && (end == self.base || self.buf.is_char_boundary(end - self.base)) {
-            let look_behind = if end == 0 { None } else { Some(self.byte_at(end - 1)) };
+        if self.scan.best.is_none_or(|b| end <= b.start)
+            && (end == self.base || self.buf.is_char_boundary(end - self.base))
+        {
+            let look_behind = if end == 0 {
+                None
+            } else {
+                Some(self.byte_at(end - 1))
+            };
             for wi in 0..self.scan.watch.len() {
                 let d = self.delimiter(self.scan.watch[wi]);
                 if !d.can_be_empty {
@@ -618,7 +717,10 @@ impl<'t> ResponseParser<'t> {
                             watch: wi as u16,
                             branch: bi as u16,
                             start: end,
-                            phase: Phase::Main { state, last_match: None },
+                            phase: Phase::Main {
+                                state,
+                                last_match: None,
+                            },
                         });
                     }
                 }
@@ -638,7 +740,11 @@ impl<'t> ResponseParser<'t> {
             Phase::Main { state, last_match } => {
                 let dfa = &br.dfa.dfa;
                 let eoi = dfa.next_eoi_state(state);
-                let last_match = if dfa.is_match_state(eoi) { Some(end) } else { last_match };
+                let last_match = if dfa.is_match_state(eoi) {
+                    Some(end)
+                } else {
+                    last_match
+                };
                 let e = last_match?;
                 match self.main_matched(w, e, end) {
                     Step::Live(lw) => self.eoi_walk(lw, end),
@@ -649,7 +755,12 @@ impl<'t> ResponseParser<'t> {
                 let la = br.lookahead.as_ref()?;
                 let dfa = &la.dfa.dfa;
                 let matched = dfa.is_match_state(dfa.next_eoi_state(state));
-                let cand = Candidate { watch: w.watch, branch: w.branch, start: w.start, end: main_end };
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
                 (matched != la.negated).then_some(cand)
             }
         }
@@ -665,13 +776,19 @@ impl<'t> ResponseParser<'t> {
         let Some(f) = self.current else { return };
         let field = &self.tpl.fields[f];
         if !self.opened {
-            events.push(Event::RegionOpen { field: field.name.clone() });
+            events.push(Event::RegionOpen {
+                field: field.name.clone(),
+            });
             self.opened = true;
             self.body_start = from;
         }
         let text = self.slice(from, to).to_string();
         self.body.push_str(&text);
-        events.push(Event::RegionChunk { field: field.name.clone(), text, dirty: field.dirty() });
+        events.push(Event::RegionChunk {
+            field: field.name.clone(),
+            text,
+            dirty: field.dirty(),
+        });
     }
 
     fn open_explicit(&mut self, events: &mut Vec<Event>, f: usize, c: &Candidate) {
@@ -681,15 +798,21 @@ impl<'t> ResponseParser<'t> {
         self.body.clear();
         self.body_start = c.end;
         self.opened = true;
-        events.push(Event::RegionOpen { field: field.name.clone() });
+        events.push(Event::RegionOpen {
+            field: field.name.clone(),
+        });
     }
 
     /// Named groups of the open delimiter, resolved on the span the DFA found.
     fn resolve_captures(&self, c: &Candidate) -> Vec<(String, String)> {
         let br = self.branch(c.watch, c.branch);
-        let Some(re) = br.captures.as_ref() else { return Vec::new() };
+        let Some(re) = br.captures.as_ref() else {
+            return Vec::new();
+        };
         let hay = self.buf.as_bytes();
-        let input = Input::new(hay).range(c.start - self.base..c.end - self.base).anchored(Anchored::Yes);
+        let input = Input::new(hay)
+            .range(c.start - self.base..c.end - self.base)
+            .anchored(Anchored::Yes);
         let mut caps = re.create_captures();
         re.search_captures(&input, &mut caps);
         let mut out = Vec::new();
@@ -713,14 +836,20 @@ impl<'t> ResponseParser<'t> {
             return Ok(());
         };
         let field = &self.tpl.fields[f];
-        let content_error = |source| ParseError::Content { field: field.name.clone(), offset: self.body_start, source };
+        let content_error = |source| ParseError::Content {
+            field: field.name.clone(),
+            offset: self.body_start,
+            source,
+        };
         let mut value = process_field(&self.body, field, &self.captures).map_err(content_error)?;
         if !self.tools.is_empty() {
             self.tools.coerce(&mut value);
         }
         if let Some(join) = &field.join {
             let Value::String(s) = &value else {
-                return Err(content_error(crate::ContentError::JoinNotString { found: py_type(&value).into() }));
+                return Err(content_error(crate::ContentError::JoinNotString {
+                    found: py_type(&value).into(),
+                }));
             };
             let joined = match self.output.get(&field.name) {
                 Some(Value::String(prev)) => {
@@ -731,20 +860,25 @@ impl<'t> ResponseParser<'t> {
                 }
                 _ => s.clone(),
             };
-            self.output.insert(field.name.clone(), Value::String(joined));
+            self.output
+                .insert(field.name.clone(), Value::String(joined));
         } else if field.repeats {
             match self.output.get_mut(&field.name) {
                 Some(Value::Array(list)) => list.push(value.clone()),
                 _ => {
                     if !self.output.contains_key(&field.name) {
-                        self.output.insert(field.name.clone(), Value::Array(alloc::vec![value.clone()]));
+                        self.output
+                            .insert(field.name.clone(), Value::Array(alloc::vec![value.clone()]));
                     }
                 }
             }
         } else {
             self.output.insert(field.name.clone(), value.clone());
         }
-        events.push(Event::RegionClose { field: field.name.clone(), value });
+        events.push(Event::RegionClose {
+            field: field.name.clone(),
+            value,
+        });
         self.reset_to_implicit();
         Ok(())
     }
@@ -765,9 +899,16 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk) {
         a.watch == w.watch
             && a.branch == w.branch
             && match (a.phase, w.phase) {
-                (Phase::Main { state: s1, last_match: m1 }, Phase::Main { state: s2, last_match: m2 }) => {
-                    s1 == s2 && m1.is_some() == m2.is_some()
-                }
+                (
+                    Phase::Main {
+                        state: s1,
+                        last_match: m1,
+                    },
+                    Phase::Main {
+                        state: s2,
+                        last_match: m2,
+                    },
+                ) => s1 == s2 && m1.is_some() == m2.is_some(),
                 (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
                 _ => false,
             }
@@ -782,7 +923,9 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk) {
 }
 
 fn start_state(table: &DfaTable, look_behind: Option<u8>) -> Option<StateID> {
-    let config = start::Config::new().anchored(Anchored::Yes).look_behind(look_behind);
+    let config = start::Config::new()
+        .anchored(Anchored::Yes)
+        .look_behind(look_behind);
     table.dfa.start_state(&config).ok()
 }
 
@@ -842,7 +985,10 @@ pub fn parse_responses(
 ) -> Result<Vec<Message>, ParseError> {
     if let Prefixes::PerOutput(list) = prefixes {
         if list.len() != texts.len() {
-            return Err(ParseError::BatchLengthMismatch { outputs: texts.len(), prefixes: list.len() });
+            return Err(ParseError::BatchLengthMismatch {
+                outputs: texts.len(),
+                prefixes: list.len(),
+            });
         }
     }
     texts

@@ -43,7 +43,9 @@ impl Event {
     /// The field the event belongs to.
     pub fn field(&self) -> &str {
         match self {
-            Self::RegionOpen { field } | Self::RegionChunk { field, .. } | Self::RegionClose { field, .. } => field,
+            Self::RegionOpen { field }
+            | Self::RegionChunk { field, .. }
+            | Self::RegionClose { field, .. } => field,
         }
     }
 }
@@ -54,7 +56,11 @@ pub fn merge_chunks(events: &[Event]) -> alloc::vec::Vec<Event> {
     let mut out: alloc::vec::Vec<Event> = alloc::vec::Vec::with_capacity(events.len());
     for event in events {
         if let (
-            Some(Event::RegionChunk { field: last_field, text: last_text, .. }),
+            Some(Event::RegionChunk {
+                field: last_field,
+                text: last_text,
+                ..
+            }),
             Event::RegionChunk { field, text, .. },
         ) = (out.last_mut(), event)
         {

@@ -222,6 +222,9 @@ impl ContentSpec {
     /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
     /// `dirty: true`.
     pub fn is_structured(&self) -> bool {
-        matches!(self, Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. })
+        matches!(
+            self,
+            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. }
+        )
     }
 }

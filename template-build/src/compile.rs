@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use parser_runtime::tables::{
-    Branch, CompiledTemplate, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW, EDGE_REACH,
-    EDGE_SURE,
+    Branch, CompiledTemplate, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW,
+    EDGE_REACH, EDGE_SURE,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -44,8 +44,12 @@ pub fn compile_str(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
 pub fn load_file(path: &Path) -> Result<CompiledTemplate, TemplateErrors> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
-        TemplateErrors(vec![TemplateError { path: String::new(), reason: format!("cannot read: {e}"), file: None }])
-            .with_file(&file)
+        TemplateErrors(vec![TemplateError {
+            path: String::new(),
+            reason: format!("cannot read: {e}"),
+            file: None,
+        }])
+        .with_file(&file)
     })?;
     template_value_from_text(&text)
         .and_then(|v| compile(&v))
@@ -58,12 +62,18 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         TemplateErrors(vec![TemplateError {
             path: String::new(),
-            reason: format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()),
+            reason: format!(
+                "invalid JSON at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
             file: None,
         }])
     })?;
     Ok(match value {
-        Value::Object(mut map) if map.contains_key("response_template") && !map.contains_key("fields") => {
+        Value::Object(mut map)
+            if map.contains_key("response_template") && !map.contains_key("fields") =>
+        {
             map.remove("response_template").unwrap_or(Value::Null)
         }
         other => other,
@@ -80,7 +90,11 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
                 DelimiterSpec::Literals(_) => "start_anchor",
                 DelimiterSpec::Pattern(_) => "start_anchor_pattern",
             };
-            errors.push(TemplateError { path: key.to_string(), reason, file: None });
+            errors.push(TemplateError {
+                path: key.to_string(),
+                reason,
+                file: None,
+            });
             None
         }
     };
@@ -95,7 +109,11 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
                         DelimiterSpec::Literals(_) => which.to_string(),
                         DelimiterSpec::Pattern(_) => format!("{which}_pattern"),
                     };
-                    errors.push(TemplateError { path: field_path(&field.name, &key), reason, file: None });
+                    errors.push(TemplateError {
+                        path: field_path(&field.name, &key),
+                        reason,
+                        file: None,
+                    });
                     None
                 }
             },
@@ -123,15 +141,28 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
     for (rank, &i) in order.iter().enumerate() {
         name_rank[i] = rank as u32;
     }
-    Ok(CompiledTemplate { defaults: model.defaults.clone(), start_anchor, fields, implicit: model.implicit, name_rank })
+    Ok(CompiledTemplate {
+        defaults: model.defaults.clone(),
+        start_anchor,
+        fields,
+        implicit: model.implicit,
+        name_rank,
+    })
 }
 
 /// The JSON path of a field key, quoting names that are not plain identifiers.
 pub fn field_path(name: &str, key: &str) -> String {
-    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
         format!("fields.{name}.{key}")
     } else {
-        format!("fields[{}].{key}", serde_json::Value::String(name.to_string()))
+        format!(
+            "fields[{}].{key}",
+            serde_json::Value::String(name.to_string())
+        )
     }
 }
 
@@ -140,14 +171,22 @@ pub fn field_path(name: &str, key: &str) -> String {
 fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> String {
     let mut ordered: Vec<&String> = literals.iter().collect();
     ordered.sort_by(|a, b| b.len().cmp(&a.len()));
-    ordered.iter().map(|s| escape(s)).collect::<Vec<_>>().join("|")
+    ordered
+        .iter()
+        .map(|s| escape(s))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor, String> {
     let (source, pattern) = match spec {
-        DelimiterSpec::Literals(lits) => {
-            (lits.join(" | "), format!("(?s){}", literal_alternation(lits, |s| fancy_regex::escape(s).into_owned())))
-        }
+        DelimiterSpec::Literals(lits) => (
+            lits.join(" | "),
+            format!(
+                "(?s){}",
+                literal_alternation(lits, |s| fancy_regex::escape(s).into_owned())
+            ),
+        ),
         DelimiterSpec::Pattern(p) => (p.clone(), pyregex::to_fancy(p).map_err(|e| e.to_string())?),
     };
     let regex = fancy_regex::Regex::new(&pattern).map_err(|e| e.to_string())?;
@@ -159,18 +198,30 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
     let (source, literal, pattern) = match spec {
         DelimiterSpec::Literals(lits) => {
             let alternation = literal_alternation(lits, pyregex::escape);
-            (lits.join(" | "), true, pyregex::DfaPattern {
-                branches: vec![pyregex::DfaBranch { main: alternation, lookahead: None }],
-                group_names: Vec::new(),
-            })
+            (
+                lits.join(" | "),
+                true,
+                pyregex::DfaPattern {
+                    branches: vec![pyregex::DfaBranch {
+                        main: alternation,
+                        lookahead: None,
+                    }],
+                    group_names: Vec::new(),
+                },
+            )
         }
-        DelimiterSpec::Pattern(p) => (p.clone(), false, pyregex::to_dfa(p).map_err(|e| e.to_string())?),
+        DelimiterSpec::Pattern(p) => (
+            p.clone(),
+            false,
+            pyregex::to_dfa(p).map_err(|e| e.to_string())?,
+        ),
     };
     let mut branches = Vec::with_capacity(pattern.branches.len());
     let mut first_bytes = Box::new([false; 256]);
     let mut can_be_empty = false;
     for b in &pattern.branches {
-        let dfa = dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
+        let dfa =
+            dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
         let (first, empty) = first_facts(&dfa.dfa);
         for (slot, f) in first_bytes.iter_mut().zip(first.iter()) {
             *slot |= *f;
@@ -180,7 +231,8 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
             None => None,
             Some((negated, body)) => Some(Lookahead {
                 negated: *negated,
-                dfa: dfa_table(body).map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
+                dfa: dfa_table(body)
+                    .map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
             }),
         };
         let captures = if pattern.group_names.is_empty() {
@@ -188,18 +240,36 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
         } else {
             Some(
                 regex_automata::meta::Regex::builder()
-                    .syntax(syntax::Config::new().unicode(true).utf8(true).dot_matches_new_line(true))
-                    .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
+                    .syntax(
+                        syntax::Config::new()
+                            .unicode(true)
+                            .utf8(true)
+                            .dot_matches_new_line(true),
+                    )
+                    .configure(
+                        regex_automata::meta::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)),
+                    )
                     .build(&b.main)
                     .map_err(|e| format!("cannot compile {:?} for captures: {e}", b.main))?,
             )
         };
-        branches.push(Branch { dfa, lookahead, captures });
+        branches.push(Branch {
+            dfa,
+            lookahead,
+            captures,
+        });
     }
     if can_be_empty {
         *first_bytes = [true; 256];
     }
-    Ok(Delimiter { source, literal, branches, group_names: pattern.group_names, first_bytes, can_be_empty })
+    Ok(Delimiter {
+        source,
+        literal,
+        branches,
+        group_names: pattern.group_names,
+        first_bytes,
+        can_be_empty,
+    })
 }
 
 /// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
@@ -212,7 +282,12 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
                 .dfa_size_limit(Some(DFA_SIZE_LIMIT))
                 .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
         )
-        .syntax(syntax::Config::new().unicode(true).utf8(true).dot_matches_new_line(true))
+        .syntax(
+            syntax::Config::new()
+                .unicode(true)
+                .utf8(true)
+                .dot_matches_new_line(true),
+        )
         .thompson(thompson::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
         .build(pattern)
         .map_err(|e| e.to_string())?;
@@ -223,7 +298,10 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
 fn start_states(dfa: &dense::DFA<Vec<u32>>) -> Vec<StateID> {
     let mut out: Vec<StateID> = std::iter::once(None)
         .chain((0..=255u8).map(Some))
-        .filter_map(|lb| dfa.start_state(&start::Config::new().anchored(Anchored::Yes).look_behind(lb)).ok())
+        .filter_map(|lb| {
+            dfa.start_state(&start::Config::new().anchored(Anchored::Yes).look_behind(lb))
+                .ok()
+        })
         .collect();
     out.sort();
     out.dedup();
@@ -287,9 +365,14 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
     }
     let n = states.len();
     let is_match = |t: StateID| dfa.is_match_state(t);
-    let eoi_match: Vec<bool> = states.iter().map(|&s| dfa.is_match_state(dfa.next_eoi_state(s))).collect();
+    let eoi_match: Vec<bool> = states
+        .iter()
+        .map(|&s| dfa.is_match_state(dfa.next_eoi_state(s)))
+        .collect();
     // reach[i]: from state i, some continuation reports a match (byte or end of input).
-    let mut reach: Vec<bool> = (0..n).map(|i| eoi_match[i] || next[i].iter().any(|&t| is_match(t))).collect();
+    let mut reach: Vec<bool> = (0..n)
+        .map(|i| eoi_match[i] || next[i].iter().any(|&t| is_match(t)))
+        .collect();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, row) in next.iter().enumerate() {
         for &t in row {
@@ -310,7 +393,9 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
     let mut out = Vec::new();
     for i in 0..n {
         let row = &next[i];
-        let grow = row.iter().any(|&t| !dfa.is_dead_state(t) && index.get(&t).is_some_and(|&j| reach[j]));
+        let grow = row
+            .iter()
+            .any(|&t| !dfa.is_dead_state(t) && index.get(&t).is_some_and(|&j| reach[j]));
         let sure = row.iter().all(|&t| is_match(t));
         let mut flags = 0u8;
         if grow {
@@ -337,7 +422,9 @@ mod tests {
 
     fn walk(t: &DfaTable, text: &str) -> StateID {
         let dfa = &t.dfa;
-        let mut s = dfa.start_state(&start::Config::new().anchored(Anchored::Yes)).unwrap();
+        let mut s = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .unwrap();
         for &b in text.as_bytes() {
             s = dfa.next_state(s, b);
         }
