@@ -1,6 +1,7 @@
 //! Workspace integration tests (one binary): conformance with the reference, streaming ==
 //! one-shot under random chunkings, and the vendored templates' fixtures.
 
+mod api;
 mod chunking;
 mod conformance;
 mod fixtures;

@@ -1,0 +1,178 @@
+//! The public API contract of the engine: prefix replay, errors after finalize, byte feeding
+//! with split UTF-8, batch parsing, required fields. Expected values follow the reference's
+//! behaviour (transformers 5.23.0 `ResponseParser`), checked with the oracle where noted.
+
+use parser_runtime::{
+    parse_response, parse_responses, Event, ParseError, Prefixes, ResponseParser,
+};
+use serde_json::{json, Value};
+
+fn qwen() -> parser_runtime::CompiledTemplate {
+    template_build::compile(&json!({
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>"},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": true, "content": "json",
+                           "transform": {"type": "function", "function": "{content}"}},
+            "content": {"close": "<|im_end|>"}
+        }
+    }))
+    .expect("template compiles")
+}
+
+#[test]
+fn prefilled_think_in_prefix_is_replayed_as_initial_events() {
+    let t = qwen();
+    let prefix = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n";
+    let mut p = ResponseParser::new(&t, prefix).unwrap();
+    assert_eq!(
+        p.initial_events(),
+        &[
+            Event::RegionOpen {
+                field: "reasoning_content".into()
+            },
+            Event::RegionChunk {
+                field: "reasoning_content".into(),
+                text: "\n".into(),
+                dirty: false
+            },
+        ]
+    );
+    p.feed("plan</think>Answer.<|im_end|>").unwrap();
+    let (m, _) = p.finalize().unwrap();
+    assert_eq!(
+        Value::Object(m),
+        json!({"role": "assistant", "reasoning_content": "plan", "content": "Answer."})
+    );
+}
+
+#[test]
+fn prefix_is_cut_after_the_last_anchor() {
+    let t = qwen();
+    // An earlier assistant turn holds an unclosed <think>: it must not leak into this turn.
+    let prefix =
+        "<|im_start|>assistant\n<think>old<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n";
+    let m = parse_response(&t, "new answer", prefix, &[]).unwrap();
+    assert_eq!(
+        Value::Object(m),
+        json!({"role": "assistant", "content": "new answer"})
+    );
+}
+
+#[test]
+fn feed_and_finalize_after_finalize_are_errors() {
+    let t = qwen();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    p.feed("x").unwrap();
+    p.finalize().unwrap();
+    assert_eq!(p.feed("more").unwrap_err(), ParseError::Finalized);
+    assert_eq!(p.finalize().unwrap_err(), ParseError::Finalized);
+    assert_eq!(p.feed_bytes(b"more").unwrap_err(), ParseError::Finalized);
+}
+
+#[test]
+fn feed_bytes_holds_a_split_character() {
+    let t = qwen();
+    let text = "<think>Zürich 東京 🎉</think>ok";
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    let mut chunks = Vec::new();
+    for b in text.as_bytes() {
+        for e in p.feed_bytes(std::slice::from_ref(b)).unwrap() {
+            if let Event::RegionChunk { text, .. } = e {
+                chunks.push(text);
+            }
+        }
+    }
+    let (m, _) = p.finalize().unwrap();
+    assert_eq!(m["reasoning_content"], "Zürich 東京 🎉");
+    assert_eq!(m["content"], "ok");
+    assert!(chunks.iter().all(|c| !c.is_empty()));
+}
+
+#[test]
+fn invalid_utf8_is_a_typed_error_with_offset() {
+    let t = qwen();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    p.feed_bytes(b"abc").unwrap();
+    assert_eq!(
+        p.feed_bytes(b"d\xffe").unwrap_err(),
+        ParseError::InvalidUtf8 { offset: 4 }
+    );
+}
+
+#[test]
+fn output_ending_inside_a_character_is_an_error_at_finalize() {
+    let t = qwen();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    p.feed_bytes("é".as_bytes().get(..1).unwrap()).unwrap();
+    assert_eq!(
+        p.finalize().unwrap_err(),
+        ParseError::InvalidUtf8 { offset: 0 }
+    );
+}
+
+#[test]
+fn batch_with_broadcast_and_per_output_prefixes() {
+    let t = qwen();
+    let texts = ["<think>a</think>A", "B"];
+    let all = parse_responses(&t, &texts, Prefixes::Broadcast(""), &[]).unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0]["content"], "A");
+    assert_eq!(all[1]["content"], "B");
+    let per = parse_responses(&t, &texts, Prefixes::PerOutput(&["<think>", ""]), &[]).unwrap();
+    // The prefix opened reasoning, so the output's own `<think>` is text (reference result).
+    assert_eq!(per[0]["reasoning_content"], "<think>a");
+    let err = parse_responses(&t, &texts, Prefixes::PerOutput(&[""]), &[]).unwrap_err();
+    assert_eq!(
+        err,
+        ParseError::BatchLengthMismatch {
+            outputs: 2,
+            prefixes: 1
+        }
+    );
+}
+
+#[test]
+fn a_required_field_that_is_missing_is_an_error() {
+    let t = template_build::compile(&json!({
+        "start_anchor": "A:",
+        "fields": {"answer": {"open": "<a>", "close": "</a>", "optional": false}, "rest": {}}
+    }))
+    .unwrap();
+    let err = parse_response(&t, "no answer", "", &[]).unwrap_err();
+    assert_eq!(err, ParseError::MissingRequired(vec!["answer".into()]));
+}
+
+#[test]
+fn a_region_that_fails_to_parse_names_field_and_offset() {
+    let t = qwen();
+    let err = parse_response(&t, "hi <tool_call>{not json</tool_call>", "", &[]).unwrap_err();
+    match err {
+        ParseError::Content { field, offset, .. } => {
+            assert_eq!(field, "tool_calls");
+            assert_eq!(offset, "hi <tool_call>".len());
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn tools_type_arguments_at_close() {
+    let t = qwen();
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}}}),
+    ];
+    let m = parse_response(
+        &t,
+        r#"<tool_call>{"name": "f", "arguments": {"n": "7", "s": "7"}}</tool_call>"#,
+        "",
+        &tools,
+    )
+    .unwrap();
+    assert_eq!(
+        m["tool_calls"][0]["function"]["arguments"],
+        json!({"n": 7, "s": "7"})
+    );
+}
