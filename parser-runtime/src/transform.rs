@@ -1,0 +1,454 @@
+//! Field processing: the content parser followed by the optional `transform` template.
+//!
+//! Reference: `process_field` and `_apply_transform` of
+//! `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.23.0).
+//!
+//! A transform is a JSON shape. Objects and arrays are walked; a string that is *entirely* a
+//! placeholder `{root}` or `{root.key.key}` (Python `\{(\w+(?:\.\w+)*)\}`, fullmatch, Unicode
+//! `\w` of the `regex` module) is replaced by the value it names; every other value is kept
+//! as written. The scope holds the named groups of the delimiters (strings) and `content` (the
+//! parsed body), or, with `transform_each`, the named groups overlaid by the keys of each list
+//! element. Python returns the scope's objects themselves (aliased); here they are cloned,
+//! which gives equal values.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use crate::content::{is_word_char, parse_content};
+use crate::error::ContentError;
+use crate::tables::FieldTable;
+
+/// Runs `body` through the field's content parser, then applies its `transform` (reference
+/// `process_field`).
+///
+/// `captures` are the named groups of the region's delimiters that participated in the match,
+/// as `(name, text)` pairs; a repeated name keeps its last text (Python dict semantics).
+///
+/// Errors: the content parser's, [`ContentError::TransformEachNotList`] and
+/// [`ContentError::TransformEachItemNotObject`] for `transform_each`, and
+/// [`ContentError::UndefinedPlaceholder`], [`ContentError::NotAnObject`],
+/// [`ContentError::MissingKey`] for placeholders. Type names in errors are Python's (`dict`,
+/// `list`, `str`, `int`, `float`, `bool`, `NoneType`).
+pub fn process_field(
+    body: &str,
+    field: &FieldTable,
+    captures: &[(String, String)],
+) -> Result<Value, ContentError> {
+    let value = parse_content(body, &field.content)?;
+    let Some(transform) = &field.transform else {
+        return Ok(value);
+    };
+    if !field.transform_each {
+        return apply(
+            transform,
+            &Scope {
+                captures,
+                content: Some(&value),
+                item: None,
+            },
+        );
+    }
+    let Value::Array(items) = &value else {
+        return Err(ContentError::TransformEachNotList {
+            found: py_type_name(&value).to_string(),
+        });
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Object(item) = item else {
+            return Err(ContentError::TransformEachItemNotObject {
+                found: py_type_name(item).to_string(),
+            });
+        };
+        out.push(apply(
+            transform,
+            &Scope {
+                captures,
+                content: None,
+                item: Some(item),
+            },
+        )?);
+    }
+    Ok(Value::Array(out))
+}
+
+/// The Python type name of a JSON value as the reference parses it (`type(v).__name__`):
+/// `dict`, `list`, `str`, `int`, `float`, `bool` or `NoneType`.
+pub fn py_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// The names a placeholder root can take: `{**captures, "content": content}` or
+/// `{**captures, **item}`.
+struct Scope<'a> {
+    captures: &'a [(String, String)],
+    content: Option<&'a Value>,
+    item: Option<&'a Map<String, Value>>,
+}
+
+/// A value found in the scope: a captured string or a JSON value.
+#[derive(Clone, Copy)]
+enum Found<'a> {
+    Str(&'a str),
+    Json(&'a Value),
+}
+
+impl<'a> Scope<'a> {
+    fn get(&self, name: &str) -> Option<Found<'a>> {
+        if let Some(item) = self.item {
+            if let Some(v) = item.get(name) {
+                return Some(Found::Json(v));
+            }
+        }
+        if let Some(content) = self.content {
+            if name == "content" {
+                return Some(Found::Json(content));
+            }
+        }
+        self.captures
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| Found::Str(v))
+    }
+
+    /// `sorted(scope)`.
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.captures.iter().map(|(k, _)| k.clone()).collect();
+        if self.content.is_some() {
+            names.push("content".to_string());
+        }
+        if let Some(item) = self.item {
+            names.extend(item.keys().cloned());
+        }
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+/// The path of a whole-string placeholder: `{a}` or `{a.b.c}` with `\w+` parts.
+fn placeholder(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
+    inner
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(is_word_char))
+        .then_some(inner)
+}
+
+/// Reference `_apply_transform`.
+fn apply(transform: &Value, scope: &Scope<'_>) -> Result<Value, ContentError> {
+    match transform {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                out.insert(k.clone(), apply(v, scope)?);
+            }
+            Ok(Value::Object(out))
+        }
+        Value::Array(items) => items
+            .iter()
+            .map(|v| apply(v, scope))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        Value::String(s) => match placeholder(s) {
+            Some(path) => resolve(path, scope),
+            None => Ok(transform.clone()),
+        },
+        other => Ok(other.clone()),
+    }
+}
+
+/// Looks a placeholder path up: its root in the scope, then each key in turn.
+fn resolve(path: &str, scope: &Scope<'_>) -> Result<Value, ContentError> {
+    let mut parts = path.split('.');
+    let root = parts.next().unwrap_or_default();
+    let Some(mut found) = scope.get(root) else {
+        return Err(ContentError::UndefinedPlaceholder {
+            path: path.to_string(),
+            available: scope.names(),
+        });
+    };
+    for key in parts {
+        let obj = match found {
+            Found::Json(Value::Object(obj)) => obj,
+            Found::Json(other) => {
+                return Err(ContentError::NotAnObject {
+                    path: path.to_string(),
+                    key: key.to_string(),
+                    found: py_type_name(other).to_string(),
+                })
+            }
+            Found::Str(_) => {
+                return Err(ContentError::NotAnObject {
+                    path: path.to_string(),
+                    key: key.to_string(),
+                    found: "str".to_string(),
+                })
+            }
+        };
+        let Some(next) = obj.get(key) else {
+            let mut available: Vec<String> = obj.keys().cloned().collect();
+            available.sort_unstable();
+            return Err(ContentError::MissingKey {
+                path: path.to_string(),
+                key: key.to_string(),
+                available,
+            });
+        };
+        found = Found::Json(next);
+    }
+    Ok(match found {
+        Found::Str(s) => Value::String(s.to_string()),
+        Found::Json(v) => v.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected values come from running the reference (transformers 5.23.0,
+    //! `content_parsers.process_field` with the same body, parser, transform and captures).
+
+    use super::*;
+    use crate::tables::ContentSpec;
+    use alloc::borrow::ToOwned;
+    use alloc::vec;
+
+    fn field(content: ContentSpec, transform: Option<&str>, transform_each: bool) -> FieldTable {
+        FieldTable {
+            name: "f".to_owned(),
+            open: None,
+            close: None,
+            content,
+            repeats: false,
+            join: None,
+            optional: true,
+            transform: transform.map(|t| serde_json::from_str(t).unwrap()),
+            transform_each,
+        }
+    }
+
+    fn json_field(transform: &str, each: bool) -> FieldTable {
+        let content = ContentSpec::Json {
+            unquoted_keys: false,
+            string_delims: Vec::new(),
+            allow_non_json: false,
+            strip: true,
+        };
+        field(content, Some(transform), each)
+    }
+
+    fn text_field(transform: &str) -> FieldTable {
+        field(ContentSpec::Text { strip: true }, Some(transform), false)
+    }
+
+    fn caps(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// Compares serialized, so key order and number types count.
+    #[track_caller]
+    fn assert_json(got: &Value, expected: &str) {
+        let want: Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(
+            serde_json::to_string(got).unwrap(),
+            serde_json::to_string(&want).unwrap()
+        );
+    }
+
+    #[test]
+    fn placeholders_are_replaced_whole_strings_only() {
+        let t = r#"{"type": "function", "function": {"name": "{name}", "arguments": "{content}"}, "n": 5,
+                   "l": ["{content.a}", "lit", "{x}", "{ nope }", "{a}b", "{content.a.b}x"], "z": null}"#;
+        let got = process_field(
+            r#"{"a": {"b": 1}}"#,
+            &json_field(t, false),
+            &caps(&[("name", "get"), ("x", "X")]),
+        )
+        .unwrap();
+        assert_json(
+            &got,
+            r#"{"type": "function", "function": {"name": "get", "arguments": {"a": {"b": 1}}}, "n": 5,
+                "l": [{"b": 1}, "lit", "X", "{ nope }", "{a}b", "{content.a.b}x"], "z": null}"#,
+        );
+        // `content` overrides a captured group of the same name.
+        let got = process_field(
+            "x",
+            &text_field(r#"{"v": "{content}", "w": "{content}"}"#),
+            &caps(&[("content", "captured")]),
+        );
+        assert_json(&got.unwrap(), r#"{"v": "x", "w": "x"}"#);
+        // A bare string transform, a list transform, Unicode `\w` (U+00B2 is not `\w` for `regex`).
+        assert_json(
+            &process_field("x", &text_field(r#""{content}""#), &[]).unwrap(),
+            r#""x""#,
+        );
+        let got = process_field(
+            "x",
+            &text_field(r#"["{content}", 1, {"é": "{é}"}]"#),
+            &caps(&[("é", "E")]),
+        )
+        .unwrap();
+        assert_json(&got, r#"["x", 1, {"é": "E"}]"#);
+        let got =
+            process_field("x", &text_field(r#"{"v": "{²}"}"#), &caps(&[("²", "sq")])).unwrap();
+        assert_json(&got, r#"{"v": "{²}"}"#);
+        let got = process_field(
+            "x",
+            &text_field(r#"{"v": "{a..b}", "w": "{.a}", "u": "{}"}"#),
+            &[],
+        )
+        .unwrap();
+        assert_json(&got, r#"{"v": "{a..b}", "w": "{.a}", "u": "{}"}"#);
+        // No transform: the parsed value.
+        assert_json(
+            &process_field(
+                "5",
+                &field(ContentSpec::Int { strip: true }, None, false),
+                &[],
+            )
+            .unwrap(),
+            "5",
+        );
+    }
+
+    #[test]
+    fn placeholder_errors() {
+        let t = r#"{"v": "{content.a.b}"}"#;
+        for (body, found) in [
+            (r#"{"a": 1}"#, "int"),
+            (r#"{"a": "s"}"#, "str"),
+            (r#"{"a": null}"#, "NoneType"),
+            (r#"{"a": 1.5}"#, "float"),
+            (r#"{"a": true}"#, "bool"),
+            (r#"{"a": [1]}"#, "list"),
+        ] {
+            assert_eq!(
+                process_field(body, &json_field(t, false), &[]),
+                Err(ContentError::NotAnObject {
+                    path: "content.a.b".to_owned(),
+                    key: "b".to_owned(),
+                    found: found.to_owned()
+                }),
+                "{body}"
+            );
+        }
+        assert_eq!(
+            process_field(r#"{"a": {"c": 1, "B": 2}}"#, &json_field(t, false), &[]),
+            Err(ContentError::MissingKey {
+                path: "content.a.b".to_owned(),
+                key: "b".to_owned(),
+                available: vec!["B".to_owned(), "c".to_owned()],
+            })
+        );
+        assert_eq!(
+            process_field(
+                "x",
+                &text_field(r#"{"v": "{name.x}"}"#),
+                &caps(&[("name", "n")])
+            ),
+            Err(ContentError::NotAnObject {
+                path: "name.x".to_owned(),
+                key: "x".to_owned(),
+                found: "str".to_owned()
+            })
+        );
+        assert_eq!(
+            process_field(
+                "x",
+                &text_field(r#"{"v": "{missing}"}"#),
+                &caps(&[("zeta", "1"), ("alpha", "2")])
+            ),
+            Err(ContentError::UndefinedPlaceholder {
+                path: "missing".to_owned(),
+                available: vec!["alpha".to_owned(), "content".to_owned(), "zeta".to_owned()],
+            })
+        );
+        // Content parser errors pass through.
+        assert!(matches!(
+            process_field(
+                "x",
+                &field(
+                    ContentSpec::Int { strip: true },
+                    Some(r#""{content}""#),
+                    false
+                ),
+                &[]
+            ),
+            Err(ContentError::InvalidInt { .. })
+        ));
+    }
+
+    #[test]
+    fn transform_each() {
+        let t = r#"{"function": {"name": "{name}", "arguments": "{arguments}"}, "g": "{grp}"}"#;
+        let body =
+            r#"[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}, "id": "c"}]"#;
+        let got = process_field(
+            body,
+            &json_field(t, true),
+            &caps(&[("grp", "G"), ("name", "shadowed")]),
+        )
+        .unwrap();
+        assert_json(
+            &got,
+            r#"[{"function": {"name": "a", "arguments": {"x": 1}}, "g": "G"},
+                {"function": {"name": "b", "arguments": {}}, "g": "G"}]"#,
+        );
+        assert_json(
+            &process_field("[]", &json_field(r#"{"v": "{a}"}"#, true), &[]).unwrap(),
+            "[]",
+        );
+        assert_eq!(
+            process_field(r#"{"a": 1}"#, &json_field(r#"{"v": "{a}"}"#, true), &[]),
+            Err(ContentError::TransformEachNotList {
+                found: "dict".to_owned()
+            })
+        );
+        assert_eq!(
+            process_field(
+                r#"[{"a": 1}, 2]"#,
+                &json_field(r#"{"v": "{a}"}"#, true),
+                &[]
+            ),
+            Err(ContentError::TransformEachItemNotObject {
+                found: "int".to_owned()
+            })
+        );
+        // `content` is not in the scope of transform_each.
+        assert_eq!(
+            process_field(
+                r#"[{"a": 1}]"#,
+                &json_field(r#"{"v": "{content}"}"#, true),
+                &caps(&[("k", "v")])
+            ),
+            Err(ContentError::UndefinedPlaceholder {
+                path: "content".to_owned(),
+                available: vec!["a".to_owned(), "k".to_owned()],
+            })
+        );
+    }
+
+    #[test]
+    fn type_names() {
+        let v: Value = serde_json::from_str(r#"[null, true, 1, -1, 1.0, "s", [], {}]"#).unwrap();
+        let names: Vec<&str> = v.as_array().unwrap().iter().map(py_type_name).collect();
+        assert_eq!(
+            names,
+            ["NoneType", "bool", "int", "int", "float", "str", "list", "dict"]
+        );
+    }
+}
