@@ -305,8 +305,11 @@ class Gen:
 
     def json_quirk(self):
         self.tags.add("json_quirk")
-        return self.pick(['-0', '{"a": 1, "a": 2}', '1E400', '[1.0, -0.0, 1e5]', '"\\ud83d\\ude00"',
-                          '{"x": 1.5e300}', '  [ ]  ', '""', '"\\u0000"'])
+        v = self.pick(['-0', '{"a": 1, "a": 2}', '1E400', '[1.0, -0.0, 1e5]', '"\\ud83d\\ude00"',
+                       '{"x": 1.5e300}', '  [ ]  ', '""', '"\\u0000"'])
+        if v == "1E400":
+            self.tags.add("nonfinite")  # Python reads it as inf
+        return v
 
     def generic_json_body(self, args):
         if self.chance(0.03):
