@@ -107,6 +107,6 @@ fn error_kind(e: &ParseError) -> &'static str {
         ParseError::MissingPrefix => "MissingPrefix",
         ParseError::BatchLengthMismatch { .. } => "BatchLengthMismatch",
         ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
-        ParseError::Poisoned => "Poisoned",
+        ParseError::HoldOverflow { .. } => "HoldOverflow",
     }
 }

@@ -28,7 +28,7 @@ use crate::tables::{
     Branch, CompiledTemplate, Delimiter, DfaTable, EDGE_GROW, EDGE_REACH, EDGE_SURE,
 };
 use crate::tools::ToolSchemas;
-use crate::transform::process_field;
+use crate::transform::{process_field, py_type_name};
 
 /// The message: the assistant-message object (`{"role": ..., "content": ..., ...}`).
 pub type Message = Map<String, Value>;
@@ -125,8 +125,13 @@ pub struct ResponseParser<'t> {
     scan: Scan,
     utf8_tail: Vec<u8>,
     fed_bytes: usize,
+    hold_limit: usize,
     initial_events: Vec<Event>,
 }
+
+/// The default cap, in bytes, on text held back because it may still become a delimiter
+/// (see [`ResponseParser::set_hold_limit`]).
+pub const DEFAULT_HOLD_LIMIT: usize = 64 << 20;
 
 impl<'t> ResponseParser<'t> {
     /// A parser for one output. `prefix` is the chat prompt the model saw (it is cut after the
@@ -161,6 +166,7 @@ impl<'t> ResponseParser<'t> {
             scan: Scan::default(),
             utf8_tail: Vec::new(),
             fed_bytes: 0,
+            hold_limit: DEFAULT_HOLD_LIMIT,
             initial_events: Vec::new(),
         };
         parser.reset_scan();
@@ -176,6 +182,15 @@ impl<'t> ResponseParser<'t> {
             }
         }
         Ok(parser)
+    }
+
+    /// Caps the text held back while a delimiter may still match (bytes; default
+    /// [`DEFAULT_HOLD_LIMIT`]). A template whose delimiter can run on (`[^<]*<\|x\|>`, a
+    /// whole-pattern look-ahead such as `(?=[\s\S]*?</think>)`) holds text until it resolves;
+    /// past the cap, `feed` fails with [`ParseError::HoldOverflow`] instead of growing without
+    /// bound. Nothing is dropped or misrouted.
+    pub fn set_hold_limit(&mut self, bytes: usize) {
+        self.hold_limit = bytes;
     }
 
     /// The events produced while replaying the prefix (regions the chat template opened).
@@ -336,6 +351,13 @@ impl<'t> ResponseParser<'t> {
             if hold > self.pos {
                 self.accumulate(events, self.pos, hold);
                 self.pos = hold;
+            }
+            if end - hold > self.hold_limit {
+                return Err(ParseError::HoldOverflow {
+                    offset: hold,
+                    held: end - hold,
+                    limit: self.hold_limit,
+                });
             }
             self.trim();
             return Ok(());
@@ -848,28 +870,38 @@ impl<'t> ResponseParser<'t> {
         if let Some(join) = &field.join {
             let Value::String(s) = &value else {
                 return Err(content_error(crate::ContentError::JoinNotString {
-                    found: py_type(&value).into(),
+                    found: py_type_name(&value).into(),
                 }));
             };
+            // Reference: `value if previous is None else previous + join + value`.
             let joined = match self.output.get(&field.name) {
+                None | Some(Value::Null) => s.clone(),
                 Some(Value::String(prev)) => {
                     let mut out = prev.clone();
                     out.push_str(join);
                     out.push_str(s);
                     out
                 }
-                _ => s.clone(),
+                Some(other) => {
+                    return Err(content_error(crate::ContentError::JoinTargetNotString {
+                        found: py_type_name(other).into(),
+                    }))
+                }
             };
             self.output
                 .insert(field.name.clone(), Value::String(joined));
         } else if field.repeats {
+            // Reference: `setdefault(name, []).append(value)`.
             match self.output.get_mut(&field.name) {
                 Some(Value::Array(list)) => list.push(value.clone()),
-                _ => {
-                    if !self.output.contains_key(&field.name) {
-                        self.output
-                            .insert(field.name.clone(), Value::Array(alloc::vec![value.clone()]));
-                    }
+                None => {
+                    self.output
+                        .insert(field.name.clone(), Value::Array(alloc::vec![value.clone()]));
+                }
+                Some(other) => {
+                    return Err(content_error(crate::ContentError::RepeatsTargetNotList {
+                        found: py_type_name(other).into(),
+                    }))
                 }
             }
         } else {
@@ -936,19 +968,6 @@ fn is_empty(v: &Value) -> bool {
         Value::Array(a) => a.is_empty(),
         Value::Object(o) => o.is_empty(),
         _ => false,
-    }
-}
-
-/// The Python type name of a JSON value, as the reference's messages print it.
-pub(crate) fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 

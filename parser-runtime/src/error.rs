@@ -92,6 +92,20 @@ pub enum ContentError {
         /// The JSON type found (Python type name).
         found: String,
     },
+    /// `join`: the message already holds a non-string value under the field's key (from
+    /// `defaults`); the reference's `previous + join + value` raises `TypeError`.
+    #[error("'join' cannot append to the existing {found} value of the field (from defaults)")]
+    JoinTargetNotString {
+        /// The JSON type found (Python type name).
+        found: String,
+    },
+    /// `repeats`: the message already holds a non-list value under the field's key (from
+    /// `defaults`); the reference's `setdefault(name, []).append(value)` raises.
+    #[error("'repeats' cannot append to the existing {found} value of the field (from defaults)")]
+    RepeatsTargetNotList {
+        /// The JSON type found (Python type name).
+        found: String,
+    },
 }
 
 /// An error of the streaming parser or of `parse_response`.
@@ -131,7 +145,15 @@ pub enum ParseError {
         /// Byte offset in the output (all bytes fed so far).
         offset: usize,
     },
-    /// An earlier error left the parser in an undefined state; it accepts no more input.
-    #[error("the parser failed earlier and accepts no more input")]
-    Poisoned,
+    /// More text is held back (a delimiter that may still match) than the parser's hold
+    /// limit allows (`ResponseParser::set_hold_limit`).
+    #[error("{held} bytes held back from byte {offset} while a delimiter may still match, over the limit of {limit}")]
+    HoldOverflow {
+        /// Position (bytes, in the parsed text) where the held text starts.
+        offset: usize,
+        /// Bytes held.
+        held: usize,
+        /// The limit.
+        limit: usize,
+    },
 }

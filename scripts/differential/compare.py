@@ -27,6 +27,11 @@ A difference is classified
       the reference's one-shot result;
   "deliberate: regex construct outside the DFA dialect" when the template uses one
       (tag unsupported_regex) and we refuse it while the reference runs it;
+  "deliberate: the reference's value is not representable in JSON" when the reference's
+      result holds NaN, an infinity or an integer beyond 64 bits (ours errors or keeps text);
+  "deliberate: template checked strictly at load" when the template uses a truthy
+      non-bool flag or a content_arg the reference only checks when a region is parsed
+      (tags loose_typing, lazy_validation) and we reject it at load;
   "UNEXPLAINED" otherwise (a crash or hang of ours always is).
 Prints `N cases, D differences (E explained, U unexplained)` last; writes every
 difference (case JSON, minimized when asked, with both engines' results) to --details.
@@ -54,6 +59,8 @@ import engines  # noqa: E402
 STREAM = "deliberate: streaming==one-shot (reference chunking artefact)"
 SPLIT = "deliberate: delimiter committed at once (initial_events/events boundary moved)"
 DIALECT = "deliberate: regex construct outside the DFA dialect"
+NONJSON = "deliberate: the reference's value is not representable in JSON (NaN/Infinity, int beyond 64 bits)"
+STRICT = "deliberate: template checked strictly at load (bool types, content_args)"
 UNEXPLAINED = "UNEXPLAINED"
 SELF = "ours chunked vs ours one-shot"
 
@@ -100,6 +107,28 @@ def flat(r):
     if v[0] != "ok":
         return v
     return ("ok", v[1], canon(engines.merge_chunks(list(r.get("initial_events") or []) + list(r.get("events") or []))))
+
+
+def unrepresentable(v):
+    """Whether a JSON value holds something a JSON message cannot: NaN or an infinity
+    (Python's json accepts them), or an integer outside i64/u64."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return False
+    if isinstance(v, float):
+        return math.isnan(v) or math.isinf(v)
+    if isinstance(v, int):
+        return not (-(2 ** 63) <= v < 2 ** 64)
+    if isinstance(v, list):
+        return any(unrepresentable(x) for x in v)
+    if isinstance(v, dict):
+        return any(unrepresentable(x) for x in v.values())
+    return False
+
+
+def result_unrepresentable(r):
+    if not r or not r.get("ok"):
+        return False
+    return any(unrepresentable(x) for x in (r.get("message"), r.get("initial_events"), r.get("events")))
 
 
 def kinds(a, b):
@@ -159,6 +188,11 @@ def analyse(base, twin, ref, ours, ours_is_ref=False):
     elif ("unsupported_regex" in base.get("tags", ()) and oc[0] == "error" and (ot is None or ot[0] == "error")
           and "ok" in (rc[0], rt and rt[0])):
         cls = DIALECT
+    elif any(result_unrepresentable(ref.get(c["id"])) for c in (base, twin) if c is not None):
+        cls = NONJSON
+    elif (set(base.get("tags", ())) & {"loose_typing", "lazy_validation"} and oc[0] == "error"
+          and (ot is None or ot[0] == "error") and "ok" in (rc[0], rt and rt[0])):
+        cls = STRICT
     else:
         cls = UNEXPLAINED
     return Analysis(entries, cls, artefact)

@@ -5,3 +5,4 @@ mod api;
 mod chunking;
 mod conformance;
 mod fixtures;
+mod limits;
