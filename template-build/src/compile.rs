@@ -170,7 +170,7 @@ pub fn field_path(name: &str, key: &str) -> String {
 /// reference's `_compile_anchor`.
 fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> String {
     let mut ordered: Vec<&String> = literals.iter().collect();
-    ordered.sort_by(|a, b| b.len().cmp(&a.len()));
+    ordered.sort_by_key(|s| std::cmp::Reverse(s.len()));
     ordered
         .iter()
         .map(|s| escape(s))
