@@ -87,6 +87,8 @@ struct Scan {
     /// Absolute position of the next byte to scan.
     next: usize,
     walks: Vec<Walk>,
+    /// Spare buffer for `walks` (reused so stepping does not allocate).
+    spare: Vec<Walk>,
     best: Option<Candidate>,
 }
 
@@ -547,8 +549,10 @@ impl<'t> ResponseParser<'t> {
                 }
             }
         }
+        // Double-buffered walk lists: no allocation per byte once capacity is reached.
         let mut walks = core::mem::take(&mut self.scan.walks);
-        let mut kept: Vec<Walk> = Vec::with_capacity(walks.len());
+        let mut kept = core::mem::take(&mut self.scan.spare);
+        kept.clear();
         for w in walks.drain(..) {
             match self.step_walk(w, p, byte) {
                 Step::Live(w) => push_dedup(&mut kept, w),
@@ -557,6 +561,7 @@ impl<'t> ResponseParser<'t> {
             }
         }
         self.scan.walks = kept;
+        self.scan.spare = walks;
         if let Some(best) = self.scan.best {
             // Walks that start after the best candidate can no longer matter.
             self.scan.walks.retain(|w| w.start <= best.start);
@@ -658,9 +663,10 @@ impl<'t> ResponseParser<'t> {
     /// already certain.
     fn resolve_edge(&mut self) {
         let end = self.end();
-        let walks = core::mem::take(&mut self.scan.walks);
-        let mut kept = Vec::with_capacity(walks.len());
-        for w in walks {
+        let mut walks = core::mem::take(&mut self.scan.walks);
+        let mut kept = core::mem::take(&mut self.scan.spare);
+        kept.clear();
+        for w in walks.drain(..) {
             match self.edge_walk(w, end) {
                 Step::Live(w) => kept.push(w),
                 Step::Done(Some(c)) => self.offer(c),
@@ -668,6 +674,7 @@ impl<'t> ResponseParser<'t> {
             }
         }
         self.scan.walks = kept;
+        self.scan.spare = walks;
     }
 
     fn edge_walk(&self, w: Walk, end: usize) -> Step {
