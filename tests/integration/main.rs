@@ -4,5 +4,6 @@
 mod api;
 mod chunking;
 mod conformance;
+mod deliberate;
 mod fixtures;
 mod limits;

@@ -1,0 +1,103 @@
+//! The deliberate differences from the reference (README, "Deliberate differences"), each
+//! pinned by a test. Reference results quoted here were produced with
+//! `shared/oracle/oracle.py` (transformers 5.23.0).
+
+use parser_runtime::{Event, ResponseParser};
+use serde_json::{json, Value};
+
+fn think_template() -> parser_runtime::CompiledTemplate {
+    template_build::compile(&json!({
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|assistant|>",
+        "fields": {
+            "thinking": {"open_pattern": "<think>(?:\\n\\n)?", "close": "</think>", "content_args": {"strip": false}},
+            "content": {}
+        }
+    }))
+    .unwrap()
+}
+
+fn run(t: &parser_runtime::CompiledTemplate, chunks: &[&str]) -> Value {
+    let mut p = ResponseParser::new(t, "").unwrap();
+    for c in chunks {
+        p.feed(c).unwrap();
+    }
+    Value::Object(p.finalize().unwrap().0)
+}
+
+/// Difference 1: streaming equals one-shot. With an optional suffix in the open pattern the
+/// reference's partial regex commits the short match `<think>` when a chunk ends inside the
+/// suffix: chunked it gives `"thinking": "\n\nplan"`, one-shot `"plan"`. We give `"plan"` for
+/// both.
+#[test]
+fn optional_suffix_split_by_a_chunk_gives_the_one_shot_result() {
+    let t = think_template();
+    let one_shot = run(&t, &["<think>\n\nplan</think>answer"]);
+    assert_eq!(
+        one_shot,
+        json!({"role": "assistant", "thinking": "plan", "content": "answer"})
+    );
+    assert_eq!(run(&t, &["<think>\n", "\nplan</think>answer"]), one_shot);
+}
+
+/// Difference 2: a complete regex delimiter that cannot grow is committed in the same feed
+/// (the reference waits for one more chunk for any regex delimiter).
+#[test]
+fn regex_delimiter_that_cannot_grow_commits_at_once() {
+    let t = template_build::compile(&json!({
+        "start_anchor": "S",
+        "fields": {
+            "call": {"open_pattern": "<call name=(?P<name>\\w+)>", "close_pattern": "</call>", "transform": {"name": "{name}", "body": "{content}"}},
+            "content": {}
+        }
+    }))
+    .unwrap();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    let events = p.feed("<call name=f>x</call>").unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&Event::RegionClose {
+            field: "call".into(),
+            value: json!({"name": "f", "body": "x"})
+        }),
+        "{events:?}"
+    );
+    // A greedy delimiter at the buffer end may still grow: it is held.
+    let t = template_build::compile(&json!({
+        "start_anchor": "S",
+        "fields": {"a": {"open_pattern": "<a>\\s*", "close": "</a>"}, "content": {}}
+    }))
+    .unwrap();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    assert!(p.feed("<a> ").unwrap().is_empty());
+    assert_eq!(
+        p.feed("x").unwrap()[0],
+        Event::RegionOpen { field: "a".into() }
+    );
+}
+
+/// Difference 4: template flags are typed. The reference reads `repeats`/`optional` with
+/// Python truthiness (`"optional": "false"` makes a field required); here they must be bools.
+#[test]
+fn non_bool_flags_are_template_errors() {
+    let err = template_build::compile(&json!({
+        "start_anchor": "S",
+        "fields": {"a": {"open": "<a>", "close": "</a>", "optional": "false"}, "content": {}}
+    }))
+    .unwrap_err();
+    assert_eq!(err.0[0].path, "fields.a.optional");
+}
+
+/// Difference 5: a message is JSON. Python's `json` accepts `NaN` and unbounded integers and
+/// the reference returns them; here such a region is a typed parse error (or, with
+/// `allow_non_json`, its text), never a silently different number.
+#[test]
+fn non_json_numbers_are_errors_not_silent_changes() {
+    let t = template_build::compile(&json!({
+        "start_anchor": "S",
+        "fields": {"data": {"open": "<d>", "close": "</d>", "content": "json"}, "content": {}}
+    }))
+    .unwrap();
+    let mut p = ResponseParser::new(&t, "").unwrap();
+    assert!(p.feed("<d>[NaN]</d>").is_err());
+}
