@@ -524,30 +524,7 @@ impl<'t> ResponseParser<'t> {
         // New walks start only at char boundaries, and only if they could beat the best.
         let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
         if can_start && self.scan.first.is_none_or(|f| f[byte as usize]) {
-            let look_behind = if p == 0 {
-                None
-            } else {
-                Some(self.byte_at(p - 1))
-            };
-            for wi in 0..self.scan.watch.len() {
-                let d = self.delimiter(self.scan.watch[wi]);
-                if !d.first_bytes[byte as usize] {
-                    continue;
-                }
-                for (bi, br) in d.branches.iter().enumerate() {
-                    if let Some(state) = start_state(&br.dfa, look_behind) {
-                        self.scan.walks.push(Walk {
-                            watch: wi as u16,
-                            branch: bi as u16,
-                            start: p,
-                            phase: Phase::Main {
-                                state,
-                                last_match: None,
-                            },
-                        });
-                    }
-                }
-            }
+            self.start_walks(p, |d| d.first_bytes[byte as usize]);
         }
         // Double-buffered walk lists: no allocation per byte once capacity is reached.
         let mut walks = core::mem::take(&mut self.scan.walks);
@@ -565,6 +542,34 @@ impl<'t> ResponseParser<'t> {
         if let Some(best) = self.scan.best {
             // Walks that start after the best candidate can no longer matter.
             self.scan.walks.retain(|w| w.start <= best.start);
+        }
+    }
+
+    /// Starts a walk at `p` for every branch of every watched delimiter that `wanted` accepts.
+    fn start_walks(&mut self, p: usize, wanted: impl Fn(&Delimiter) -> bool) {
+        let look_behind = if p == 0 {
+            None
+        } else {
+            Some(self.byte_at(p - 1))
+        };
+        for wi in 0..self.scan.watch.len() {
+            let d = self.delimiter(self.scan.watch[wi]);
+            if !wanted(d) {
+                continue;
+            }
+            for (bi, br) in d.branches.iter().enumerate() {
+                if let Some(state) = start_state(&br.dfa, look_behind) {
+                    self.scan.walks.push(Walk {
+                        watch: wi as u16,
+                        branch: bi as u16,
+                        start: p,
+                        phase: Phase::Main {
+                            state,
+                            last_match: None,
+                        },
+                    });
+                }
+            }
         }
     }
 
@@ -727,33 +732,8 @@ impl<'t> ResponseParser<'t> {
     fn resolve_eoi(&mut self) {
         let end = self.end();
         // Walks starting at the end itself (only delimiters that can match empty).
-        if self.scan.best.is_none_or(|b| end <= b.start)
-            && (end == self.base || self.buf.is_char_boundary(end - self.base))
-        {
-            let look_behind = if end == 0 {
-                None
-            } else {
-                Some(self.byte_at(end - 1))
-            };
-            for wi in 0..self.scan.watch.len() {
-                let d = self.delimiter(self.scan.watch[wi]);
-                if !d.can_be_empty {
-                    continue;
-                }
-                for (bi, br) in d.branches.iter().enumerate() {
-                    if let Some(state) = start_state(&br.dfa, look_behind) {
-                        self.scan.walks.push(Walk {
-                            watch: wi as u16,
-                            branch: bi as u16,
-                            start: end,
-                            phase: Phase::Main {
-                                state,
-                                last_match: None,
-                            },
-                        });
-                    }
-                }
-            }
+        if self.scan.best.is_none_or(|b| end <= b.start) {
+            self.start_walks(end, |d| d.can_be_empty);
         }
         let walks = core::mem::take(&mut self.scan.walks);
         for w in walks {

@@ -3,10 +3,8 @@
 use parser_runtime::{ParseError, ResponseParser};
 use serde_json::json;
 
-/// A delimiter that can run on (`[^<]*`) holds text; past the hold limit feeding fails with a
-/// typed error instead of growing without bound.
-#[test]
-fn hold_limit_is_a_typed_error() {
+/// An open delimiter that can run on over any text without `<`.
+fn run_on_template() -> parser_runtime::CompiledTemplate {
     let t = template_build::compile(&json!({
         "start_anchor": "S",
         "fields": {
@@ -15,6 +13,14 @@ fn hold_limit_is_a_typed_error() {
         }
     }))
     .unwrap();
+    t
+}
+
+/// A delimiter that can run on (`[^<]*`) holds text; past the hold limit feeding fails with a
+/// typed error instead of growing without bound.
+#[test]
+fn hold_limit_is_a_typed_error() {
+    let t = run_on_template();
     let mut p = ResponseParser::new(&t, "").unwrap();
     p.set_hold_limit(1000);
     let chunk = "no delimiter here ".repeat(10);
@@ -42,14 +48,7 @@ fn hold_limit_is_a_typed_error() {
 /// Under the limit the same text is held and then released to the implicit field.
 #[test]
 fn held_text_is_released_when_the_delimiter_fails() {
-    let t = template_build::compile(&json!({
-        "start_anchor": "S",
-        "fields": {
-            "content": {"open_pattern": "(?:<\\|m\\|>)?[^<]*<\\|text\\|>", "close": "<|end|>"},
-            "rest": {}
-        }
-    }))
-    .unwrap();
+    let t = run_on_template();
     let mut p = ResponseParser::new(&t, "").unwrap();
     let first = p.feed("plain words").unwrap();
     assert!(
