@@ -19,7 +19,8 @@ near misses) around bodies that fit (or break) the content parsers, and kept
 below 2 KB because the reference is slow on big inputs.
 
 Tags (a case may have several):
-  dollar_alt        a close with a `|$` alternative (deliberate streaming difference)
+  dollar_alt        a close with a `|$` alternative, also in a trailing group
+                    (`</answer>(?:<\\|end\\|>|$)`; deliberate streaming difference)
   optional_suffix   a delimiter ending in an optional part (`\\s*`, `\\n?`)
   lookahead         a (trailing) look-ahead;  zero_width: a delimiter that can match ""
   unbounded         a delimiter of unbounded length (`[^<]*`, `.*?`);  lazy: `.*?`
@@ -98,6 +99,12 @@ GENERIC_PAIRS = [
         ["unbounded", "lazy"]), rx(r"<\|end\|>|<\|return\|>", ["<|end|>", "<|return|>"], ["alternation"])),
     (lit("<x>"), rx(r"</x>|$", ["</x>", ""], ["dollar_alt", "regex_edge"])),
     (lit("<note>"), rx(r"(?:\n|$)", ["\n", ""], ["dollar_alt", "regex_edge"])),
+    # `$` / a look-ahead ending an alternative of a trailing group (split into DFA branches).
+    (lit("<x>"), rx(r"(?:</x>|$)", ["</x>", ""], ["dollar_alt", "regex_edge"])),
+    (lit("<a>"), rx(r"<b>(?:</b>|$)", ["<b></b>", "<b>"], ["dollar_alt", "regex_edge"])),
+    (lit("<answer>"), rx(r"</answer>(?:<\|end\|>|$)", ["</answer><|end|>", "</answer>"],
+                         ["dollar_alt", "regex_edge"])),
+    (lit("<b>"), rx(r"</b>(?:\n|(?=\s*<))", ["</b>\n", "</b><", "</b> <"], ["lookahead"])),
     (rx(r"(?:^|<think>\s*)", ["<think>", "<think>\n"], ["regex_edge", "zero_width", "optional_suffix"]),
      lit("</think>")),
     (lit("<b>"), rx(r"</b>(?=\s*<)", ["</b><", "</b>\n<"], ["lookahead"])),
@@ -159,6 +166,7 @@ IMPLICIT_CLOSES = [
     rx(r"<\|end\|>|<\|return\|>", ["<|end|>", "<|return|>"], ["alternation"]),
     rx(r"\n\n", ["\n\n"]),
     rx(r"</think>(?:\n\n)?", ["</think>", "</think>\n\n"], ["optional_suffix"]),
+    rx(r"(?:<\|END_RESPONSE\|>|$)", ["<|END_RESPONSE|>", ""], ["dollar_alt", "regex_edge"]),
 ]
 
 ANCHORS = [

@@ -54,13 +54,16 @@
 //! DFA translation also refuses every look-behind, backreference, atomic group, possessive
 //! quantifier, `\R`, `\K`, `\G` and any look-ahead but a trailing one (see [`to_dfa`]).
 //!
-//! Known differences that remain: in the DFA translation a `$` that does not end a top-level
-//! alternative is `\z` (it no longer matches before a final newline); a group repeated with an
+//! Known differences that remain: in the DFA translation a `$` that does not end a branch
+//! (a top-level alternative, or an alternative of a trailing group after a fixed-length prefix,
+//! see [`to_dfa`]) is `\z` (it no longer matches before a final newline), and a trailing
+//! look-ahead is checked at the preferred end of the branch's main part only (no backtracking
+//! into it, so `x.*?$` does not match `"xa"`); a group repeated with an
 //! empty last iteration (`(a*)*`) reports the last non-empty iteration in our engines and the
 //! empty one in Python; Python's `[^\P{L}\p{L}]` matches every character (a quirk of the
 //! module), ours none.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fmt::Write as _;
 
@@ -89,7 +92,10 @@ impl fmt::Display for RegexIssue {
 
 impl std::error::Error for RegexIssue {}
 
-/// One top-level alternative of a pattern translated for the DFA engine.
+/// One branch of a pattern translated for the DFA engine: a top-level alternative, or one
+/// alternative of a distributed trailing group (see [`to_dfa`]). The driver runs `main`
+/// anchored (leftmost-first: its preferred match) and then, from the end of that match, the
+/// look-ahead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DfaBranch {
     /// The consuming part, a regex-syntax pattern (compile with Unicode on; every `.` is
@@ -104,10 +110,11 @@ pub struct DfaBranch {
 /// A Python pattern translated for the DFA engine; see [`to_dfa`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DfaPattern {
-    /// The top-level alternatives, in order (a single one unless some alternative ends with
-    /// a look-ahead or `$`).
+    /// The branches, in priority order: a single one unless some alternative ends with a
+    /// look-ahead or `$` (see [`to_dfa`] for the split).
     pub branches: Vec<DfaBranch>,
-    /// The named groups of the `main` parts, in order.
+    /// The named groups of the `main` parts, in order, each once (a group copied into several
+    /// branches by the split appears in each of their `main` parts).
     pub group_names: Vec<String>,
 }
 
@@ -132,61 +139,91 @@ pub fn to_fancy(pattern: &str) -> Result<String, RegexIssue> {
     Ok(out)
 }
 
+/// The most branches [`to_dfa`] splits a pattern into (each becomes DFAs of its own).
+pub const MAX_DFA_BRANCHES: usize = 64;
+
 /// Translation for DFAs (regex-syntax dialect, no look-around, no backreferences).
 ///
-/// Splits the pattern into its top-level alternation branches only if some top-level branch
-/// ends with a look-ahead (`(?=..)`, `(?!..)`) or with Python's `$`; otherwise returns one
-/// branch holding the whole pattern. Each branch's `main` is a regex-syntax pattern and its
-/// `lookahead` the trailing look-ahead, `Some((negated, body))`. Python's `$`
-/// (non-`MULTILINE`: matches at the very end or before a final `"\n"`) at the end of a branch
-/// becomes the look-ahead `(false, "\n?\\z")`; `$` anywhere else becomes `\z` (a documented
-/// approximation: it no longer matches before a final newline); `\Z` becomes `\z`.
+/// Returns one branch holding the whole pattern unless some alternative ends with a
+/// look-ahead (`(?=..)`, `(?!..)`) or with Python's `$` (non-`MULTILINE`: matches at the very
+/// end or before a final `"\n"`). Then the pattern is split into branches, tried in order, each
+/// with a `main` part (a regex-syntax pattern) and its trailing `lookahead`,
+/// `Some((negated, body))`; a `$` ending a branch becomes the look-ahead `(false, "\n?\\z")`.
+///
+/// **Where the split happens.** A top-level alternative whose last item is `$` or a look-ahead
+/// is a branch of its own. So is each alternative of a trailing group: when the last item of
+/// an alternative is a group that is not quantified (non-capturing, flag-scoped `(?i:..)` or
+/// capturing) one of whose alternatives ends that way, the group is distributed: `P(?:A|B$)`
+/// becomes the branches `PA` and `PB` + `$`, recursively (`x(?:a|b(?:c|$))` gives `xa`, `xbc`,
+/// `xb` + `$`). Consecutive alternatives without a trailing `$` / look-ahead stay together
+/// (`P(?:a|b|$)` gives `P(?:a|b)` and `P` + `$`). A capturing group is kept around each part
+/// (`P(?P<n>A|B$)` gives `P(?P<n>A)` and `P(?P<n>B)` + `$`): the look-ahead is zero-width, so
+/// every group, named or not, gets the span Python gives it, and each branch's capture engine
+/// finds a group under its own name ([`DfaPattern::group_names`] lists each name once). Flags
+/// are resolved when parsing, so a flag scoped to a distributed group keeps its scope. At
+/// most [`MAX_DFA_BRANCHES`] branches are produced; a pattern that would give more is
+/// rejected with a [`RegexIssue`] naming the limit.
+///
+/// **Priority.** Python tries, for each way of matching `P` (in priority order), `A` and then
+/// `B`, while the branches `PA`, `PB` try every way of matching `P` with `A` first. The two
+/// agree when every match of `P` has the same length (a literal, `\d{4}-`, `[ab]c`, a group
+/// of such): `A` and `B` are then tried at one and the same position. So a group is
+/// distributed only after such a *fixed-length* prefix `P` (at every level of the recursion).
+/// After a prefix of variable length the group is left whole: a `$` in it keeps the `\z`
+/// approximation below and a look-ahead in it is rejected. Distributing there would not be
+/// closer: with a lazy prefix, `<think>[\s\S]*?(?:</think>|$)` would split into
+/// `<think>[\s\S]*?</think>` and `<think>[\s\S]*?` + `$`, whose main part ends right after
+/// `<think>` (the driver checks the look-ahead at the preferred end of the main part only), so
+/// an unterminated `<think>` would no longer match at all; with a greedy one,
+/// `x.*(?:</s>|$)` on `"x</s>y"` would match `"x</s>"` where Python matches `"x</s>y"`; the
+/// `\z` approximation gets both right up to a final newline.
+///
+/// **Exactness.** The driver (see [`DfaBranch`]) runs the look-ahead from the preferred
+/// (leftmost-first) end of the main part and does not backtrack into it; Python does. A
+/// branch is therefore exact when its main part, from a given start, has one match end or its
+/// preferred end is the one the look-ahead needs (literals, greedy runs such as `\s*` before a
+/// look-ahead that cannot start with what they consume); a lazy main part such as `x.*?$` is
+/// not (its look-ahead is tried right after `x` only). Within a look-ahead body, a `$` with
+/// nothing after it in the body (at the end of a top-level alternative of the body, or of an
+/// unquantified group ending one) is exact as `\n?\z`. A `$` anywhere else — in the middle of
+/// a branch (`a$b`, `(?:$|x)y`), in a quantified group, or in a group after a variable-length
+/// prefix — becomes `\z` (a documented approximation: it no longer matches before a final
+/// newline); `\Z` becomes `\z`.
 ///
 /// Rejected, with a [`RegexIssue`] naming the construct: look-behind, backreferences
 /// (`\1`, `(?P=name)`, `\g<name>`), atomic groups, possessive quantifiers, `\R`, `\K`, `\G`,
-/// a look-ahead anywhere but at the very end of a top-level branch, a named group inside
-/// such a look-ahead, everything [`to_fancy`] rejects, and whatever regex-syntax rejects in
-/// the translation (its message is reported). A Unicode `\b` is translated as is; building a
-/// DFA from it is left to the DFA builder, which reports it.
+/// a look-ahead anywhere but at the end of a branch as above, a named group inside such a
+/// look-ahead, more than [`MAX_DFA_BRANCHES`] branches, everything [`to_fancy`] rejects, and
+/// whatever regex-syntax rejects in the translation (its message is reported). A Unicode `\b`
+/// is translated as is; building a DFA from it is left to the DFA builder, which reports it.
 pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
     let parsed = parse(pattern)?;
-    let top: Vec<&Node> = match &parsed.root {
-        Node::Alt(branches) => branches.iter().collect(),
-        other => vec![other],
-    };
-    let split = top.iter().any(|b| trailing_lookahead(b).is_some());
-    let mut branches = Vec::new();
     let mut group_names = Vec::new();
-    if !split {
+    if !alternatives(&parsed.root)
+        .iter()
+        .any(|alt| splits(sequence(alt)))
+    {
         let main = emit_dfa(pattern, &parsed.root, false)?;
         validate_dfa(&main)?;
         collect_names(&parsed.root, &mut group_names);
-        branches.push(DfaBranch {
-            main,
-            lookahead: None,
-        });
         return Ok(DfaPattern {
-            branches,
+            branches: vec![DfaBranch {
+                main,
+                lookahead: None,
+            }],
             group_names,
         });
     }
-    for branch in top {
-        let items: &[Node] = match branch {
-            Node::Concat(items) => items,
-            other => std::slice::from_ref(other),
-        };
-        let (main_items, lookahead) = match trailing_lookahead(branch) {
-            Some(tail) => (&items[..items.len().saturating_sub(1)], Some(tail)),
-            None => (items, None),
-        };
-        let mut emitter = Emitter::new(pattern, Target::Dfa);
-        for item in main_items {
+    let mut branches = Vec::new();
+    for split in split_alternatives(&parsed.root)? {
+        for item in &split.items {
             collect_names(item, &mut group_names);
         }
-        emitter.emit_concat(main_items)?;
+        let mut emitter = Emitter::new(pattern, Target::Dfa);
+        emitter.emit_concat(&split.items)?;
         let main = emitter.out;
         validate_dfa(&main)?;
-        let lookahead = match lookahead {
+        let lookahead = match split.tail {
             None => None,
             Some(Tail::Dollar) => Some((false, "\n?\\z".to_string())),
             Some(Tail::Look {
@@ -212,6 +249,9 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
         };
         branches.push(DfaBranch { main, lookahead });
     }
+    // A name shows up in every branch a distributed group was copied into.
+    let mut seen = HashSet::new();
+    group_names.retain(|name| seen.insert(name.clone()));
     Ok(DfaPattern {
         branches,
         group_names,
@@ -1770,6 +1810,7 @@ enum Target {
     Fancy,
 }
 
+/// The trailing `$` or look-ahead of a branch.
 enum Tail<'n> {
     Dollar,
     Look {
@@ -1779,62 +1820,226 @@ enum Tail<'n> {
     },
 }
 
-/// The trailing look-ahead (or `$`) of a top-level branch.
-fn trailing_lookahead(branch: &Node) -> Option<Tail<'_>> {
-    let last = match branch {
-        Node::Concat(items) => items.last()?,
-        other => other,
+/// One branch of [`to_dfa`]'s split: the items of its main part and its trailing `$` or
+/// look-ahead.
+struct Split<'n> {
+    items: Vec<Node>,
+    tail: Option<Tail<'n>>,
+}
+
+/// The alternatives of a group body (or of the whole pattern).
+fn alternatives(node: &Node) -> &[Node] {
+    match node {
+        Node::Alt(branches) => branches,
+        other => std::slice::from_ref(other),
+    }
+}
+
+/// The items of an alternative, without the `Node::Empty` items at its end (left there by a
+/// reduced quantifier such as `(?=a)?`), which match the empty string unconditionally.
+fn sequence(node: &Node) -> &[Node] {
+    let items = match node {
+        Node::Concat(items) => items.as_slice(),
+        other => std::slice::from_ref(other),
     };
-    match last {
-        Node::Assert {
-            kind: AssertKind::DollarEnd,
-        } => Some(Tail::Dollar),
-        Node::Look {
-            behind: false,
-            negated,
-            body,
-            span,
-        } => Some(Tail::Look {
-            negated: *negated,
-            body,
-            span: *span,
-        }),
+    let mut len = items.len();
+    while len > 0 && matches!(items[len - 1], Node::Empty) {
+        len -= 1;
+    }
+    &items[..len]
+}
+
+/// Items as one node.
+fn concat(mut items: Vec<Node>) -> Node {
+    match items.len() {
+        0 => Node::Empty,
+        1 => items.pop().unwrap_or(Node::Empty),
+        _ => Node::Concat(items),
+    }
+}
+
+/// The number of characters every match of `node` consumes, when it is the same for all of
+/// its matches; `None` when it varies (or for a construct the DFA translation refuses).
+fn fixed_width(node: &Node) -> Option<u64> {
+    match node {
+        Node::Empty | Node::Assert { .. } => Some(0),
+        Node::Lit { .. } | Node::Dot { .. } | Node::Set { .. } | Node::Item { .. } => Some(1),
+        Node::Group { body, .. } => fixed_width(body),
+        Node::Concat(items) => items
+            .iter()
+            .try_fold(0u64, |sum, item| sum.checked_add(fixed_width(item)?)),
+        Node::Alt(branches) => {
+            let mut width = None;
+            for branch in branches {
+                let w = fixed_width(branch)?;
+                if width.is_some_and(|width| width != w) {
+                    return None;
+                }
+                width = Some(w);
+            }
+            Some(width.unwrap_or(0))
+        }
+        Node::Repeat {
+            child, min, max, ..
+        } if *max == Some(*min) => fixed_width(child)?.checked_mul(u64::from(*min)),
         _ => None,
     }
 }
 
-/// Emit `node` for the DFA engine; in a look-ahead body (`in_look`) a `$` at the end of a
-/// top-level branch is exact as `\n?\z`.
+/// Whether an alternative (its items, see [`sequence`]) ends in what [`to_dfa`] splits off as
+/// a trailing look-ahead: `$`, a look-ahead, or an unquantified group after a fixed-length
+/// prefix, one of whose alternatives does.
+fn splits(items: &[Node]) -> bool {
+    let Some((last, prefix)) = items.split_last() else {
+        return false;
+    };
+    match last {
+        Node::Assert {
+            kind: AssertKind::DollarEnd,
+        }
+        | Node::Look { behind: false, .. } => true,
+        Node::Group { body, .. } => {
+            prefix.iter().all(|item| fixed_width(item).is_some())
+                && alternatives(body).iter().any(|alt| splits(sequence(alt)))
+        }
+        _ => false,
+    }
+}
+
+/// Splits the alternatives of `node` into branches (see [`to_dfa`]): an alternative that
+/// [`splits`] gives one branch per alternative of its trailing group (recursively) or, ending
+/// in `$` or a look-ahead itself, one branch with that tail; consecutive branches without a
+/// tail are joined again as one alternation.
+fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIssue> {
+    let mut pieces: Vec<Split<'_>> = Vec::new();
+    for alt in alternatives(node) {
+        let items = sequence(alt);
+        let Some((last, prefix)) = items.split_last().filter(|_| splits(items)) else {
+            pieces.push(Split {
+                items: items.to_vec(),
+                tail: None,
+            });
+            continue;
+        };
+        match last {
+            Node::Look {
+                behind: false,
+                negated,
+                body,
+                span,
+            } => pieces.push(Split {
+                items: prefix.to_vec(),
+                tail: Some(Tail::Look {
+                    negated: *negated,
+                    body,
+                    span: *span,
+                }),
+            }),
+            Node::Group { capture, body } => {
+                for inner in split_alternatives(body)? {
+                    let mut items = prefix.to_vec();
+                    match capture {
+                        None => items.extend(inner.items),
+                        Some(capture) => items.push(Node::Group {
+                            capture: Some(capture.clone()),
+                            body: Box::new(concat(inner.items)),
+                        }),
+                    }
+                    pieces.push(Split {
+                        items,
+                        tail: inner.tail,
+                    });
+                }
+            }
+            // `$` (the only other ending that `splits`).
+            _ => pieces.push(Split {
+                items: prefix.to_vec(),
+                tail: Some(Tail::Dollar),
+            }),
+        }
+    }
+    let mut out: Vec<Split<'_>> = Vec::new();
+    let mut run: Vec<Node> = Vec::new();
+    let flush = |run: &mut Vec<Node>, out: &mut Vec<Split<'_>>| {
+        let items = match run.len() {
+            0 => return,
+            1 => match run.pop() {
+                Some(Node::Concat(items)) => items,
+                Some(Node::Empty) | None => Vec::new(),
+                Some(other) => vec![other],
+            },
+            _ => vec![Node::Group {
+                capture: None,
+                body: Box::new(Node::Alt(std::mem::take(run))),
+            }],
+        };
+        out.push(Split { items, tail: None });
+    };
+    for piece in pieces {
+        if piece.tail.is_none() {
+            run.push(concat(piece.items));
+        } else {
+            flush(&mut run, &mut out);
+            out.push(piece);
+        }
+    }
+    flush(&mut run, &mut out);
+    if out.len() > MAX_DFA_BRANCHES {
+        return Err(RegexIssue {
+            message: format!(
+                "the pattern splits into more than {MAX_DFA_BRANCHES} branches for the DFA \
+                 engine (each alternative ending in `$` or a look-ahead, also inside a \
+                 trailing group, is a branch of its own; at most {MAX_DFA_BRANCHES} are \
+                 supported)"
+            ),
+            offset: None,
+        });
+    }
+    Ok(out)
+}
+
+/// In a look-ahead body, replaces each `$` that nothing follows in the body (ending a
+/// top-level alternative of the body, or an alternative of an unquantified group that ends
+/// one) with `\n?\z`: the body is only tested for a match, so this is exact.
+fn end_dollars(node: &mut Node) {
+    match node {
+        Node::Assert {
+            kind: AssertKind::DollarEnd,
+        } => {
+            *node = Node::Concat(vec![
+                Node::Repeat {
+                    child: Box::new(Node::Lit { c: '\n', ci: false }),
+                    min: 0,
+                    max: Some(1),
+                    kind: RepeatKind::Greedy,
+                    span: (0, 0),
+                },
+                Node::Assert {
+                    kind: AssertKind::End,
+                },
+            ]);
+        }
+        Node::Alt(branches) => branches.iter_mut().for_each(end_dollars),
+        Node::Concat(items) => {
+            if let Some(last) = items.iter_mut().rev().find(|n| !matches!(n, Node::Empty)) {
+                end_dollars(last);
+            }
+        }
+        Node::Group { body, .. } => end_dollars(body),
+        _ => {}
+    }
+}
+
+/// Emit `node` for the DFA engine; in a look-ahead body (`in_look`) a `$` that nothing follows
+/// in the body is exact as `\n?\z` (see [`end_dollars`]).
 fn emit_dfa(pattern: &str, node: &Node, in_look: bool) -> Result<String, RegexIssue> {
     let mut emitter = Emitter::new(pattern, Target::Dfa);
-    if !in_look {
+    if in_look {
+        let mut body = node.clone();
+        end_dollars(&mut body);
+        emitter.emit(&body)?;
+    } else {
         emitter.emit(node)?;
-        return Ok(emitter.out);
-    }
-    let branches: &[Node] = match node {
-        Node::Alt(branches) => branches,
-        other => std::slice::from_ref(other),
-    };
-    for (i, branch) in branches.iter().enumerate() {
-        if i > 0 {
-            emitter.out.push('|');
-        }
-        let items: &[Node] = match branch {
-            Node::Concat(items) => items,
-            other => std::slice::from_ref(other),
-        };
-        match items.split_last() {
-            Some((
-                Node::Assert {
-                    kind: AssertKind::DollarEnd,
-                },
-                rest,
-            )) => {
-                emitter.emit_concat(rest)?;
-                emitter.out.push_str("\\n?\\z");
-            }
-            _ => emitter.emit_concat(items)?,
-        }
     }
     Ok(emitter.out)
 }
@@ -2065,7 +2270,9 @@ impl<'p> Emitter<'p> {
                     } else {
                         format!(
                             "look-ahead `{head}` not at the end of a branch (only a look-ahead \
-                             ending a top-level alternative is supported)"
+                             ending a top-level alternative is supported, or one ending an \
+                             alternative of an unquantified group that ends a branch after a \
+                             fixed-length prefix)"
                         )
                     };
                     return Err(RegexIssue {
@@ -2274,6 +2481,94 @@ mod tests {
         }
     }
 
+    /// A match as the DFA driver finds it: group 0 and the named groups that participate.
+    type DriverMatch = ((usize, usize), Vec<(String, (usize, usize))>);
+
+    /// What the DFA driver (see [`DfaBranch`]) finds: at the first start where some branch
+    /// matches, the first such branch in order; a branch matches with its main part's
+    /// preferred (leftmost-first) anchored match when its look-ahead then holds from the end
+    /// of that match (no backtracking into the main part). Captures are resolved by the
+    /// branch's own regex, by name, as the engine does.
+    fn driver_match(dp: &DfaPattern, hay: &str) -> Option<DriverMatch> {
+        use regex_automata::{meta::Regex, Anchored, Input};
+        let branches: Vec<(Regex, Option<(bool, Regex)>)> = dp
+            .branches
+            .iter()
+            .map(|b| {
+                let look = b
+                    .lookahead
+                    .as_ref()
+                    .map(|(negated, body)| (*negated, Regex::new(body).unwrap()));
+                (Regex::new(&b.main).unwrap(), look)
+            })
+            .collect();
+        for start in (0..=hay.len()).filter(|&i| hay.is_char_boundary(i)) {
+            for (main, look) in &branches {
+                let mut caps = main.create_captures();
+                main.search_captures(
+                    &Input::new(hay).range(start..).anchored(Anchored::Yes),
+                    &mut caps,
+                );
+                let Some(m) = caps.get_match() else {
+                    continue;
+                };
+                if let Some((negated, look)) = look {
+                    let held =
+                        look.is_match(Input::new(hay).range(m.end()..).anchored(Anchored::Yes));
+                    if held == *negated {
+                        continue;
+                    }
+                }
+                let names = caps
+                    .group_info()
+                    .pattern_names(regex_automata::PatternID::ZERO)
+                    .enumerate()
+                    .filter_map(|(i, name)| {
+                        let span = caps.get_group(i)?;
+                        Some((name?.to_string(), (span.start, span.end)))
+                    })
+                    .collect();
+                return Some(((m.start(), m.end()), names));
+            }
+        }
+        None
+    }
+
+    /// Python's result for a case, in the form of [`driver_match`] (group names from the
+    /// full translation, which keeps Python's group numbering).
+    fn python_match(pattern: &str, expected: Option<Groups>) -> Option<DriverMatch> {
+        let groups = expected?;
+        let fancy = fancy_regex::Regex::new(&to_fancy(pattern).unwrap()).unwrap();
+        let mut names: Vec<(String, (usize, usize))> = fancy
+            .capture_names()
+            .enumerate()
+            .filter_map(|(i, name)| Some((name?.to_string(), groups.get(i).copied()??)))
+            .collect();
+        names.sort();
+        Some((groups[0]?, names))
+    }
+
+    #[test]
+    fn dfa_driver_matches_python() {
+        for case in CASES.iter().filter(|c| c.dfa_exact) {
+            let dp = to_dfa(case.pattern).unwrap();
+            for (hay, expected) in case.hays {
+                let got = driver_match(&dp, hay).map(|(span, mut names)| {
+                    names.sort();
+                    (span, names)
+                });
+                assert_eq!(
+                    got,
+                    python_match(case.pattern, *expected),
+                    "pattern {:?} -> {:?} on {:?}",
+                    case.pattern,
+                    dp,
+                    hay
+                );
+            }
+        }
+    }
+
     #[test]
     fn dfa_translation_matches_python() {
         for case in CASES.iter().filter(|c| c.dfa_exact) {
@@ -2402,8 +2697,8 @@ mod tests {
         let dp = to_dfa(r"x(?=a$|b)").unwrap();
         assert_eq!(dp.branches, vec![branch("x", Some((false, "a\\n?\\z|b")))]);
         // No trailing look-ahead anywhere: one branch, whole pattern.
-        let dp = to_dfa(r"a|b(?:c|$)").unwrap();
-        assert_eq!(dp.branches, vec![branch(r"a|b(?:c|\z)", None)]);
+        let dp = to_dfa(r"a|b(?:c|\n)").unwrap();
+        assert_eq!(dp.branches, vec![branch(r"a|b(?:c|\n)", None)]);
         // A quantified look-ahead reduces to the look-ahead (or to nothing).
         let dp = to_dfa(r"a(?=b)+").unwrap();
         assert_eq!(dp.branches, vec![branch("a", Some((false, "b")))]);
@@ -2412,10 +2707,153 @@ mod tests {
     }
 
     #[test]
+    fn trailing_group_is_distributed() {
+        let dollar = Some((false, "\n?\\z"));
+        let dp = to_dfa(r"(?:<\|END_RESPONSE\|>|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch(r"<\|END_RESPONSE\|>", None), branch("", dollar)]
+        );
+        let dp = to_dfa(r"</answer>(?:<\|end\|>|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![
+                branch(r"</answer><\|end\|>", None),
+                branch("</answer>", dollar)
+            ]
+        );
+        let dp = to_dfa(r"x(?:a|b(?=c))").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("xa", None), branch("xb", Some((false, "c")))]
+        );
+        // Nested trailing groups; tail-less alternatives stay together, at every level.
+        let dp = to_dfa(r"x(?:a|b(?:c|d|$))|y").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![
+                branch("x(?:a|b(?:c|d))", None),
+                branch("xb", dollar),
+                branch("y", None)
+            ]
+        );
+        let dp = to_dfa(r"x(?:a|b|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("x(?:a|b)", None), branch("x", dollar)]
+        );
+        // A capturing group is kept around each part; its name is listed once.
+        let dp = to_dfa(r"((?:</s>|$))").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("(</s>)", None), branch("()", dollar)]
+        );
+        let dp = to_dfa(r"(?P<k>\w)(?P<end></s>|(?P<nl>\n)$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![
+                branch(r"(?P<k>\w)(?P<end></s>)", None),
+                branch(r"(?P<k>\w)(?P<end>(?P<nl>\n))", dollar)
+            ]
+        );
+        assert_eq!(dp.group_names, vec!["k", "end", "nl"]);
+        // Scoped flags stay with the group's parts.
+        let dp = to_dfa(r"x(?i:a|b$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("x(?i:a)", None), branch("x(?i:b)", dollar)]
+        );
+        let dp = to_dfa("x(?x: a | b $ )").unwrap();
+        assert_eq!(dp.branches, vec![branch("xa", None), branch("xb", dollar)]);
+        // Fixed-length prefixes: classes, counted repeats, alternatives of one length.
+        let dp = to_dfa(r"\d{2}-(?:[ab]c|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch(r"\d{2}\-[ab]c", None), branch(r"\d{2}\-", dollar)]
+        );
+        let dp = to_dfa(r"(?:ab|cd)(?:!|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("(?:ab|cd)!", None), branch("(?:ab|cd)", dollar)]
+        );
+        // `(?:$)+` reduces to `(?:$)`; a reduced `(?=b)?` at the end is ignored.
+        let dp = to_dfa(r"x(?:$)+").unwrap();
+        assert_eq!(dp.branches, vec![branch("x", dollar)]);
+        let dp = to_dfa(r"a$(?=b)?").unwrap();
+        assert_eq!(dp.branches, vec![branch("a", dollar)]);
+        // In a look-ahead body, a `$` that nothing follows is exact, also in a trailing group.
+        let dp = to_dfa(r"x(?=a(?:b|$))").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch("x", Some((false, r"a(?:b|\n?\z)")))]
+        );
+        // The number of branches is capped.
+        let many = format!("x(?:{}|$)", vec!["a$"; MAX_DFA_BRANCHES].join("|"));
+        let e = issue(to_dfa(&many));
+        assert!(e.message.contains("more than 64 branches"), "{e}");
+        let nested = format!(
+            "(?:{}|$)",
+            vec!["a(?:b$|c$)"; MAX_DFA_BRANCHES / 2].join("|")
+        );
+        let e = issue(to_dfa(&nested));
+        assert!(e.message.contains("more than 64 branches"), "{e}");
+        let at_limit = format!("(?:{})", vec!["a$"; MAX_DFA_BRANCHES].join("|"));
+        assert_eq!(to_dfa(&at_limit).unwrap().branches.len(), MAX_DFA_BRANCHES);
+        // Many tail-less alternatives cost one branch.
+        let wide = format!("x(?:{}|$)", vec!["a"; 1000].join("|"));
+        assert_eq!(to_dfa(&wide).unwrap().branches.len(), 2);
+    }
+
+    #[test]
+    fn trailing_group_after_variable_prefix_is_not_distributed() {
+        // Distributing would change the priority of the prefix's matches: the `$` keeps the
+        // `\z` approximation and a look-ahead is rejected.
+        let dp = to_dfa(r"x+(?:</s>|$)").unwrap();
+        assert_eq!(dp.branches, vec![branch(r"x+(?:</s>|\z)", None)]);
+        let dp = to_dfa(r"<think>[\s\S]*?(?:</think>|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![branch(r"<think>[\s\S]*?(?:</think>|\z)", None)]
+        );
+        let e = issue(to_dfa(r"x+(?:a|b(?=c))"));
+        assert!(e.message.contains("not at the end of a branch"), "{e}");
+        assert!(e.message.contains("fixed-length prefix"), "{e}");
+        // A quantified group is not distributed either.
+        let dp = to_dfa(r"x(?:a|$)?").unwrap();
+        assert_eq!(dp.branches, vec![branch(r"x(?:a|\z)?", None)]);
+        // ... but an inner trailing group after a fixed prefix, in another branch, is.
+        let dp = to_dfa(r"x+(?:a|$)|y(?:b|$)").unwrap();
+        assert_eq!(
+            dp.branches,
+            vec![
+                branch(r"(?:x+(?:a|\z)|yb)", None),
+                branch("y", Some((false, "\n?\\z")))
+            ]
+        );
+    }
+
+    #[test]
+    fn lookahead_is_checked_at_the_preferred_end_only() {
+        // Documented limitation of the driver: no backtracking into the main part. Python's
+        // `regex` finds (0, 2) for `x.*?$` on "xa" and (0, 3) for `x(?:a|.*?$)` on "xbc".
+        let dp = to_dfa(r"x.*?$").unwrap();
+        assert_eq!(driver_match(&dp, "xa"), None);
+        let dp = to_dfa(r"x(?:a|.*?$)").unwrap();
+        assert_eq!(driver_match(&dp, "xbc"), None);
+        // The `\z` approximation after a variable-length prefix keeps such a match, only the
+        // final newline differs (Python: (0, 10) on "<think>a\nb", (0, 9) on "<think>ab\n").
+        let dp = to_dfa(r"<think>[\s\S]*?(?:</think>|$)").unwrap();
+        assert_eq!(driver_match(&dp, "<think>a\nb"), Some(((0, 10), vec![])));
+        assert_eq!(driver_match(&dp, "<think>ab\n"), Some(((0, 10), vec![])));
+    }
+
+    #[test]
     fn dollar_elsewhere_is_approximated_by_end_of_text() {
         // Documented approximation: Python's `$` also matches before a final "\n".
-        let dp = to_dfa(r"(?:</s>|$)").unwrap();
-        assert_eq!(dp.branches, vec![branch(r"(?:</s>|\z)", None)]);
+        let dp = to_dfa(r"(?:$|x)y").unwrap();
+        assert_eq!(dp.branches, vec![branch(r"(?:\z|x)y", None)]);
+        let dp = to_dfa(r"a$b").unwrap();
+        assert_eq!(dp.branches, vec![branch(r"a\zb", None)]);
         let dp = to_dfa("x$\\n").unwrap();
         assert_eq!(dp.branches, vec![branch(r"x\z\n", None)]);
         // ... while the fancy translation is exact.
@@ -2451,7 +2889,9 @@ mod tests {
         assert!(e.message.contains("look-ahead"), "{e}");
         assert!(e.message.contains("not at the end of a branch"), "{e}");
         assert_eq!(e.offset, Some(1));
-        let e = issue(to_dfa(r"(?:a(?=b))"));
+        let e = issue(to_dfa(r"(?:a(?=b))+"));
+        assert!(e.message.contains("not at the end of a branch"), "{e}");
+        let e = issue(to_dfa(r"(?:a(?=b))c"));
         assert!(e.message.contains("not at the end of a branch"), "{e}");
         let e = issue(to_dfa(r"a(?=b(?=c))"));
         assert!(e.message.contains("not at the end of a branch"), "{e}");
@@ -2683,8 +3123,33 @@ mod tests {
         Case { pattern: "(?m)^a$", dfa_exact: true, hays: &[("b\u{a}a\u{a}", Some(&[Some((2, 3))])), ("ab", None)] },
         Case { pattern: "a$|b", dfa_exact: true, hays: &[("a\u{a}", Some(&[Some((0, 1))])), ("b", Some(&[Some((0, 1))]))] },
         Case { pattern: "x$\\n", dfa_exact: false, hays: &[("x\u{a}", Some(&[Some((0, 2))]))] },
-        Case { pattern: "(?:</s>|$)", dfa_exact: false, hays: &[("ab\u{a}", Some(&[Some((2, 2))])), ("</s>", Some(&[Some((0, 4))]))] },
         Case { pattern: "\\n?$", dfa_exact: true, hays: &[("ab\u{a}", Some(&[Some((2, 3))])), ("ab", Some(&[Some((2, 2))]))] },
+        Case { pattern: "(?:</s>|$)", dfa_exact: true, hays: &[("ab\u{a}", Some(&[Some((2, 2))])), ("</s>", Some(&[Some((0, 4))])), ("x</s>\u{a}", Some(&[Some((1, 5))])), ("x\u{a}", Some(&[Some((1, 1))])), ("x", Some(&[Some((1, 1))])), ("", Some(&[Some((0, 0))])), ("\u{a}", Some(&[Some((0, 0))])), ("x\u{a}\u{a}", Some(&[Some((2, 2))]))] },
+        Case { pattern: "(?:<\\|END_RESPONSE\\|>|$)", dfa_exact: true, hays: &[("x<|END_RESPONSE|>\u{a}", Some(&[Some((1, 17))])), ("x\u{a}", Some(&[Some((1, 1))])), ("x", Some(&[Some((1, 1))])), ("a<|END_RESPONSE|>b\u{a}", Some(&[Some((1, 17))]))] },
+        Case { pattern: "</answer>(?:<\\|end\\|>|$)", dfa_exact: true, hays: &[("a</answer><|end|>", Some(&[Some((1, 17))])), ("a</answer>\u{a}", Some(&[Some((1, 10))])), ("a</answer>", Some(&[Some((1, 10))])), ("a</answer>\u{a}b", None), ("</answer>x</answer>", Some(&[Some((10, 19))]))] },
+        Case { pattern: "x(?:a|b(?=c))", dfa_exact: true, hays: &[("xbc", Some(&[Some((0, 2))])), ("xbd", None), ("xa", Some(&[Some((0, 2))])), ("xb xbc", Some(&[Some((3, 5))]))] },
+        Case { pattern: "((?:</s>|$))", dfa_exact: true, hays: &[("x</s>\u{a}", Some(&[Some((1, 5)), Some((1, 5))])), ("x\u{a}", Some(&[Some((1, 1)), Some((1, 1))])), ("x", Some(&[Some((1, 1)), Some((1, 1))]))] },
+        Case { pattern: "(?P<end></s>|$)", dfa_exact: true, hays: &[("x</s>\u{a}", Some(&[Some((1, 5)), Some((1, 5))])), ("x\u{a}", Some(&[Some((1, 1)), Some((1, 1))])), ("x", Some(&[Some((1, 1)), Some((1, 1))]))] },
+        Case { pattern: "<b>(?:</b>|$)", dfa_exact: true, hays: &[("<b>x</b>", None), ("x<b>\u{a}", Some(&[Some((1, 4))])), ("x<b>", Some(&[Some((1, 4))])), ("x<b>y", None)] },
+        Case { pattern: "(?:</x>|$)", dfa_exact: true, hays: &[("a</x>b", Some(&[Some((1, 5))])), ("a\u{a}", Some(&[Some((1, 1))])), ("a", Some(&[Some((1, 1))]))] },
+        Case { pattern: "x(?:a|b(?:c|$))", dfa_exact: true, hays: &[("xbc", Some(&[Some((0, 3))])), ("xb\u{a}", Some(&[Some((0, 2))])), ("xb", Some(&[Some((0, 2))])), ("xa", Some(&[Some((0, 2))])), ("xbd", None)] },
+        Case { pattern: "x(?i:A|B$)", dfa_exact: true, hays: &[("xa", Some(&[Some((0, 2))])), ("Xb\u{a}", None), ("xB", Some(&[Some((0, 2))])), ("xb\u{a}", Some(&[Some((0, 2))])), ("xb\u{a}z", None)] },
+        Case { pattern: "x(?:a|b|$)", dfa_exact: true, hays: &[("xb", Some(&[Some((0, 2))])), ("x\u{a}", Some(&[Some((0, 1))])), ("xc", None)] },
+        Case { pattern: "(?P<k>\\w)(?:=|(?P<v>:)$)", dfa_exact: true, hays: &[("a:\u{a}", Some(&[Some((0, 2)), Some((0, 1)), Some((1, 2))])), ("a=", Some(&[Some((0, 2)), Some((0, 1)), None])), ("a:b", None), ("ab:", Some(&[Some((1, 3)), Some((1, 2)), Some((2, 3))]))] },
+        Case { pattern: "\\d{2}-(?:x|$)", dfa_exact: true, hays: &[("12-x", Some(&[Some((0, 4))])), ("12-\u{a}", Some(&[Some((0, 3))])), ("123-", Some(&[Some((1, 4))]))] },
+        Case { pattern: "(?:ab|cd)(?:!|$)", dfa_exact: true, hays: &[("cd\u{a}", Some(&[Some((0, 2))])), ("ab!", Some(&[Some((0, 3))])), ("abcd", Some(&[Some((2, 4))]))] },
+        Case { pattern: "x(?:a(?=b)|$)", dfa_exact: true, hays: &[("xab", Some(&[Some((0, 2))])), ("xa", None), ("x\u{a}", Some(&[Some((0, 1))]))] },
+        Case { pattern: "x(?:(?=a)|$)", dfa_exact: true, hays: &[("xa", Some(&[Some((0, 1))])), ("x\u{a}", Some(&[Some((0, 1))])), ("xb", None)] },
+        Case { pattern: "(?:a|(?:b|(?:c|$)))", dfa_exact: true, hays: &[("zc", Some(&[Some((1, 2))])), ("z\u{a}", Some(&[Some((1, 1))])), ("zb", Some(&[Some((1, 2))]))] },
+        Case { pattern: "x(?:$)+", dfa_exact: true, hays: &[("x\u{a}", Some(&[Some((0, 1))])), ("xy", None)] },
+        Case { pattern: "a$(?=b)?", dfa_exact: true, hays: &[("a\u{a}", Some(&[Some((0, 1))])), ("ab", None)] },
+        Case { pattern: "x(?=a(?:b|$))", dfa_exact: true, hays: &[("xa\u{a}", Some(&[Some((0, 1))])), ("xab", Some(&[Some((0, 1))])), ("xac", None)] },
+        Case { pattern: "x(?!a(?:b|$))", dfa_exact: true, hays: &[("xa\u{a}", None), ("xab", None), ("xac", Some(&[Some((0, 1))]))] },
+        Case { pattern: "x+(?:</s>|$)", dfa_exact: false, hays: &[("xx</s>", Some(&[Some((0, 6))])), ("xx\u{a}", Some(&[Some((0, 2))])), ("xx", Some(&[Some((0, 2))]))] },
+        Case { pattern: "(?:$|x)y", dfa_exact: false, hays: &[("xy", Some(&[Some((0, 2))])), ("y", None)] },
+        Case { pattern: "a$b", dfa_exact: false, hays: &[("a\u{a}b", None), ("ab", None)] },
+        Case { pattern: "(?:a|$)*b", dfa_exact: false, hays: &[("ab", Some(&[Some((0, 2))])), ("b", Some(&[Some((0, 1))]))] },
+        Case { pattern: "x(?:a|$)?", dfa_exact: false, hays: &[("xa", Some(&[Some((0, 2))])), ("x\u{a}", Some(&[Some((0, 1))]))] },
         Case { pattern: "\\<\\>", dfa_exact: true, hays: &[("<>", Some(&[Some((0, 2))]))] },
         Case { pattern: "\\'\\\"\\/", dfa_exact: true, hays: &[("'\"/", Some(&[Some((0, 3))]))] },
         Case { pattern: "\\-\\ \\#\\&\\~", dfa_exact: true, hays: &[("- #&~", Some(&[Some((0, 5))]))] },

@@ -176,3 +176,87 @@ fn tools_type_arguments_at_close() {
         json!({"n": 7, "s": "7"})
     );
 }
+
+#[test]
+fn dollar_in_a_trailing_group_matches_before_a_final_newline() {
+    // `(?:<\|END\|>|$)`: Python's `$` matches before a final "\n", so the region closes there
+    // and the "\n" opens the implicit field again. Reference (oracle.py) on
+    // {"id":"x","template":{"start_anchor":"A:","fields":{"content":{"close":"<c>"},
+    //  "answer":{"open":"<a>","close_pattern":"(?:<\\|END\\|>|$)"}}},"prefix":"",
+    //  "text":"hi <a>Answer.\n"}:
+    // message {"answer": "Answer."}; events: content "hi " (value "hi"), answer "Answer."
+    // (value "Answer."), content "\n" (value "").
+    let t = template_build::compile(&json!({
+        "start_anchor": "A:",
+        "fields": {
+            "content": {"close": "<c>"},
+            "answer": {"open": "<a>", "close_pattern": r"(?:<\|END\|>|$)"}
+        }
+    }))
+    .unwrap();
+    let text = "hi <a>Answer.\n";
+    let m = parse_response(&t, text, "", &[]).unwrap();
+    assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
+    let chunk = |field: &str, text: &str| Event::RegionChunk {
+        field: field.into(),
+        text: text.into(),
+        dirty: false,
+    };
+    let open = |field: &str| Event::RegionOpen {
+        field: field.into(),
+    };
+    let close = |field: &str, value: &str| Event::RegionClose {
+        field: field.into(),
+        value: json!(value),
+    };
+    let expected = vec![
+        open("content"),
+        chunk("content", "hi "),
+        close("content", "hi"),
+        open("answer"),
+        chunk("answer", "Answer."),
+        close("answer", "Answer."),
+        open("content"),
+        chunk("content", "\n"),
+        close("content", ""),
+    ];
+    // Streamed a char at a time, too (the close stays pending until the end of output).
+    for chunk_chars in [text.len(), 1] {
+        let mut p = ResponseParser::new(&t, "").unwrap();
+        let mut events = p.initial_events().to_vec();
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(chunk_chars) {
+            events.extend(p.feed(&piece.iter().collect::<String>()).unwrap());
+        }
+        let (m, last) = p.finalize().unwrap();
+        events.extend(last);
+        assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
+        let mut merged: Vec<Event> = Vec::new();
+        for e in events {
+            if let (
+                Some(Event::RegionChunk {
+                    field: f0,
+                    text: t0,
+                    ..
+                }),
+                Event::RegionChunk { field, text, .. },
+            ) = (merged.last_mut(), &e)
+            {
+                if f0 == field {
+                    t0.push_str(text);
+                    continue;
+                }
+            }
+            merged.push(e);
+        }
+        assert_eq!(merged, expected, "chunks of {chunk_chars} chars");
+    }
+    // Without the final "\n", and with the literal alternative.
+    let m = parse_response(&t, "hi <a>Answer.", "", &[]).unwrap();
+    assert_eq!(
+        Value::Object(m),
+        json!({"content": "hi", "answer": "Answer."})
+    );
+    let m = parse_response(&t, "hi <a>Answer.<|END|>\n", "", &[]).unwrap();
+    assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
+}
