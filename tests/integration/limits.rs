@@ -5,15 +5,14 @@ use serde_json::json;
 
 /// An open delimiter that can run on over any text without `<`.
 fn run_on_template() -> parser_runtime::CompiledTemplate {
-    let t = template_build::compile(&json!({
+    template_build::compile(&json!({
         "start_anchor": "S",
         "fields": {
             "content": {"open_pattern": "(?:<\\|m\\|>)?[^<]*<\\|text\\|>", "close": "<|end|>"},
             "rest": {}
         }
     }))
-    .unwrap();
-    t
+    .unwrap()
 }
 
 /// A delimiter that can run on (`[^<]*`) holds text; past the hold limit feeding fails with a
