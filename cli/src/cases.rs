@@ -33,8 +33,12 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
             ))
         }
     };
-    let Some(prefix) = case.get("prefix").and_then(Value::as_str) else {
-        return fail(format!("ParseError: {}", ParseError::MissingPrefix));
+    // Like the oracle: a missing `prefix` key is "", an explicit null is "not given" (an error).
+    let prefix = match case.get("prefix") {
+        None => "",
+        Some(Value::String(p)) => p.as_str(),
+        Some(Value::Null) => return fail(format!("ParseError: {}", ParseError::MissingPrefix)),
+        Some(other) => return fail(format!("CaseError: prefix must be a string, got {other}")),
     };
     let tools: Vec<Value> = match case.get("tools") {
         Some(Value::Array(list)) => list.clone(),
@@ -71,10 +75,16 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
                       "events": events_json(&events, merge), "script_log": log});
     }
     let chunks: Vec<String> = match case.get("chunks") {
-        Some(Value::Array(list)) => list
-            .iter()
-            .map(|c| c.as_str().unwrap_or("").to_string())
-            .collect(),
+        Some(Value::Array(list)) => {
+            let mut out = Vec::with_capacity(list.len());
+            for c in list {
+                match c.as_str() {
+                    Some(c) => out.push(c.to_string()),
+                    None => return fail(format!("CaseError: chunks must be strings, got {c}")),
+                }
+            }
+            out
+        }
         _ => vec![case
             .get("text")
             .and_then(Value::as_str)
@@ -108,5 +118,6 @@ fn error_kind(e: &ParseError) -> &'static str {
         ParseError::BatchLengthMismatch { .. } => "BatchLengthMismatch",
         ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
         ParseError::HoldOverflow { .. } => "HoldOverflow",
+        ParseError::NoProgress { .. } => "NoProgress",
     }
 }

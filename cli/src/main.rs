@@ -88,10 +88,20 @@ impl Failure {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One line naming the cause (clap's first line), then exit 2.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("rtpl: {first} (see rtpl --help)");
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {
@@ -140,8 +150,8 @@ struct Loaded {
 }
 
 fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
-    let template = template_build::load_file(&args.template)
-        .map_err(|e| Failure::data(first_lines(&e.to_string())))?;
+    let template =
+        template_build::load_file(&args.template).map_err(|e| Failure::data(one_line(&e)))?;
     let prefix = match (&args.prefix, &args.prefix_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => read_text(f, "prefix")?,
@@ -174,8 +184,30 @@ fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
     })
 }
 
-fn first_lines(s: &str) -> String {
-    s.trim_end().to_string()
+/// All problems of a template on one line: `FILE: N problems: path: reason; path: reason`.
+fn one_line(errors: &template_build::TemplateErrors) -> String {
+    let file = errors
+        .0
+        .first()
+        .and_then(|e| e.file.clone())
+        .unwrap_or_default();
+    let parts: Vec<String> = errors
+        .0
+        .iter()
+        .map(|e| {
+            if e.path.is_empty() {
+                e.reason.clone()
+            } else {
+                format!("{}: {}", e.path, e.reason)
+            }
+        })
+        .collect();
+    let count = if parts.len() == 1 {
+        String::new()
+    } else {
+        format!("{} problems: ", parts.len())
+    };
+    format!("{file}: {count}{}", parts.join("; "))
 }
 
 fn parse_error(e: ParseError) -> Failure {
@@ -193,6 +225,8 @@ fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
     let input = read_input(&args.input)?;
     let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
         .map_err(parse_error)?;
+    // The whole output is in memory already: no cap on held text.
+    parser.set_hold_limit(usize::MAX);
     parser.feed_bytes(&input).map_err(parse_error)?;
     let (message, _) = parser.finalize().map_err(parse_error)?;
     print_json(&Value::Object(message))

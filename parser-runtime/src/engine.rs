@@ -128,6 +128,10 @@ pub struct ResponseParser<'t> {
     utf8_tail: Vec<u8>,
     fed_bytes: usize,
     hold_limit: usize,
+    /// Length of the replayed prefix tail: output offsets are absolute positions minus this.
+    prefix_len: usize,
+    /// Span of the open delimiter of the current explicit region.
+    open_span: Option<(usize, usize)>,
     initial_events: Vec<Event>,
 }
 
@@ -169,6 +173,8 @@ impl<'t> ResponseParser<'t> {
             utf8_tail: Vec::new(),
             fed_bytes: 0,
             hold_limit: DEFAULT_HOLD_LIMIT,
+            prefix_len: 0,
+            open_span: None,
             initial_events: Vec::new(),
         };
         parser.reset_scan();
@@ -176,6 +182,7 @@ impl<'t> ResponseParser<'t> {
             let cut = template.start_anchor.last_end(prefix);
             let truncated = &prefix[cut..];
             if !truncated.is_empty() {
+                parser.prefix_len = truncated.len();
                 parser.buf.push_str(truncated);
                 let mut events = Vec::new();
                 let result = parser.process(&mut events, false);
@@ -321,22 +328,37 @@ impl<'t> ResponseParser<'t> {
                 }
                 self.pos = c.end;
                 let watch = self.scan.watch[c.watch as usize];
+                // Forget the committed candidate before closing: if the region fails to parse,
+                // the next call goes on from `pos` like the reference, not from the stale match.
+                self.reset_scan();
                 match watch.kind {
                     Kind::Open => {
+                        let captures = self.resolve_captures(&c);
                         self.close_current(events)?;
-                        self.open_explicit(events, watch.field, &c);
-                        self.reset_scan();
+                        self.open_explicit(events, watch.field, &c, captures);
                     }
                     Kind::Close => {
                         let had_content = self.opened;
+                        if c.start == c.end
+                            && self.open_span == Some((c.start, c.start))
+                            && self.body.is_empty()
+                        {
+                            // A zero-width open and a zero-width close at one position would
+                            // re-fire forever (the reference loops); fail instead.
+                            return Err(ParseError::NoProgress {
+                                field: self.tpl.fields[watch.field].name.clone(),
+                                offset: self.output_offset(c.start),
+                            });
+                        }
                         self.close_current(events)?;
-                        self.reset_scan();
                         if !had_content && c.start == c.end {
                             // Reference: a zero-width close on an empty region stops this call.
+                            self.reset_scan();
                             return Ok(());
                         }
                     }
                 }
+                self.reset_scan();
                 continue;
             }
             let end = self.end();
@@ -356,7 +378,7 @@ impl<'t> ResponseParser<'t> {
             }
             if end - hold > self.hold_limit {
                 return Err(ParseError::HoldOverflow {
-                    offset: hold,
+                    offset: self.output_offset(hold),
                     held: end - hold,
                     limit: self.hold_limit,
                 });
@@ -532,7 +554,10 @@ impl<'t> ResponseParser<'t> {
         kept.clear();
         for w in walks.drain(..) {
             match self.step_walk(w, p, byte) {
-                Step::Live(w) => push_dedup(&mut kept, w),
+                Step::Live(w) => {
+                    let has_lookahead = self.branch(w.watch, w.branch).lookahead.is_some();
+                    push_dedup(&mut kept, w, has_lookahead)
+                }
                 Step::Done(Some(c)) => self.offer(c),
                 Step::Done(None) => {}
             }
@@ -728,13 +753,11 @@ impl<'t> ResponseParser<'t> {
         }
     }
 
-    /// At the end of output: every walk ends; zero-width matches at the very end are tried too.
+    /// At the end of output: every walk ends (`next_eoi_state`).
     fn resolve_eoi(&mut self) {
         let end = self.end();
-        // Walks starting at the end itself (only delimiters that can match empty).
-        if self.scan.best.is_none_or(|b| end <= b.start) {
-            self.start_walks(end, |d| d.can_be_empty);
-        }
+        // No walk starts at the end itself: like the reference (`_scan` commits only matches
+        // starting before the buffer end), an empty match at the very end is never taken.
         let walks = core::mem::take(&mut self.scan.walks);
         for w in walks {
             if let Some(c) = self.eoi_walk(w, end) {
@@ -800,16 +823,28 @@ impl<'t> ResponseParser<'t> {
         });
     }
 
-    fn open_explicit(&mut self, events: &mut Vec<Event>, f: usize, c: &Candidate) {
+    fn open_explicit(
+        &mut self,
+        events: &mut Vec<Event>,
+        f: usize,
+        c: &Candidate,
+        captures: Vec<(String, String)>,
+    ) {
         let field = &self.tpl.fields[f];
         self.current = Some(f);
-        self.captures = self.resolve_captures(c);
+        self.captures = captures;
         self.body.clear();
         self.body_start = c.end;
+        self.open_span = Some((c.start, c.end));
         self.opened = true;
         events.push(Event::RegionOpen {
             field: field.name.clone(),
         });
+    }
+
+    /// Byte offset in the output of absolute position `abs` (0 for positions in the prefix).
+    fn output_offset(&self, abs: usize) -> usize {
+        abs.saturating_sub(self.prefix_len)
     }
 
     /// Named groups of the open delimiter, resolved on the span the DFA found.
@@ -847,7 +882,8 @@ impl<'t> ResponseParser<'t> {
         let field = &self.tpl.fields[f];
         let content_error = |source| ParseError::Content {
             field: field.name.clone(),
-            offset: self.body_start,
+            offset: self.body_start.saturating_sub(self.prefix_len),
+            in_prefix: self.body_start < self.prefix_len,
             source,
         };
         let mut value = process_field(&self.body, field, &self.captures).map_err(content_error)?;
@@ -904,6 +940,7 @@ impl<'t> ResponseParser<'t> {
 
     fn reset_to_implicit(&mut self) {
         self.current = self.tpl.implicit;
+        self.open_span = None;
         self.captures.clear();
         self.body.clear();
         self.opened = false;
@@ -912,8 +949,9 @@ impl<'t> ResponseParser<'t> {
 
 /// Keeps only the leftmost of walks with the same future (same branch, phase and DFA state).
 /// A main walk with a recorded match and one without are kept apart: if the future brings no
-/// match, only the former has one.
-fn push_dedup(kept: &mut Vec<Walk>, w: Walk) {
+/// match, only the former has one. In a branch with a look-ahead the recorded match end itself
+/// matters (the look-ahead is checked from it), so such walks merge only when it is equal.
+fn push_dedup(kept: &mut Vec<Walk>, w: Walk, has_lookahead: bool) {
     let same = |a: &Walk| {
         a.watch == w.watch
             && a.branch == w.branch
@@ -927,7 +965,14 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk) {
                         state: s2,
                         last_match: m2,
                     },
-                ) => s1 == s2 && m1.is_some() == m2.is_some(),
+                ) => {
+                    s1 == s2
+                        && if has_lookahead {
+                            m1 == m2
+                        } else {
+                            m1.is_some() == m2.is_some()
+                        }
+                }
                 (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
                 _ => false,
             }
@@ -967,6 +1012,8 @@ pub fn parse_response(
     tools: &[Value],
 ) -> Result<Message, ParseError> {
     let mut parser = ResponseParser::with_tools(template, prefix, tools)?;
+    // The whole output is already in memory: holding it back costs nothing more.
+    parser.set_hold_limit(usize::MAX);
     parser.feed(text)?;
     Ok(parser.finalize()?.0)
 }

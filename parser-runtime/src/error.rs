@@ -112,13 +112,15 @@ pub enum ContentError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParseError {
     /// A region's body could not be parsed (content parser, transform or join).
-    #[error("field '{field}' (region starting at byte {offset}): {source}")]
+    #[error("field '{field}' (region body starting at byte {offset} of the {}): {source}", if *in_prefix { "prefix tail; the region opened in the prefix" } else { "output" })]
     Content {
         /// The field name.
         field: String,
-        /// Byte offset of the region body in the parsed text (the prefix after the start
-        /// anchor, followed by the output).
+        /// Byte offset in the output where the region's body starts (0 when it started in
+        /// the prefix).
         offset: usize,
+        /// Whether the region's body started in the prefix (a prefilled region).
+        in_prefix: bool,
         /// The cause.
         source: ContentError,
     },
@@ -139,6 +141,15 @@ pub enum ParseError {
         /// Number of prefixes.
         prefixes: usize,
     },
+    /// A field's open and close both match the empty string at one position, so the
+    /// parser could not make progress (the reference loops forever here).
+    #[error("field '{field}': open and close delimiters both match the empty string at byte {offset} of the output; the template cannot make progress")]
+    NoProgress {
+        /// The field name.
+        field: String,
+        /// Byte offset in the output.
+        offset: usize,
+    },
     /// Bytes given to `feed_bytes` are not UTF-8 (or the output ended inside a character).
     #[error("invalid UTF-8 in the output at byte {offset}")]
     InvalidUtf8 {
@@ -149,7 +160,7 @@ pub enum ParseError {
     /// limit allows (`ResponseParser::set_hold_limit`).
     #[error("{held} bytes held back from byte {offset} while a delimiter may still match, over the limit of {limit}")]
     HoldOverflow {
-        /// Position (bytes, in the parsed text) where the held text starts.
+        /// Byte offset in the output where the held text starts.
         offset: usize,
         /// Bytes held.
         held: usize,

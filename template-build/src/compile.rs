@@ -59,26 +59,42 @@ pub fn load_file(path: &Path) -> Result<CompiledTemplate, TemplateErrors> {
 /// Parses JSON text and, when it is a `tokenizer_config.json` (an object with a
 /// `response_template` key), returns that key's value; otherwise the whole value.
 pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    let problem = |reason: String| {
         TemplateErrors(vec![TemplateError {
             path: String::new(),
-            reason: format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
+            reason,
             file: None,
         }])
-    })?;
-    Ok(match value {
+    };
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| problem(format!("invalid JSON: {e}")))?;
+    match value {
         Value::Object(mut map)
             if map.contains_key("response_template") && !map.contains_key("fields") =>
         {
-            map.remove("response_template").unwrap_or(Value::Null)
+            Ok(map.remove("response_template").unwrap_or(Value::Null))
         }
-        other => other,
-    })
+        Value::Object(map)
+            if !map.contains_key("fields")
+                && TOKENIZER_CONFIG_KEYS.iter().any(|k| map.contains_key(*k)) =>
+        {
+            Err(problem(
+                "a tokenizer_config.json without a 'response_template' key".into(),
+            ))
+        }
+        other => Ok(other),
+    }
 }
+
+/// Keys that mark a `tokenizer_config.json` (none of them is a template key).
+const TOKENIZER_CONFIG_KEYS: &[&str] = &[
+    "tokenizer_class",
+    "chat_template",
+    "added_tokens_decoder",
+    "bos_token",
+    "eos_token",
+    "model_max_length",
+];
 
 /// Compiles a validated model.
 pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, TemplateErrors> {
@@ -290,7 +306,16 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
         )
         .thompson(thompson::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
         .build(pattern)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            let text = e.to_string();
+            if text.contains("word boundary") {
+                "a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; \
+                 spell the boundary out (e.g. `(?:\\s|$)`) instead"
+                    .to_string()
+            } else {
+                text
+            }
+        })?;
     let edge = edge_facts(&dfa);
     Ok(DfaTable { dfa, edge })
 }

@@ -7,3 +7,4 @@ mod conformance;
 mod deliberate;
 mod fixtures;
 mod limits;
+mod regressions;

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Turns regression case inputs (tests/data/regressions.in.jsonl) into cases with the
+reference's expectations (tests/data/regressions.jsonl), in the conformance schema of
+shared/README.md. Run with the oracle venv's python from the repo root:
+  PY=$(../shared/oracle/setup.sh); $PY tests/data/make_regressions.py
+"""
+import json
+import subprocess
+import sys
+
+ins = [json.loads(l) for l in open("tests/data/regressions.in.jsonl") if l.strip()]
+payload = "".join(json.dumps({k: v for k, v in c.items() if k != "note"}) + "\n" for c in ins)
+out = subprocess.run([sys.executable, "../shared/oracle/oracle.py", "--merge-chunks"], input=payload,
+                     capture_output=True, text=True, check=True).stdout
+results = {r["id"]: r for r in map(json.loads, out.splitlines())}
+with open("tests/data/regressions.jsonl", "w") as f:
+    for c in ins:
+        r = results[c["id"]]
+        case = dict(c, origin="reference oracle (transformers 5.23.0) on a regression input")
+        case.setdefault("chunks", None)
+        case.setdefault("tools", None)
+        if c.get("script"):
+            case["script"] = [dict(op, expect_error=bool(log["error"])) for op, log in zip(c["script"], r["script_log"])]
+            case["expect_error"] = False
+        elif not r["ok"]:
+            case["expect_error"] = True
+        else:
+            case["expect_error"] = False
+            case["expect"] = r["message"]
+            case["expect_events"] = {"initial": r["initial_events"], "events": r["events"]}
+        f.write(json.dumps(case, ensure_ascii=False) + "\n")
+print(f"{len(ins)} cases written", file=sys.stderr)

@@ -1,0 +1,41 @@
+//! Regressions found by fuzzing and cold review, with the reference's expectations
+//! (`tests/data/regressions.jsonl`, made by `tests/data/make_regressions.py` from
+//! `tests/data/regressions.in.jsonl` with the oracle), plus the cases the reference cannot
+//! answer because it loops forever.
+
+use parser_runtime::{parse_response, ParseError};
+use serde_json::json;
+use workspace_tests::{check_case, read_jsonl, workspace_root};
+
+#[test]
+fn regression_cases_match_the_reference() {
+    let cases = read_jsonl(&workspace_root().join("tests/data/regressions.jsonl"));
+    assert!(!cases.is_empty());
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let result = rtpl::cases::run_case(case, true);
+            check_case(case, &result).map(|why| format!("{} ({}): {why}", case["id"], case["note"]))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Open and close both match the empty string at one position: the reference loops forever
+/// (and grows its event list without bound); we fail with a typed error.
+#[test]
+fn empty_open_and_close_at_one_position_is_an_error_not_a_hang() {
+    let t = template_build::compile(&json!({
+        "start_anchor": "S",
+        "fields": {"x": {"open_pattern": "(?=<)", "close_pattern": "x?"}, "content": {}}
+    }))
+    .unwrap();
+    let err = parse_response(&t, "a<b", "", &[]).unwrap_err();
+    assert_eq!(
+        err,
+        ParseError::NoProgress {
+            field: "x".into(),
+            offset: 1
+        }
+    );
+}
