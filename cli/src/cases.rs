@@ -38,6 +38,11 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
         None => "",
         Some(Value::String(p)) => p.as_str(),
         Some(Value::Null) => return fail(format!("ParseError: {}", ParseError::MissingPrefix)),
+        // The oracle passes any value on; the reference treats falsy ones as no prefix.
+        Some(Value::Bool(false)) => "",
+        Some(Value::Number(n)) if n.as_f64() == Some(0.0) => "",
+        Some(Value::Array(a)) if a.is_empty() => "",
+        Some(Value::Object(o)) if o.is_empty() => "",
         Some(other) => return fail(format!("CaseError: prefix must be a string, got {other}")),
     };
     let tools: Vec<Value> = match case.get("tools") {
@@ -49,7 +54,10 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
         Err(e) => return fail(format!("ParseError: {e}")),
     };
     let initial = parser.initial_events().to_vec();
-    if let Some(Value::Array(script)) = case.get("script") {
+    if let Some(Value::Array(script)) = case
+        .get("script")
+        .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))
+    {
         let mut log = Vec::new();
         let mut events = Vec::new();
         let mut message = Value::Null;
@@ -75,6 +83,8 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
                       "events": events_json(&events, merge), "script_log": log});
     }
     let chunks: Vec<String> = match case.get("chunks") {
+        // Like the oracle's `for chunk in chunks`: a string is fed one character at a time.
+        Some(Value::String(text)) => text.chars().map(String::from).collect(),
         Some(Value::Array(list)) => {
             let mut out = Vec::with_capacity(list.len());
             for c in list {

@@ -89,6 +89,10 @@ struct Scan {
     walks: Vec<Walk>,
     /// Spare buffer for `walks` (reused so stepping does not allocate).
     spare: Vec<Walk>,
+    /// Per watched delimiter, its preferred complete match: the leftmost start, and at one
+    /// start the first branch (Python's alternation order), whatever the length.
+    preferred: Vec<Option<Candidate>>,
+    /// The best of the preferred matches (reference `_scan` key).
     best: Option<Candidate>,
 }
 
@@ -345,9 +349,11 @@ impl<'t> ResponseParser<'t> {
                         {
                             // A zero-width open and a zero-width close at one position would
                             // re-fire forever (the reference loops); fail instead.
+                            let (offset, in_prefix) = self.located(c.start);
                             return Err(ParseError::NoProgress {
                                 field: self.tpl.fields[watch.field].name.clone(),
-                                offset: self.output_offset(c.start),
+                                offset,
+                                in_prefix,
                             });
                         }
                         self.close_current(events)?;
@@ -454,6 +460,8 @@ impl<'t> ResponseParser<'t> {
         self.scan.first = Some(first);
         self.scan.next = self.pos;
         self.scan.walks.clear();
+        self.scan.preferred.clear();
+        self.scan.preferred.resize(self.scan.watch.len(), None);
         self.scan.best = None;
     }
 
@@ -482,14 +490,11 @@ impl<'t> ResponseParser<'t> {
         }
     }
 
-    /// Orders candidates (reference `_scan` key): earliest start, then (same delimiter) branch
-    /// priority, then longest, then opens before closes, then field name.
+    /// Orders the preferred matches of two different delimiters (reference `_scan` key):
+    /// earliest start, then longest, then opens before closes, then field name.
     fn better(&self, a: &Candidate, b: &Candidate) -> bool {
         if a.start != b.start {
             return a.start < b.start;
-        }
-        if a.watch == b.watch {
-            return a.branch < b.branch;
         }
         let (la, lb) = (a.end - a.start, b.end - b.start);
         if la != lb {
@@ -505,11 +510,26 @@ impl<'t> ResponseParser<'t> {
         self.tpl.name_rank[wa.field] < self.tpl.name_rank[wb.field]
     }
 
+    /// Records a complete match. Like the reference, each delimiter contributes only its own
+    /// preferred match (what Python's `search` returns: leftmost, then first branch), and only
+    /// then are delimiters compared; so a later, longer branch never beats another delimiter.
     fn offer(&mut self, c: Candidate) {
-        match self.scan.best {
-            Some(b) if !self.better(&c, &b) => {}
-            _ => self.scan.best = Some(c),
+        let Some(slot) = self.scan.preferred.get_mut(c.watch as usize) else {
+            return;
+        };
+        if let Some(p) = slot {
+            if (p.start, p.branch) <= (c.start, c.branch) {
+                return;
+            }
         }
+        *slot = Some(c);
+        let mut best: Option<Candidate> = None;
+        for cand in self.scan.preferred.iter().flatten() {
+            if best.is_none_or(|b| self.better(cand, &b)) {
+                best = Some(*cand);
+            }
+        }
+        self.scan.best = best;
     }
 
     /// Scans the unscanned bytes of the buffer, one at a time, until a candidate is committable.
@@ -847,6 +867,16 @@ impl<'t> ResponseParser<'t> {
         abs.saturating_sub(self.prefix_len)
     }
 
+    /// Where absolute position `abs` is: `(offset in the output, false)`, or `(offset in the
+    /// prefix after its last start anchor, true)`.
+    fn located(&self, abs: usize) -> (usize, bool) {
+        if abs < self.prefix_len {
+            (abs, true)
+        } else {
+            (abs - self.prefix_len, false)
+        }
+    }
+
     /// Named groups of the open delimiter, resolved on the span the DFA found.
     fn resolve_captures(&self, c: &Candidate) -> Vec<(String, String)> {
         let br = self.branch(c.watch, c.branch);
@@ -880,10 +910,11 @@ impl<'t> ResponseParser<'t> {
             return Ok(());
         };
         let field = &self.tpl.fields[f];
+        let (offset, in_prefix) = self.located(self.body_start);
         let content_error = |source| ParseError::Content {
             field: field.name.clone(),
-            offset: self.body_start.saturating_sub(self.prefix_len),
-            in_prefix: self.body_start < self.prefix_len,
+            offset,
+            in_prefix,
             source,
         };
         let mut value = process_field(&self.body, field, &self.captures).map_err(content_error)?;
@@ -947,12 +978,19 @@ impl<'t> ResponseParser<'t> {
     }
 }
 
+/// How many walks of one look-ahead branch in one DFA state may carry distinct match ends
+/// before they are merged anyway (keeps the walk list bounded; see `push_dedup`).
+const LOOKAHEAD_WALKS_PER_STATE: usize = 16;
+
 /// Keeps only the leftmost of walks with the same future (same branch, phase and DFA state).
 /// A main walk with a recorded match and one without are kept apart: if the future brings no
-/// match, only the former has one. In a branch with a look-ahead the recorded match end itself
-/// matters (the look-ahead is checked from it), so such walks merge only when it is equal.
+/// match, only the former has one. In a branch with a trailing look-ahead the recorded match end
+/// itself matters (the look-ahead is checked from it), so such walks merge only when it is
+/// equal, up to [`LOOKAHEAD_WALKS_PER_STATE`] per state; past that they merge into the leftmost
+/// (its match end is then used for all), which bounds the cost on patterns like
+/// `[ab](?:c[^d]*d)?(?=cx)` over long inputs.
 fn push_dedup(kept: &mut Vec<Walk>, w: Walk, has_lookahead: bool) {
-    let same = |a: &Walk| {
+    let same_state = |a: &Walk| {
         a.watch == w.watch
             && a.branch == w.branch
             && match (a.phase, w.phase) {
@@ -965,24 +1003,34 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk, has_lookahead: bool) {
                         state: s2,
                         last_match: m2,
                     },
-                ) => {
-                    s1 == s2
-                        && if has_lookahead {
-                            m1 == m2
-                        } else {
-                            m1.is_some() == m2.is_some()
-                        }
-                }
+                ) => s1 == s2 && m1.is_some() == m2.is_some(),
                 (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
                 _ => false,
             }
     };
-    if let Some(existing) = kept.iter_mut().find(|a| same(a)) {
-        if w.start < existing.start {
-            *existing = w;
-        }
+    let same_end = |a: &Walk| match (a.phase, w.phase) {
+        (Phase::Main { last_match: m1, .. }, Phase::Main { last_match: m2, .. }) => m1 == m2,
+        _ => true,
+    };
+    let target = if has_lookahead {
+        let exact = kept.iter().position(|a| same_state(a) && same_end(a));
+        exact.or_else(|| {
+            let mut alike = kept.iter().enumerate().filter(|(_, a)| same_state(a));
+            let first = alike.next().map(|(i, _)| i);
+            (alike.count() + 1 >= LOOKAHEAD_WALKS_PER_STATE)
+                .then_some(first)
+                .flatten()
+        })
     } else {
-        kept.push(w);
+        kept.iter().position(same_state)
+    };
+    match target {
+        Some(i) => {
+            if w.start < kept[i].start {
+                kept[i] = w;
+            }
+        }
+        None => kept.push(w),
     }
 }
 

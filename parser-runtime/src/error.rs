@@ -112,12 +112,12 @@ pub enum ContentError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParseError {
     /// A region's body could not be parsed (content parser, transform or join).
-    #[error("field '{field}' (region body starting at byte {offset} of the {}): {source}", if *in_prefix { "prefix tail; the region opened in the prefix" } else { "output" })]
+    #[error("field {field:?} (region body starting at byte {offset} of the {}): {source}", if *in_prefix { "prefix after its last start anchor" } else { "output" })]
     Content {
         /// The field name.
         field: String,
-        /// Byte offset in the output where the region's body starts (0 when it started in
-        /// the prefix).
+        /// Byte offset where the region's body starts: in the output, or, when `in_prefix`,
+        /// in the prefix after its last start anchor.
         offset: usize,
         /// Whether the region's body started in the prefix (a prefilled region).
         in_prefix: bool,
@@ -143,12 +143,15 @@ pub enum ParseError {
     },
     /// A field's open and close both match the empty string at one position, so the
     /// parser could not make progress (the reference loops forever here).
-    #[error("field '{field}': open and close delimiters both match the empty string at byte {offset} of the output; the template cannot make progress")]
+    #[error("field {field:?}: open and close delimiters both match the empty string at byte {offset} of the {}; the template cannot make progress", if *in_prefix { "prefix after its last start anchor" } else { "output" })]
     NoProgress {
         /// The field name.
         field: String,
-        /// Byte offset in the output.
+        /// Byte offset in the output, or, when `in_prefix`, in the prefix after its last start
+        /// anchor.
         offset: usize,
+        /// Whether the position is in the prefix.
+        in_prefix: bool,
     },
     /// Bytes given to `feed_bytes` are not UTF-8 (or the output ended inside a character).
     #[error("invalid UTF-8 in the output at byte {offset}")]

@@ -308,7 +308,7 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
         .build(pattern)
         .map_err(|e| {
             let text = e.to_string();
-            if text.contains("word boundary") {
+            if text.contains("word boundar") {
                 "a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; \
                  spell the boundary out (e.g. `(?:\\s|$)`) instead"
                     .to_string()

@@ -35,7 +35,8 @@ fn empty_open_and_close_at_one_position_is_an_error_not_a_hang() {
         err,
         ParseError::NoProgress {
             field: "x".into(),
-            offset: 1
+            offset: 1,
+            in_prefix: false
         }
     );
 }
