@@ -111,6 +111,11 @@ GENERIC_PAIRS = [
     (lit("<c>"), rx(r"</c>$", ["</c>"], ["regex_edge"])),
     (lit("<answer>"), rx(r"</answer>(?:<\|end\|>)?", ["</answer>", "</answer><|end|>"], ["optional_suffix"])),
     (rx(r"<think>(?:\n\n)?", ["<think>", "<think>\n\n"], ["optional_suffix"]), lit("</think>")),
+    # Split branches whose later branch is longer: each delimiter contributes only its
+    # preferred (first-branch) match; pairs with the literal `<t>\n` opens below overlap it.
+    (rx(r"<t>|<t>\n(?=\n)", ["<t>", "<t>\n\n"], ["lookahead", "alternation"]), lit("</t>")),
+    (lits(["<t>\n"]), lit("</t2>")),
+    (rx(r"x(|y$)", ["x", "xy"], ["dollar_alt", "regex_edge"]), lit("</x>")),
 ]
 
 # (open, close) pairs of tool-call regions (bodies are JSON calls).
