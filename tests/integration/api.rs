@@ -231,24 +231,7 @@ fn dollar_in_a_trailing_group_matches_before_a_final_newline() {
         let (m, last) = p.finalize().unwrap();
         events.extend(last);
         assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
-        let mut merged: Vec<Event> = Vec::new();
-        for e in events {
-            if let (
-                Some(Event::RegionChunk {
-                    field: f0,
-                    text: t0,
-                    ..
-                }),
-                Event::RegionChunk { field, text, .. },
-            ) = (merged.last_mut(), &e)
-            {
-                if f0 == field {
-                    t0.push_str(text);
-                    continue;
-                }
-            }
-            merged.push(e);
-        }
+        let merged = parser_runtime::event::merge_chunks(&events);
         assert_eq!(merged, expected, "chunks of {chunk_chars} chars");
     }
     // Without the final "\n", and with the literal alternative.
