@@ -5,7 +5,7 @@
 //! `{"id", "ok": false, "error"}`; script cases add `script_log`.
 
 use parser_runtime::event::merge_chunks;
-use parser_runtime::{Event, ParseError, ResponseParser};
+use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
 use serde_json::{json, Value};
 
 /// Events as JSON, merged when `merge`.
@@ -20,19 +20,24 @@ pub fn events_json(events: &[Event], merge: bool) -> Value {
     serde_json::to_value(list).unwrap_or(Value::Null)
 }
 
-/// Runs one case; `merge` merges adjacent chunks of one field in the events.
+/// Runs one case, compiling its template at run time; `merge` merges adjacent chunks of one
+/// field in the events.
 pub fn run_case(case: &Value, merge: bool) -> Value {
+    match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
+        Ok(template) => run_case_with(case, &template, merge),
+        Err(e) => {
+            let id = case.get("id").cloned().unwrap_or(Value::Null);
+            json!({"id": id, "ok": false,
+                   "error": format!("TemplateError: {}", e.to_string().replace('\n', "; "))})
+        }
+    }
+}
+
+/// Runs one case with an already compiled `template` (the case's `template` key is ignored):
+/// how tables compiled ahead of time are checked against run-time ones.
+pub fn run_case_with(case: &Value, template: &CompiledTemplate, merge: bool) -> Value {
     let id = case.get("id").cloned().unwrap_or(Value::Null);
     let fail = |e: String| json!({"id": id, "ok": false, "error": e});
-    let template = match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
-        Ok(t) => t,
-        Err(e) => {
-            return fail(format!(
-                "TemplateError: {}",
-                e.to_string().replace('\n', "; ")
-            ))
-        }
-    };
     // Like the oracle: a missing `prefix` key is "", an explicit null is "not given" (an error).
     let prefix = match case.get("prefix") {
         None => "",
@@ -49,7 +54,7 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
         Some(Value::Array(list)) => list.clone(),
         _ => Vec::new(),
     };
-    let mut parser = match ResponseParser::with_tools(&template, prefix, &tools) {
+    let mut parser = match ResponseParser::with_tools(template, prefix, &tools) {
         Ok(p) => p,
         Err(e) => return fail(format!("ParseError: {e}")),
     };
@@ -129,5 +134,6 @@ fn error_kind(e: &ParseError) -> &'static str {
         ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
         ParseError::HoldOverflow { .. } => "HoldOverflow",
         ParseError::NoProgress { .. } => "NoProgress",
+        ParseError::Tables(_) => "Tables",
     }
 }

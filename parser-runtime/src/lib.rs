@@ -1,33 +1,80 @@
 //! # parser-runtime
 //!
-//! The runtime of response-templates: it walks the tables a compiled response template
-//! ([`CompiledTemplate`], produced by `template-build`) to turn the raw text a language model
-//! generates into an assistant message (`{"role", "content", "reasoning_content",
-//! "tool_calls", ...}`) and a stream of events (`region_open`, `region_chunk`,
-//! `region_close`).
+//! Turns the raw text a language model generates into a structured assistant message
+//! (`{"role", "content", "reasoning_content", "tool_calls", ...}`) and a stream of events
+//! (`region_open`, `region_chunk`, `region_close`), following the model's response template
+//! (the `response_template` of `tokenizer_config.json`, defined by Hugging Face transformers;
+//! reference behaviour: transformers 5.23.0, `transformers/utils/chat_parsing/`).
 //!
-//! The behaviour follows the reference implementation, transformers 5.23.0
-//! (`transformers/utils/chat_parsing/`), except for the deliberate differences listed in the
-//! project README.
+//! Two ways to get a compiled template:
 //!
-//! ```text
-//! template JSON -> template-build (validate, compile) -> CompiledTemplate -> ResponseParser
+//! * **At build time** with [`response_template!`] (feature `macros`, on by default) or a
+//!   build script using `template_build::Builder`: the template is validated and its
+//!   delimiters compiled to DFAs while your crate compiles; a broken template is a compile
+//!   error naming the file, the JSON path and the line. At run time the DFAs are
+//!   deserialized in place from static bytes, once.
+//! * **At run time** with `template_build::load_file` / `compile_str`, for templates chosen
+//!   by the user.
+//!
+//! Both give the same [`CompiledTemplate`] tables and the same results.
+//!
+//! ```
+//! parser_runtime::response_template!(pub SmolLm3 = "../../templates/smollm3.json");
+//!
+//! let prefix = "<|im_start|>assistant\n";
+//! let output = "<think>\nThe user greets me.\n</think>\nHello!";
+//! let message = SmolLm3::parse_response(output, prefix)?;
+//! assert_eq!(message["content"], "Hello!");
+//! assert_eq!(message["thinking"], "The user greets me.");
+//!
+//! // Streaming: the same message, plus events whose field can be matched exhaustively.
+//! let mut parser = SmolLm3::parser(prefix)?;
+//! for chunk in ["<think>\nThe user", " greets me.\n</th", "ink>\nHel", "lo!"] {
+//!     for event in parser.feed(chunk)? {
+//!         match SmolLm3::from_name(event.field()) {
+//!             Some(SmolLm3::Thinking) | Some(SmolLm3::Content) => {}
+//!             Some(SmolLm3::ToolCalls) | None => unreachable!(),
+//!         }
+//!     }
+//! }
+//! let (streamed, _events) = parser.finalize()?;
+//! assert_eq!(streamed, message);
+//! # Ok::<(), parser_runtime::ParseError>(())
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
-extern crate alloc;
+pub use parser_runtime_core::*;
 
-pub mod content;
-pub mod engine;
-pub mod error;
-pub mod event;
-pub mod tables;
-pub mod tools;
-pub mod transform;
+/// Compiles a response template at build time into a parser item.
+///
+/// ```text
+/// response_template!(pub NAME = "path/to/template.json");
+/// ```
+///
+/// The path is relative to the file invoking the macro, like `include_str!`; the file is a
+/// bare template or a `tokenizer_config.json` with a `response_template` key. Editing it
+/// rebuilds the crate.
+///
+/// The item is an enum with one variant per field of the template (field names converted to
+/// `UpperCamelCase`), so events can be matched exhaustively, with:
+///
+/// * `as_str(self) -> &'static str`, `from_name(&str) -> Option<Self>`, `FIELDS`;
+/// * `template() -> Result<&'static CompiledTemplate, TableError>` (built once, on first use);
+/// * `parse_response(output, prefix)`, `parse_response_with_tools(output, prefix, tools)`;
+/// * `parser(prefix)`, `parser_with_tools(prefix, tools)` (streaming [`ResponseParser`]).
+///
+/// A template with errors fails the build with every error, each with the file, the JSON path
+/// (e.g. `fields.tool_calls.open_pattern`), the reason and the line:column in the file.
+#[cfg(feature = "macros")]
+pub use template_macro::response_template;
 
-pub use engine::{parse_response, parse_responses, Prefixes, ResponseParser};
-pub use error::{ContentError, ParseError};
-pub use event::Event;
-pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};
-pub use tools::ToolSchemas;
+/// Items used by generated code. Not a public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use parser_runtime_core::engine::{parse_response, Message, ResponseParser};
+    pub use parser_runtime_core::error::ParseError;
+    pub use parser_runtime_core::statics::*;
+    pub use parser_runtime_core::tables::CompiledTemplate;
+    pub use serde_json::Value;
+}

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use parser_runtime::tables::{
-    Branch, CompiledTemplate, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW,
+use parser_runtime_core::tables::{
+    Branch, Captures, CompiledTemplate, Dfa, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW,
     EDGE_REACH, EDGE_SURE,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::error::{TemplateError, TemplateErrors};
 use crate::model::{self, DelimiterSpec, TemplateModel};
-use crate::pyregex;
+use crate::{locate, pyregex};
 
 /// Size limit, in bytes, of each NFA, DFA and determinization run: a hostile pattern (e.g.
 /// `(a|b)*a(a|b){30}`) fails to compile quickly with an error instead of eating memory.
@@ -40,34 +40,55 @@ pub fn compile_str(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
 }
 
 /// Loads a template file: either a bare template or a `tokenizer_config.json` whose
-/// `response_template` key holds it. Errors name the file.
+/// `response_template` key holds it. Errors name the file and the line:column of the
+/// offending key.
 pub fn load_file(path: &Path) -> Result<CompiledTemplate, TemplateErrors> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
-        TemplateErrors(vec![TemplateError {
-            path: String::new(),
-            reason: format!("cannot read: {e}"),
-            file: None,
-        }])
-        .with_file(&file)
+        TemplateErrors(vec![TemplateError::new("", format!("cannot read: {e}"))]).with_file(&file)
     })?;
-    template_value_from_text(&text)
+    compile_text(&text).map_err(|e| e.with_file(&file))
+}
+
+/// Compiles the text of a template file (a bare template or a `tokenizer_config.json`); every
+/// error carries the line:column of its JSON path in `text`.
+pub fn compile_text(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
+    template_value_from_text(text)
         .and_then(|v| compile(&v))
-        .map_err(|e| e.with_file(&file))
+        .map_err(|errors| locate_errors(errors, text))
+}
+
+/// Fills in [`TemplateError::line_col`] from each error's JSON path.
+fn locate_errors(mut errors: TemplateErrors, text: &str) -> TemplateErrors {
+    let member = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map))
+            if map.contains_key("response_template") && !map.contains_key("fields") =>
+        {
+            Some("response_template")
+        }
+        _ => None,
+    };
+    for error in &mut errors.0 {
+        if error.line_col.is_none() {
+            let offset = locate::offset_of(text, &error.path, member);
+            error.line_col = Some(locate::line_col(text, offset));
+        }
+    }
+    errors
 }
 
 /// Parses JSON text and, when it is a `tokenizer_config.json` (an object with a
 /// `response_template` key), returns that key's value; otherwise the whole value.
+///
+/// Errors: invalid JSON (with the line:column where parsing stopped), or a
+/// `tokenizer_config.json` without a template.
 pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
-    let problem = |reason: String| {
-        TemplateErrors(vec![TemplateError {
-            path: String::new(),
-            reason,
-            file: None,
-        }])
-    };
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| problem(format!("invalid JSON: {e}")))?;
+    let problem = |reason: String| TemplateErrors(vec![TemplateError::new("", reason)]);
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let mut errors = problem(format!("invalid JSON: {e}"));
+        errors.0[0].line_col = Some((e.line(), e.column()));
+        errors
+    })?;
     match value {
         Value::Object(mut map)
             if map.contains_key("response_template") && !map.contains_key("fields") =>
@@ -110,6 +131,7 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
                 path: key.to_string(),
                 reason,
                 file: None,
+                line_col: None,
             });
             None
         }
@@ -129,6 +151,7 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
                         path: field_path(&field.name, &key),
                         reason,
                         file: None,
+                        line_col: None,
                     });
                     None
                 }
@@ -238,7 +261,10 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
     for b in &pattern.branches {
         let dfa =
             dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
-        let (first, empty) = first_facts(&dfa.dfa);
+        let (first, empty) = match &dfa.dfa {
+            Dfa::Owned(d) => first_facts(d),
+            Dfa::Static(d) => first_facts(d),
+        };
         for (slot, f) in first_bytes.iter_mut().zip(first.iter()) {
             *slot |= *f;
         }
@@ -255,17 +281,7 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
             None
         } else {
             Some(
-                regex_automata::meta::Regex::builder()
-                    .syntax(
-                        syntax::Config::new()
-                            .unicode(true)
-                            .utf8(true)
-                            .dot_matches_new_line(true),
-                    )
-                    .configure(
-                        regex_automata::meta::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)),
-                    )
-                    .build(&b.main)
+                Captures::build(&b.main, DFA_SIZE_LIMIT)
                     .map_err(|e| format!("cannot compile {:?} for captures: {e}", b.main))?,
             )
         };
@@ -317,10 +333,13 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
             }
         })?;
     let edge = edge_facts(&dfa);
-    Ok(DfaTable { dfa, edge })
+    Ok(DfaTable {
+        dfa: Dfa::Owned(dfa),
+        edge,
+    })
 }
 
-fn start_states(dfa: &dense::DFA<Vec<u32>>) -> Vec<StateID> {
+fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
     let mut out: Vec<StateID> = std::iter::once(None)
         .chain((0..=255u8).map(Some))
         .filter_map(|lb| {
@@ -334,7 +353,7 @@ fn start_states(dfa: &dense::DFA<Vec<u32>>) -> Vec<StateID> {
 }
 
 /// Which bytes can begin a match, and whether the empty string can match.
-fn first_facts(dfa: &dense::DFA<Vec<u32>>) -> ([bool; 256], bool) {
+fn first_facts<A: Automaton>(dfa: &A) -> ([bool; 256], bool) {
     let mut first = [false; 256];
     let mut empty = false;
     for s in start_states(dfa) {
@@ -355,7 +374,7 @@ fn first_facts(dfa: &dense::DFA<Vec<u32>>) -> ([bool; 256], bool) {
 }
 
 /// Computes `EDGE_GROW`, `EDGE_SURE` and `EDGE_REACH` for every state reachable from a start
-/// state (see `parser_runtime::tables`).
+/// state (see `parser_runtime_core::tables`).
 fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
     // One representative byte per equivalence class.
     let mut reps: Vec<u8> = Vec::new();
@@ -443,7 +462,7 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parser_runtime::tables::DfaTable;
+    use parser_runtime_core::tables::DfaTable;
 
     fn walk(t: &DfaTable, text: &str) -> StateID {
         let dfa = &t.dfa;

@@ -25,6 +25,9 @@ pub struct TemplateError {
     pub reason: String,
     /// The file the template came from, set by file loaders.
     pub file: Option<String>,
+    /// 1-based line and column (in chars) of the offending key in the file, set by file
+    /// loaders ([`crate::load_file`]); for invalid JSON, where the JSON parser stopped.
+    pub line_col: Option<(usize, usize)>,
 }
 
 impl TemplateError {
@@ -34,15 +37,20 @@ impl TemplateError {
             path: path.into(),
             reason: reason.into(),
             file: None,
+            line_col: None,
         }
     }
 }
 
 impl fmt::Display for TemplateError {
-    /// `{file}: {path}: {reason}`, leaving out the file and the path when they are empty.
+    /// `{file}:{line}:{column}: {path}: {reason}`, leaving out the file, the position and the
+    /// path when they are not known.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = self.file.as_deref().filter(|file| !file.is_empty()) {
-            write!(f, "{file}: ")?;
+            match self.line_col {
+                Some((line, col)) => write!(f, "{file}:{line}:{col}: ")?,
+                None => write!(f, "{file}: ")?,
+            }
         }
         if !self.path.is_empty() {
             write!(f, "{}: ", self.path)?;

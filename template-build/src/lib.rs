@@ -4,17 +4,25 @@
 //! JSON of `tokenizer_config.json`, version 1), validates it with every load-time check of the
 //! reference implementation (transformers 5.23.0, `chat_parsing/response_templates.py`),
 //! translates its Python-dialect regexes and compiles every delimiter to regex-automata DFAs,
-//! producing the tables ([`parser_runtime::CompiledTemplate`]) the runtime walks.
+//! producing the tables ([`parser_runtime_core::CompiledTemplate`]) the runtime walks.
 //!
 //! ```text
-//! JSON --model::load--> TemplateModel --compile--> CompiledTemplate
+//! JSON --model::load--> TemplateModel --compile--> CompiledTemplate --codegen--> Rust items
 //! ```
+//!
+//! Three front ends share this crate: run-time loading ([`load_file`], [`compile_str`]), the
+//! `response_template!` macro (crate `template-macro`), and build scripts ([`Builder`]); the
+//! last two emit the same code through [`codegen`].
 
+pub mod builder;
+pub mod codegen;
 pub mod compile;
 pub mod error;
+pub mod locate;
 pub mod model;
 pub mod pyregex;
 
-pub use compile::{compile, compile_model, compile_str, load_file};
+pub use builder::Builder;
+pub use compile::{compile, compile_model, compile_str, compile_text, load_file};
 pub use error::{TemplateError, TemplateErrors};
 pub use model::TemplateModel;

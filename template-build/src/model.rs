@@ -53,7 +53,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use parser_runtime::ContentSpec;
+use parser_runtime_core::ContentSpec;
 
 use crate::error::{TemplateError, TemplateErrors};
 use crate::pyregex;

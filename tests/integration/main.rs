@@ -8,3 +8,4 @@ mod deliberate;
 mod fixtures;
 mod limits;
 mod regressions;
+mod statics;

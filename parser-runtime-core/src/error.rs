@@ -170,4 +170,8 @@ pub enum ParseError {
         /// The limit.
         limit: usize,
     },
+    /// Tables embedded by `response_template!` or build.rs could not be loaded (see
+    /// [`crate::statics::TableError`]).
+    #[error(transparent)]
+    Tables(#[from] crate::statics::TableError),
 }

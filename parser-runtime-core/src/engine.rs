@@ -16,7 +16,6 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use regex_automata::dfa::Automaton;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
@@ -880,7 +879,7 @@ impl<'t> ResponseParser<'t> {
     /// Named groups of the open delimiter, resolved on the span the DFA found.
     fn resolve_captures(&self, c: &Candidate) -> Vec<(String, String)> {
         let br = self.branch(c.watch, c.branch);
-        let Some(re) = br.captures.as_ref() else {
+        let Some(re) = br.captures.as_ref().map(|c| &c.regex) else {
             return Vec::new();
         };
         let hay = self.buf.as_bytes();
@@ -1038,7 +1037,7 @@ fn start_state(table: &DfaTable, look_behind: Option<u8>) -> Option<StateID> {
     let config = start::Config::new()
         .anchored(Anchored::Yes)
         .look_behind(look_behind);
-    table.dfa.start_state(&config).ok()
+    table.dfa.start_state(&config)
 }
 
 fn is_empty(v: &Value) -> bool {

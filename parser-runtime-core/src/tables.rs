@@ -3,11 +3,12 @@
 //! compiler (see `template_build::compile`).
 
 use alloc::boxed::Box;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use regex_automata::dfa::dense;
+use regex_automata::dfa::{dense, Automaton};
 use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
 use serde_json::{Map, Value};
 
 /// A response template compiled to tables: DFAs for every delimiter plus the field table.
@@ -116,7 +117,39 @@ pub struct Branch {
     pub lookahead: Option<Lookahead>,
     /// A capture engine for the main part, present when it has named groups; run anchored on
     /// the span the DFA found.
-    pub captures: Option<regex_automata::meta::Regex>,
+    pub captures: Option<Captures>,
+}
+
+/// The capture engine of a branch with named groups: the main part's regex-syntax pattern and
+/// the regex built from it (a PikeVM-backed `meta::Regex`; run only on the span the DFA
+/// found, once per committed delimiter).
+#[derive(Debug, Clone)]
+pub struct Captures {
+    /// The main part as a regex-syntax pattern (what code generation embeds).
+    pub pattern: String,
+    /// The regex built from `pattern`.
+    pub regex: regex_automata::meta::Regex,
+}
+
+impl Captures {
+    /// Builds the capture regex for `pattern` (Unicode, UTF-8, `.` matches `\n`, NFA size
+    /// limited to `nfa_size_limit` bytes). Errors: the builder's message.
+    pub fn build(pattern: &str, nfa_size_limit: usize) -> Result<Self, String> {
+        let regex = regex_automata::meta::Regex::builder()
+            .syntax(
+                regex_automata::util::syntax::Config::new()
+                    .unicode(true)
+                    .utf8(true)
+                    .dot_matches_new_line(true),
+            )
+            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(nfa_size_limit)))
+            .build(pattern)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            pattern: pattern.into(),
+            regex,
+        })
+    }
 }
 
 /// A trailing look-ahead `(?=...)` (or `(?!...)` when `negated`).
@@ -132,10 +165,91 @@ pub struct Lookahead {
 #[derive(Debug, Clone)]
 pub struct DfaTable {
     /// Anchored, leftmost-first dense DFA (regex-automata; matches are reported one byte late).
-    pub dfa: dense::DFA<Vec<u32>>,
+    pub dfa: Dfa,
     /// Edge facts of the states that have any, sorted by state id (see [`EDGE_GROW`],
     /// [`EDGE_SURE`], [`EDGE_REACH`]); states not listed have none.
     pub edge: Vec<(StateID, u8)>,
+}
+
+/// A dense DFA, either built at run time (owned transition table) or deserialized in place from
+/// bytes embedded in the binary by code generation (`dense::DFA::from_bytes`, no copy).
+///
+/// Both forms have the same state ids, so the edge facts computed by the compiler apply to
+/// either.
+#[derive(Debug, Clone)]
+pub enum Dfa {
+    /// Built by `template_build` at run time.
+    Owned(dense::DFA<Vec<u32>>),
+    /// Deserialized from static bytes (`response_template!`, build.rs).
+    Static(dense::DFA<&'static [u32]>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $d:ident => $e:expr) => {
+        match $self {
+            Dfa::Owned($d) => $e,
+            Dfa::Static($d) => $e,
+        }
+    };
+}
+
+impl Dfa {
+    /// The transition from `id` on `byte`.
+    #[inline]
+    pub fn next_state(&self, id: StateID, byte: u8) -> StateID {
+        dispatch!(self, d => d.next_state(id, byte))
+    }
+
+    /// The transition from `id` at the end of input.
+    #[inline]
+    pub fn next_eoi_state(&self, id: StateID) -> StateID {
+        dispatch!(self, d => d.next_eoi_state(id))
+    }
+
+    /// Whether `id` is a match state (matches are reported one byte late).
+    #[inline]
+    pub fn is_match_state(&self, id: StateID) -> bool {
+        dispatch!(self, d => d.is_match_state(id))
+    }
+
+    /// Whether `id` is the dead state.
+    #[inline]
+    pub fn is_dead_state(&self, id: StateID) -> bool {
+        dispatch!(self, d => d.is_dead_state(id))
+    }
+
+    /// Whether `id` is a quit state (never produced: no quit bytes are configured).
+    #[inline]
+    pub fn is_quit_state(&self, id: StateID) -> bool {
+        dispatch!(self, d => d.is_quit_state(id))
+    }
+
+    /// The anchored start state for `config`, or `None` when the DFA has none.
+    pub fn start_state(&self, config: &start::Config) -> Option<StateID> {
+        dispatch!(self, d => d.start_state(config).ok())
+    }
+
+    /// The byte class of `byte` (bytes of one class have the same transitions).
+    pub fn byte_class(&self, byte: u8) -> u8 {
+        dispatch!(self, d => d.byte_classes().get(byte))
+    }
+
+    /// The DFA serialized in the target's byte order, without the leading alignment padding
+    /// (`dense::DFA::to_bytes_native_endian`): what code generation embeds.
+    pub fn to_bytes(&self, big_endian: bool) -> Vec<u8> {
+        let (bytes, pad) = match (self, big_endian) {
+            (Dfa::Owned(d), false) => d.to_bytes_little_endian(),
+            (Dfa::Owned(d), true) => d.to_bytes_big_endian(),
+            (Dfa::Static(d), false) => d.to_bytes_little_endian(),
+            (Dfa::Static(d), true) => d.to_bytes_big_endian(),
+        };
+        bytes[pad..].to_vec()
+    }
+
+    /// The size of the transition table and other tables, in bytes.
+    pub fn memory_usage(&self) -> usize {
+        dispatch!(self, d => d.memory_usage())
+    }
 }
 
 /// Edge fact: from this state a longer match than any seen so far may still come (some byte

@@ -1,0 +1,516 @@
+//! Code generation: a [`CompiledTemplate`] as Rust items, shared by the `response_template!`
+//! macro and build scripts ([`crate::Builder`]), so both emit the same code.
+//!
+//! The generated item is an enum with one variant per field plus associated functions; its
+//! tables are a `static` [`StaticTemplate`](parser_runtime_core::statics::StaticTemplate)
+//! (DFAs as serialized bytes, 4-byte aligned, one copy per byte order selected by
+//! `cfg(target_endian)`), wrapped in a `LazyTemplate` built on first use. Every path goes
+//! through `::parser_runtime::__private`; a constant checks the table format version.
+//! The output is deterministic: the same template gives the same tokens.
+
+use std::path::Path;
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+use serde_json::Value;
+
+use parser_runtime_core::statics::FORMAT_VERSION;
+use parser_runtime_core::tables::{CompiledTemplate, ContentSpec, Delimiter, DfaTable};
+
+/// What to generate around the tables.
+#[derive(Debug, Clone)]
+pub struct Item<'a> {
+    /// Visibility tokens (`pub`, `pub(crate)`, or empty).
+    pub vis: TokenStream,
+    /// The item's name.
+    pub ident: Ident,
+    /// The template file; when `track` is set, the generated code `include_bytes!` it so that
+    /// editing the file rebuilds the crate (must then be absolute or relative to the invoking
+    /// file).
+    pub source_file: &'a Path,
+    /// Emit the `include_bytes!` dependency on `source_file`.
+    pub track: bool,
+}
+
+/// Generates the item for `template`.
+pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
+    let Item {
+        vis,
+        ident,
+        source_file,
+        track,
+    } = item;
+    let tables = tables(template);
+    let digest = Literal::u64_suffixed(digest(template));
+    let name = ident.to_string();
+    let file = source_file.display().to_string();
+    let version = Literal::u32_suffixed(FORMAT_VERSION);
+    let variants = variant_names(template);
+    let field_names: Vec<&str> = template.fields.iter().map(|f| f.name.as_str()).collect();
+    let variant_docs: Vec<String> = field_names
+        .iter()
+        .map(|n| format!("The field `{n}`."))
+        .collect();
+    let track_tokens = if *track {
+        quote! { const _: &[u8] = include_bytes!(#file); }
+    } else {
+        TokenStream::new()
+    };
+    let enum_doc = format!(
+        "Fields of the response template `{file}`, compiled at build time by template-build \
+         (one variant per field, in template order); the associated functions parse with it."
+    );
+    quote! {
+        #[doc = #enum_doc]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(dead_code)]
+        #vis enum #ident {
+            #( #[doc = #variant_docs] #variants, )*
+        }
+
+        const _: () = {
+            ::parser_runtime::__private::require_format(#version);
+            #track_tokens
+        };
+
+        #[allow(dead_code)]
+        impl #ident {
+            /// The item name.
+            pub const NAME: &'static str = #name;
+            /// The fields, in template order.
+            pub const FIELDS: &'static [Self] = &[ #( Self::#variants ),* ];
+
+            /// The field name (the message key it fills).
+            pub const fn as_str(self) -> &'static str {
+                match self { #( Self::#variants => #field_names, )* }
+            }
+
+            /// The field named `name`, if the template has one.
+            pub fn from_name(name: &str) -> ::core::option::Option<Self> {
+                match name {
+                    #( #field_names => ::core::option::Option::Some(Self::#variants), )*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            /// The static tables and their lazily built runtime form.
+            pub fn lazy() -> &'static ::parser_runtime::__private::LazyTemplate {
+                static TABLES: ::parser_runtime::__private::StaticTemplate =
+                    ::parser_runtime::__private::StaticTemplate {
+                        name: #name,
+                        source_file: #file,
+                        digest: #digest,
+                        #tables
+                    };
+                static LAZY: ::parser_runtime::__private::LazyTemplate =
+                    ::parser_runtime::__private::LazyTemplate::new(&TABLES);
+                &LAZY
+            }
+
+            /// The compiled template, built from the static tables on first use (DFAs
+            /// deserialized in place).
+            ///
+            /// Errors: `TableError` when the embedded tables cannot be loaded (only with
+            /// mismatched crate versions).
+            pub fn template() -> ::core::result::Result<
+                &'static ::parser_runtime::__private::CompiledTemplate,
+                ::parser_runtime::__private::TableError,
+            > {
+                Self::lazy().get()
+            }
+
+            /// Parses one complete output (see `parser_runtime::parse_response`).
+            pub fn parse_response(
+                output: &str,
+                prefix: &str,
+            ) -> ::core::result::Result<
+                ::parser_runtime::__private::Message,
+                ::parser_runtime::__private::ParseError,
+            > {
+                ::parser_runtime::__private::parse_response(Self::template()?, output, prefix, &[])
+            }
+
+            /// Parses one complete output, typing tool-call arguments by `tools` (OpenAI tool
+            /// definitions).
+            pub fn parse_response_with_tools(
+                output: &str,
+                prefix: &str,
+                tools: &[::parser_runtime::__private::Value],
+            ) -> ::core::result::Result<
+                ::parser_runtime::__private::Message,
+                ::parser_runtime::__private::ParseError,
+            > {
+                ::parser_runtime::__private::parse_response(Self::template()?, output, prefix, tools)
+            }
+
+            /// A streaming parser (see `parser_runtime::ResponseParser::new`).
+            pub fn parser(
+                prefix: &str,
+            ) -> ::core::result::Result<
+                ::parser_runtime::__private::ResponseParser<'static>,
+                ::parser_runtime::__private::ParseError,
+            > {
+                ::parser_runtime::__private::ResponseParser::new(Self::template()?, prefix)
+            }
+
+            /// A streaming parser typing tool-call arguments by `tools`.
+            pub fn parser_with_tools(
+                prefix: &str,
+                tools: &[::parser_runtime::__private::Value],
+            ) -> ::core::result::Result<
+                ::parser_runtime::__private::ResponseParser<'static>,
+                ::parser_runtime::__private::ParseError,
+            > {
+                ::parser_runtime::__private::ResponseParser::with_tools(
+                    Self::template()?,
+                    prefix,
+                    tools,
+                )
+            }
+        }
+
+        impl ::core::fmt::Display for #ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    }
+}
+
+/// FNV-1a, 64 bits.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A digest of everything the generated tables hold (FNV-1a over a length-prefixed
+/// serialization: DFA bytes, edge facts, patterns, content parsers, defaults, transforms),
+/// independent of how the tokens are printed; the item name and file are not part of it.
+pub fn digest(t: &CompiledTemplate) -> u64 {
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    fn dfa(out: &mut Vec<u8>, d: &DfaTable) {
+        put(out, &d.dfa.to_bytes(false));
+        for (id, flags) in &d.edge {
+            out.extend_from_slice(&id.as_u32().to_le_bytes());
+            out.push(*flags);
+        }
+    }
+    fn delimiter(out: &mut Vec<u8>, d: Option<&Delimiter>) {
+        let Some(d) = d else {
+            put(out, b"none");
+            return;
+        };
+        put(out, d.source.as_bytes());
+        out.extend([u8::from(d.literal), u8::from(d.can_be_empty)]);
+        out.extend(d.first_bytes.iter().map(|&b| u8::from(b)));
+        for g in &d.group_names {
+            put(out, g.as_bytes());
+        }
+        for b in &d.branches {
+            dfa(out, &b.dfa);
+            if let Some(la) = &b.lookahead {
+                out.push(u8::from(la.negated));
+                dfa(out, &la.dfa);
+            }
+            put(out, b.captures.as_ref().map_or("", |c| c.pattern.as_str()).as_bytes());
+        }
+    }
+    let mut out = Vec::new();
+    put(&mut out, serde_json::to_string(&t.defaults).unwrap_or_default().as_bytes());
+    put(&mut out, t.start_anchor.source.as_bytes());
+    put(&mut out, t.start_anchor.regex.as_str().as_bytes());
+    put(&mut out, format!("{:?} {:?}", t.implicit, t.name_rank).as_bytes());
+    for f in &t.fields {
+        put(&mut out, f.name.as_bytes());
+        delimiter(&mut out, f.open.as_ref());
+        delimiter(&mut out, f.close.as_ref());
+        put(&mut out, format!("{:?}", f.content).as_bytes());
+        put(
+            &mut out,
+            format!("{} {:?} {} {}", f.repeats, f.join, f.optional, f.transform_each).as_bytes(),
+        );
+        put(&mut out, serde_json::to_string(&f.transform).unwrap_or_default().as_bytes());
+    }
+    fnv1a(&out)
+}
+
+/// `UpperCamelCase` variant names for the fields: ASCII letters and digits kept, everything
+/// else separates words; a name that would be empty, start with a digit or be `Self` gets a
+/// `Field` prefix; a name taken by an earlier field gets its field index appended.
+pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
+    let mut taken: Vec<String> = Vec::new();
+    for (i, field) in template.fields.iter().enumerate() {
+        let mut name = String::new();
+        for word in field.name.split(|c: char| !c.is_ascii_alphanumeric()) {
+            let mut chars = word.chars();
+            if let Some(first) = chars.next() {
+                name.push(first.to_ascii_uppercase());
+                name.extend(chars);
+            }
+        }
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name == "Self" {
+            name.insert_str(0, "Field");
+        }
+        if taken.contains(&name) {
+            name.push_str(&i.to_string());
+        }
+        taken.push(name);
+    }
+    taken
+        .iter()
+        .map(|n| Ident::new(n, Span::call_site()))
+        .collect()
+}
+
+/// The fields of `StaticTemplate` after `name`, `source_file` and `digest`.
+fn tables(t: &CompiledTemplate) -> TokenStream {
+    let defaults = object(&t.defaults);
+    let anchor_source = &t.start_anchor.source;
+    let anchor_pattern = t.start_anchor.regex.as_str();
+    let implicit = option(t.implicit.map(|i| {
+        let i = Literal::usize_suffixed(i);
+        quote!(#i)
+    }));
+    let rank = t.name_rank.iter().map(|&r| Literal::u32_suffixed(r));
+    let fields = t.fields.iter().map(|f| {
+        let name = &f.name;
+        let open = option(f.open.as_ref().map(delimiter));
+        let close = option(f.close.as_ref().map(delimiter));
+        let content = content(&f.content);
+        let repeats = f.repeats;
+        let join = option(f.join.as_ref().map(|j| quote!(#j)));
+        let optional = f.optional;
+        let transform = option(f.transform.as_ref().map(value));
+        let transform_each = f.transform_each;
+        quote! {
+            ::parser_runtime::__private::StaticField {
+                name: #name,
+                open: #open,
+                close: #close,
+                content: #content,
+                repeats: #repeats,
+                join: #join,
+                optional: #optional,
+                transform: #transform,
+                transform_each: #transform_each,
+            }
+        }
+    });
+    quote! {
+        defaults: #defaults,
+        start_anchor_source: #anchor_source,
+        start_anchor_pattern: #anchor_pattern,
+        fields: &[ #( #fields ),* ],
+        implicit: #implicit,
+        name_rank: &[ #( #rank ),* ],
+    }
+}
+
+fn option(v: Option<TokenStream>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn delimiter(d: &Delimiter) -> TokenStream {
+    let source = &d.source;
+    let literal = d.literal;
+    let branches = d.branches.iter().map(|b| {
+        let dfa = dfa_tokens(&b.dfa);
+        let lookahead = option(b.lookahead.as_ref().map(|la| {
+            let negated = la.negated;
+            let body = dfa_tokens(&la.dfa);
+            quote!((#negated, #body))
+        }));
+        let captures = option(b.captures.as_ref().map(|c| {
+            let p = &c.pattern;
+            quote!(#p)
+        }));
+        quote! {
+            ::parser_runtime::__private::StaticBranch {
+                dfa: #dfa,
+                lookahead: #lookahead,
+                captures: #captures,
+            }
+        }
+    });
+    let groups = &d.group_names;
+    let mut bits = [0u8; 32];
+    for (b, &on) in d.first_bytes.iter().enumerate() {
+        if on {
+            bits[b / 8] |= 1 << (b % 8);
+        }
+    }
+    let bits = bits.iter().map(|&b| Literal::u8_suffixed(b));
+    let can_be_empty = d.can_be_empty;
+    quote! {
+        ::parser_runtime::__private::StaticDelimiter {
+            source: #source,
+            literal: #literal,
+            branches: &[ #( #branches ),* ],
+            group_names: &[ #( #groups ),* ],
+            first_bytes: [ #( #bits ),* ],
+            can_be_empty: #can_be_empty,
+        }
+    }
+}
+
+/// A `StaticDfa`: the serialized DFA for each byte order, selected by `cfg(target_endian)`.
+fn dfa_tokens(t: &DfaTable) -> TokenStream {
+    let little = t.dfa.to_bytes(false);
+    let big = t.dfa.to_bytes(true);
+    let (nl, nb) = (
+        Literal::usize_unsuffixed(little.len()),
+        Literal::usize_unsuffixed(big.len()),
+    );
+    let (little, big) = (Literal::byte_string(&little), Literal::byte_string(&big));
+    let edge = t.edge.iter().map(|&(id, flags)| {
+        let id = Literal::u32_suffixed(id.as_u32());
+        let flags = Literal::u8_suffixed(flags);
+        quote!((#id, #flags))
+    });
+    quote! {
+        ::parser_runtime::__private::StaticDfa {
+            bytes: {
+                #[cfg(target_endian = "little")]
+                static BYTES: ::parser_runtime::__private::Aligned<[u8; #nl]> =
+                    ::parser_runtime::__private::Aligned(*#little);
+                #[cfg(target_endian = "big")]
+                static BYTES: ::parser_runtime::__private::Aligned<[u8; #nb]> =
+                    ::parser_runtime::__private::Aligned(*#big);
+                &BYTES.0
+            },
+            edge: &[ #( #edge ),* ],
+        }
+    }
+}
+
+fn content(c: &ContentSpec) -> TokenStream {
+    let vp = |v: &Option<Box<ContentSpec>>| {
+        option(v.as_ref().map(|v| {
+            let inner = content(v);
+            quote!(&#inner)
+        }))
+    };
+    match c {
+        ContentSpec::Text { strip } => quote!(::parser_runtime::__private::StaticContent::Text { strip: #strip }),
+        ContentSpec::Int { strip } => quote!(::parser_runtime::__private::StaticContent::Int { strip: #strip }),
+        ContentSpec::Float { strip } => quote!(::parser_runtime::__private::StaticContent::Float { strip: #strip }),
+        ContentSpec::Bool { strip } => quote!(::parser_runtime::__private::StaticContent::Bool { strip: #strip }),
+        ContentSpec::Json {
+            unquoted_keys,
+            string_delims,
+            allow_non_json,
+            strip,
+        } => {
+            let delims = string_delims.iter().map(|(a, b)| quote!((#a, #b)));
+            quote! {
+                ::parser_runtime::__private::StaticContent::Json {
+                    unquoted_keys: #unquoted_keys,
+                    string_delims: &[ #( #delims ),* ],
+                    allow_non_json: #allow_non_json,
+                    strip: #strip,
+                }
+            }
+        }
+        ContentSpec::XmlInline {
+            tag_pattern,
+            tag_pattern_source,
+            value_parser,
+            merge_duplicates,
+        } => {
+            let pattern = option(tag_pattern.as_ref().map(|r| {
+                let p = r.as_str();
+                quote!(#p)
+            }));
+            let source = option(tag_pattern_source.as_ref().map(|s| quote!(#s)));
+            let vp = vp(value_parser);
+            quote! {
+                ::parser_runtime::__private::StaticContent::XmlInline {
+                    tag_pattern: #pattern,
+                    tag_pattern_source: #source,
+                    value_parser: #vp,
+                    merge_duplicates: #merge_duplicates,
+                }
+            }
+        }
+        ContentSpec::KvLines {
+            line_sep,
+            kv_sep,
+            strip,
+            value_parser,
+        } => {
+            let vp = vp(value_parser);
+            quote! {
+                ::parser_runtime::__private::StaticContent::KvLines {
+                    line_sep: #line_sep,
+                    kv_sep: #kv_sep,
+                    strip: #strip,
+                    value_parser: #vp,
+                }
+            }
+        }
+    }
+}
+
+fn object(map: &serde_json::Map<String, Value>) -> TokenStream {
+    let entries = map.iter().map(|(k, v)| {
+        let v = value(v);
+        quote!((#k, #v))
+    });
+    quote!(&[ #( #entries ),* ])
+}
+
+/// A `StaticValue` expression. Floats are written as their bits (exact).
+fn value(v: &Value) -> TokenStream {
+    match v {
+        Value::Null => quote!(::parser_runtime::__private::StaticValue::Null),
+        Value::Bool(b) => quote!(::parser_runtime::__private::StaticValue::Bool(#b)),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                let u = Literal::u64_suffixed(u);
+                quote!(::parser_runtime::__private::StaticValue::U64(#u))
+            } else if let Some(i) = n.as_i64() {
+                let i = Literal::i64_suffixed(i);
+                quote!(::parser_runtime::__private::StaticValue::I64(#i))
+            } else {
+                let bits = Literal::u64_suffixed(n.as_f64().unwrap_or(0.0).to_bits());
+                quote!(::parser_runtime::__private::StaticValue::F64(f64::from_bits(#bits)))
+            }
+        }
+        Value::String(s) => quote!(::parser_runtime::__private::StaticValue::Str(#s)),
+        Value::Array(items) => {
+            let items = items.iter().map(value);
+            quote!(::parser_runtime::__private::StaticValue::Array(&[ #( #items ),* ]))
+        }
+        Value::Object(map) => {
+            let map = object(map);
+            quote!(::parser_runtime::__private::StaticValue::Object(#map))
+        }
+    }
+}
+
+/// An identifier for a template file stem (`smollm3` -> `Smollm3`, `qwen3-coder` ->
+/// `Qwen3Coder`, `glm-4.5` -> `Glm4_5`): words split at non-alphanumerics, digits after digits
+/// joined with `_`.
+pub fn item_name(stem: &str) -> String {
+    let mut out = String::new();
+    for word in stem.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = word.chars();
+        let Some(first) = chars.next() else { continue };
+        if out.ends_with(|c: char| c.is_ascii_digit()) && first.is_ascii_digit() {
+            out.push('_');
+        }
+        out.push(first.to_ascii_uppercase());
+        out.extend(chars);
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "Template");
+    }
+    out
+}
