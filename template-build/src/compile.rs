@@ -86,7 +86,7 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     let problem = |reason: String| TemplateErrors(vec![TemplateError::new("", reason)]);
     let value: Value = serde_json::from_str(text).map_err(|e| {
         let mut errors = problem(format!("invalid JSON: {e}"));
-        errors.0[0].line_col = Some((e.line(), e.column()));
+        errors.0[0].line_col = Some((e.line(), e.column().max(1)));
         errors
     })?;
     match value {

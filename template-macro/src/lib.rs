@@ -47,6 +47,8 @@ pub fn response_template(input: TokenStream) -> TokenStream {
         Ok(t) => t,
         Err(errors) => {
             let mut all: Option<syn::Error> = None;
+            // Name the file as the user wrote it (stable across machines), not the resolved path.
+            let errors = errors.with_file(&input.path.value());
             for error in errors.iter() {
                 let e = syn::Error::new(input.path.span(), format!("response template: {error}"));
                 match &mut all {
