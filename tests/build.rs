@@ -10,15 +10,20 @@ fn main() {
     let dir = out.join("conformance-templates");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create OUT_DIR/conformance-templates");
-    let cases = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/cases/conformance.jsonl");
+    let cases =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/cases/conformance.jsonl");
     println!("cargo:rerun-if-changed={}", cases.display());
     println!("cargo:rerun-if-changed=build.rs");
     // Distinct templates (by canonical JSON text), numbered in first-seen order.
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let text = std::fs::read_to_string(&cases).unwrap_or_default();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(case) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        let Some(template) = case.get("template") else { continue };
+        let Ok(case) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(template) = case.get("template") else {
+            continue;
+        };
         if template_build::compile(template).is_err() {
             continue;
         }

@@ -1,13 +1,15 @@
 //! `rtpl`: the command-line tool of response-templates.
 //!
 //! ```text
-//! rtpl parse  --template T (--prefix STR | --prefix-file F) [--tools F] [FILE|-]
-//! rtpl stream --template T (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
+//! rtpl parse  (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [FILE|-]
+//! rtpl stream (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
 //! rtpl check T...
+//! rtpl list
 //! rtpl run-cases [--merge-chunks] < cases.jsonl
 //! ```
 //! Exit codes: 0 success, 1 bad data (template, input, parse failure), 2 usage.
 
+use std::borrow::Cow;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +48,8 @@ enum Command {
         #[arg(required = true)]
         templates: Vec<PathBuf>,
     },
+    /// List the vendored templates (compiled into rtpl; select one with --model NAME).
+    List,
     /// Run conformance cases (JSON Lines on stdin); print results in the oracle's schema.
     RunCases {
         /// Merge adjacent region_chunk events of one field.
@@ -56,9 +60,18 @@ enum Command {
 
 #[derive(Args)]
 struct ParseArgs {
-    /// Template: a response-template JSON file or a tokenizer_config.json.
+    /// Template: a response-template JSON file or a tokenizer_config.json (compiled at run
+    /// time).
+    #[arg(
+        long,
+        short,
+        required_unless_present = "model",
+        conflicts_with = "model"
+    )]
+    template: Option<PathBuf>,
+    /// A vendored template by name (compiled into rtpl at build time; see `rtpl list`).
     #[arg(long, short)]
-    template: PathBuf,
+    model: Option<String>,
     /// The prompt the model saw (required; pass --prefix '' to opt out).
     #[arg(long, conflicts_with = "prefix_file")]
     prefix: Option<String>,
@@ -90,12 +103,20 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             // One line naming the cause (clap's first line), then exit 2.
+            // The lines before the first blank one (clap lists missing arguments there).
             let text = e.render().to_string();
-            let first = text
+            let first: Vec<&str> = text
                 .lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = first.join(" ");
+            let first = first.trim_start_matches("error: ");
+            let first = if first.is_empty() {
+                "invalid arguments"
+            } else {
+                first
+            };
             eprintln!("rtpl: {first} (see rtpl --help)");
             return ExitCode::from(2);
         }
@@ -108,12 +129,15 @@ fn main() -> ExitCode {
         Command::Parse(args) => cmd_parse(&args),
         Command::Stream { args, chunk_bytes } => cmd_stream(&args, chunk_bytes as usize),
         Command::Check { templates } => cmd_check(&templates),
+        Command::List => cmd_list(),
         Command::RunCases { merge_chunks } => cmd_run_cases(merge_chunks),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(msg, code)) => {
-            eprintln!("rtpl: {msg}");
+            if !msg.is_empty() {
+                eprintln!("rtpl: {msg}");
+            }
             ExitCode::from(code)
         }
     }
@@ -144,14 +168,28 @@ fn read_text(path: &Path, what: &str) -> Result<String, Failure> {
 }
 
 struct Loaded {
-    template: CompiledTemplate,
+    template: Cow<'static, CompiledTemplate>,
     prefix: String,
     tools: Vec<Value>,
 }
 
 fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
-    let template =
-        template_build::load_file(&args.template).map_err(|e| Failure::data(one_line(&e)))?;
+    let template = match (&args.template, &args.model) {
+        (Some(path), _) => {
+            Cow::Owned(template_build::load_file(path).map_err(|e| Failure::data(one_line(&e)))?)
+        }
+        (None, Some(name)) => match templates::by_name(name) {
+            Some(Ok(t)) => Cow::Borrowed(t),
+            Some(Err(e)) => return Err(Failure::data(e.to_string())),
+            None => {
+                return Err(Failure::usage(format!(
+                    "no vendored template named {name:?}; available: {}",
+                    templates::names().collect::<Vec<_>>().join(", ")
+                )))
+            }
+        },
+        (None, None) => return Err(Failure::usage("pass --template FILE or --model NAME")),
+    };
     let prefix = match (&args.prefix, &args.prefix_file) {
         (Some(p), _) => p.clone(),
         (None, Some(f)) => read_text(f, "prefix")?,
@@ -214,10 +252,20 @@ fn parse_error(e: ParseError) -> Failure {
     Failure::data(format!("parse error: {e}"))
 }
 
+/// A failed write to stdout: a closed pipe (`rtpl ... | head`) ends quietly with success.
+fn write_failure(e: impl Into<std::io::Error>) -> Failure {
+    let e: std::io::Error = e.into();
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure(String::new(), 0)
+    } else {
+        Failure::data(e.to_string())
+    }
+}
+
 fn print_json(value: &Value) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value).map_err(|e| Failure::data(e.to_string()))?;
-    writeln!(out).map_err(|e| Failure::data(e.to_string()))
+    serde_json::to_writer_pretty(&mut out, value).map_err(write_failure)?;
+    writeln!(out).map_err(write_failure)
 }
 
 fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
@@ -238,8 +286,8 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let mut emit = |events: &[Event]| -> Result<(), Failure> {
         for e in events {
-            let line = serde_json::to_string(e).map_err(|e| Failure::data(e.to_string()))?;
-            writeln!(out, "{line}").map_err(|e| Failure::data(e.to_string()))?;
+            let line = serde_json::to_string(e).map_err(write_failure)?;
+            writeln!(out, "{line}").map_err(write_failure)?;
         }
         Ok(())
     };
@@ -253,7 +301,16 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
     let (message, events) = parser.finalize().map_err(parse_error)?;
     emit(&events)?;
     let line = json!({"type": "message", "message": Value::Object(message)});
-    writeln!(out, "{line}").map_err(|e| Failure::data(e.to_string()))
+    writeln!(out, "{line}").map_err(write_failure)
+}
+
+fn cmd_list() -> Result<(), Failure> {
+    for (name, lazy) in templates::TEMPLATES {
+        let tables = lazy().tables();
+        let fields: Vec<&str> = tables.fields.iter().map(|f| f.name).collect();
+        println!("{name}\tfields: {}", fields.join(", "));
+    }
+    Ok(())
 }
 
 fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
@@ -293,9 +350,9 @@ fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
                 json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")})
             }
         };
-        let text = serde_json::to_string(&result).map_err(|e| Failure::data(e.to_string()))?;
-        writeln!(out, "{text}").map_err(|e| Failure::data(e.to_string()))?;
-        out.flush().map_err(|e| Failure::data(e.to_string()))?;
+        let text = serde_json::to_string(&result).map_err(write_failure)?;
+        writeln!(out, "{text}").map_err(write_failure)?;
+        out.flush().map_err(write_failure)?;
     }
     Ok(())
 }

@@ -270,9 +270,12 @@ impl StaticTemplate {
         for f in self.fields {
             let delimiter = |d: &'static Option<StaticDelimiter>, which: &str| match d {
                 None => Ok(None),
-                Some(d) => build_delimiter(d)
-                    .map(Some)
-                    .map_err(|(i, reason)| err(alloc::format!("fields.{}.{which} branch {i}", f.name), reason)),
+                Some(d) => build_delimiter(d).map(Some).map_err(|(i, reason)| {
+                    err(
+                        alloc::format!("fields.{}.{which} branch {i}", f.name),
+                        reason,
+                    )
+                }),
             };
             let open = delimiter(&f.open, "open")?;
             let close = delimiter(&f.close, "close")?;
@@ -349,9 +352,10 @@ fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, Str
 }
 
 fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
-    let value_parser = |v: Option<&'static StaticContent>| -> Result<Option<Box<ContentSpec>>, String> {
-        v.map(|v| build_content(v).map(Box::new)).transpose()
-    };
+    let value_parser =
+        |v: Option<&'static StaticContent>| -> Result<Option<Box<ContentSpec>>, String> {
+            v.map(|v| build_content(v).map(Box::new)).transpose()
+        };
     Ok(match *c {
         StaticContent::Text { strip } => ContentSpec::Text { strip },
         StaticContent::Int { strip } => ContentSpec::Int { strip },
@@ -398,6 +402,10 @@ fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
         },
     })
 }
+
+/// The accessor of a generated item's tables (`Item::lazy`), as listed in the `TEMPLATES`
+/// index a build script writes.
+pub type LazyFn = fn() -> &'static LazyTemplate;
 
 /// A [`StaticTemplate`] built into runtime tables on first use, once per process.
 #[derive(Debug)]

@@ -216,14 +216,28 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
                 out.push(u8::from(la.negated));
                 dfa(out, &la.dfa);
             }
-            put(out, b.captures.as_ref().map_or("", |c| c.pattern.as_str()).as_bytes());
+            put(
+                out,
+                b.captures
+                    .as_ref()
+                    .map_or("", |c| c.pattern.as_str())
+                    .as_bytes(),
+            );
         }
     }
     let mut out = Vec::new();
-    put(&mut out, serde_json::to_string(&t.defaults).unwrap_or_default().as_bytes());
+    put(
+        &mut out,
+        serde_json::to_string(&t.defaults)
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     put(&mut out, t.start_anchor.source.as_bytes());
     put(&mut out, t.start_anchor.regex.as_str().as_bytes());
-    put(&mut out, format!("{:?} {:?}", t.implicit, t.name_rank).as_bytes());
+    put(
+        &mut out,
+        format!("{:?} {:?}", t.implicit, t.name_rank).as_bytes(),
+    );
     for f in &t.fields {
         put(&mut out, f.name.as_bytes());
         delimiter(&mut out, f.open.as_ref());
@@ -231,9 +245,18 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
         put(&mut out, format!("{:?}", f.content).as_bytes());
         put(
             &mut out,
-            format!("{} {:?} {} {}", f.repeats, f.join, f.optional, f.transform_each).as_bytes(),
+            format!(
+                "{} {:?} {} {}",
+                f.repeats, f.join, f.optional, f.transform_each
+            )
+            .as_bytes(),
         );
-        put(&mut out, serde_json::to_string(&f.transform).unwrap_or_default().as_bytes());
+        put(
+            &mut out,
+            serde_json::to_string(&f.transform)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
     }
     fnv1a(&out)
 }
@@ -398,10 +421,18 @@ fn content(c: &ContentSpec) -> TokenStream {
         }))
     };
     match c {
-        ContentSpec::Text { strip } => quote!(::parser_runtime::__private::StaticContent::Text { strip: #strip }),
-        ContentSpec::Int { strip } => quote!(::parser_runtime::__private::StaticContent::Int { strip: #strip }),
-        ContentSpec::Float { strip } => quote!(::parser_runtime::__private::StaticContent::Float { strip: #strip }),
-        ContentSpec::Bool { strip } => quote!(::parser_runtime::__private::StaticContent::Bool { strip: #strip }),
+        ContentSpec::Text { strip } => {
+            quote!(::parser_runtime::__private::StaticContent::Text { strip: #strip })
+        }
+        ContentSpec::Int { strip } => {
+            quote!(::parser_runtime::__private::StaticContent::Int { strip: #strip })
+        }
+        ContentSpec::Float { strip } => {
+            quote!(::parser_runtime::__private::StaticContent::Float { strip: #strip })
+        }
+        ContentSpec::Bool { strip } => {
+            quote!(::parser_runtime::__private::StaticContent::Bool { strip: #strip })
+        }
         ContentSpec::Json {
             unquoted_keys,
             string_delims,

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use parser_runtime_core::tables::{
-    Branch, Captures, CompiledTemplate, Dfa, Delimiter, DfaTable, FieldTable, Lookahead, StartAnchor, EDGE_GROW,
-    EDGE_REACH, EDGE_SURE,
+    Branch, Captures, CompiledTemplate, Delimiter, Dfa, DfaTable, FieldTable, Lookahead,
+    StartAnchor, EDGE_GROW, EDGE_REACH, EDGE_SURE,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;

@@ -42,7 +42,9 @@ fn steps(path: &str) -> Vec<Step> {
             rest = r[end + 1..].strip_prefix(']').unwrap_or("");
         } else if let Some(r) = rest.strip_prefix('[') {
             let digits = r.find(']').unwrap_or(r.len());
-            let Ok(index) = r[..digits].parse() else { break };
+            let Ok(index) = r[..digits].parse() else {
+                break;
+            };
             out.push(Step::Index(index));
             rest = r.get(digits + 1..).unwrap_or("");
         } else {
@@ -114,10 +116,9 @@ impl Scanner<'_> {
                     continue;
                 }
                 _ => {
-                    while self
-                        .peek()
-                        .is_some_and(|b| !matches!(b, b',' | b'}' | b']' | b':') && !b.is_ascii_whitespace())
-                    {
+                    while self.peek().is_some_and(|b| {
+                        !matches!(b, b',' | b'}' | b']' | b':') && !b.is_ascii_whitespace()
+                    }) {
                         self.pos += 1;
                     }
                 }
@@ -250,7 +251,15 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        for text in ["", "{", "{\"fields\"", "[1,", "\"", "{\"a\":[[[[", "{\"fields\": {\"x\": }"] {
+        for text in [
+            "",
+            "{",
+            "{\"fields\"",
+            "[1,",
+            "\"",
+            "{\"a\":[[[[",
+            "{\"fields\": {\"x\": }",
+        ] {
             let _ = offset_of(text, "fields.x.open[3]", Some("response_template"));
         }
     }

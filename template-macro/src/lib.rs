@@ -56,10 +56,7 @@ pub fn response_template(input: TokenStream) -> TokenStream {
                     None => all = Some(e),
                 }
             }
-            return all
-                .map(|e| e.to_compile_error())
-                .unwrap_or_default()
-                .into();
+            return all.map(|e| e.to_compile_error()).unwrap_or_default().into();
         }
     };
     let item = Item {
@@ -84,10 +81,7 @@ fn resolve(path: &str) -> PathBuf {
         .local_file()
         .filter(|f| f.is_file());
     let base = match (invoking, &manifest) {
-        (Some(file), _) => file
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
+        (Some(file), _) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
         (None, Some(dir)) => dir.clone(),
         (None, None) => PathBuf::new(),
     };
@@ -95,7 +89,9 @@ fn resolve(path: &str) -> PathBuf {
     let joined = if joined.is_absolute() {
         joined
     } else {
-        std::env::current_dir().map(|d| d.join(&joined)).unwrap_or(joined)
+        std::env::current_dir()
+            .map(|d| d.join(&joined))
+            .unwrap_or(joined)
     };
     // Normalize `..` so that messages and `include_bytes!` show a clean path.
     joined.canonicalize().unwrap_or(joined)

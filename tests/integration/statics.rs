@@ -26,7 +26,13 @@ mod conformance_tables {
 
 /// Parses `text` in chunks of `size` bytes (0: one feed): the message or the error, and every
 /// event unmerged.
-fn run(template: &CompiledTemplate, prefix: &str, tools: &[Value], text: &str, size: usize) -> Value {
+fn run(
+    template: &CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    text: &str,
+    size: usize,
+) -> Value {
     let mut events: Vec<Event> = Vec::new();
     let result = (|| {
         let mut parser = ResponseParser::with_tools(template, prefix, tools)?;
@@ -47,7 +53,10 @@ fn run(template: &CompiledTemplate, prefix: &str, tools: &[Value], text: &str, s
 
 /// Every fixture of a vendored template: `(name, prefix, tools, text)`.
 fn fixtures(name: &str) -> Vec<(String, String, Vec<Value>, String)> {
-    let dir = workspace_root().join("templates").join("fixtures").join(name);
+    let dir = workspace_root()
+        .join("templates")
+        .join("fixtures")
+        .join(name);
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return out;
@@ -70,7 +79,9 @@ fn fixtures(name: &str) -> Vec<(String, String, Vec<Value>, String)> {
 }
 
 fn dynamic(name: &str) -> CompiledTemplate {
-    let path = workspace_root().join("templates").join(format!("{name}.json"));
+    let path = workspace_root()
+        .join("templates")
+        .join(format!("{name}.json"));
     template_build::load_file(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -105,7 +116,7 @@ fn every_vendored_template_from_build_rs_equals_run_time_compile() {
 
 #[test]
 fn macro_items_equal_build_rs_items_and_run_time_compile() {
-    type Lazy = fn() -> &'static parser_runtime::statics::LazyTemplate;
+    type Lazy = parser_runtime::statics::LazyFn;
     let pairs: [(&str, Lazy, Lazy); 6] = [
         ("smollm3", SmolLm3::lazy, templates::Smollm3::lazy),
         ("qwen3", Qwen3::lazy, templates::Qwen3::lazy),
@@ -122,10 +133,16 @@ fn macro_items_equal_build_rs_items_and_run_time_compile() {
             "{name}: the macro and build.rs generated different tables"
         );
         let stat = m.get().unwrap_or_else(|e| panic!("{e}"));
-        assert!(same_on_fixtures(name, stat, &dynamic(name)) > 0, "{name}: no fixtures");
+        assert!(
+            same_on_fixtures(name, stat, &dynamic(name)) > 0,
+            "{name}: no fixtures"
+        );
     }
     // Different templates have different digests.
-    assert_ne!(SmolLm3::lazy().tables().digest, Qwen3::lazy().tables().digest);
+    assert_ne!(
+        SmolLm3::lazy().tables().digest,
+        Qwen3::lazy().tables().digest
+    );
 }
 
 #[test]
@@ -180,7 +197,10 @@ fn generated_item_is_a_field_enum() {
     let prefix = "<|im_start|>assistant\n";
     let mut parser = SmolLm3::parser(prefix).unwrap();
     let mut seen = Vec::new();
-    for event in parser.feed("<think>\nhm\n</think>\nHi <tool_call>").unwrap() {
+    for event in parser
+        .feed("<think>\nhm\n</think>\nHi <tool_call>")
+        .unwrap()
+    {
         match SmolLm3::from_name(event.field()) {
             Some(SmolLm3::Thinking) => seen.push("reasoning"),
             Some(SmolLm3::Content) => seen.push("content"),
@@ -188,9 +208,16 @@ fn generated_item_is_a_field_enum() {
             None => panic!("unknown field {}", event.field()),
         }
     }
-    assert!(seen.contains(&"reasoning") && seen.contains(&"content"), "{seen:?}");
+    assert!(
+        seen.contains(&"reasoning") && seen.contains(&"content"),
+        "{seen:?}"
+    );
     // The DFAs are the embedded bytes, deserialized in place.
-    let open = template.fields.iter().find_map(|f| f.open.as_ref()).unwrap();
+    let open = template
+        .fields
+        .iter()
+        .find_map(|f| f.open.as_ref())
+        .unwrap();
     assert!(matches!(open.branches[0].dfa.dfa, Dfa::Static(_)));
     let message = SmolLm3::parse_response("<think>\nhm\n</think>\nHi", prefix).unwrap();
     assert_eq!(message["content"], "Hi");
