@@ -1,0 +1,3 @@
+parser_runtime::response_template!(pub Template = "templates/invalid_json.json");
+
+fn main() {}

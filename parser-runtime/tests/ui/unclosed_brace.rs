@@ -1,0 +1,3 @@
+parser_runtime::response_template!(pub Template = "templates/unclosed_brace.json");
+
+fn main() {}
