@@ -85,7 +85,13 @@ fn locate_errors(mut errors: TemplateErrors, text: &str) -> TemplateErrors {
 pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     let problem = |reason: String| TemplateErrors(vec![TemplateError::new("", reason)]);
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        let mut errors = problem(format!("invalid JSON: {e}"));
+        // serde_json's message ends with " at line L column C": the position goes to
+        // `line_col` instead, so it is not printed twice.
+        let text = e.to_string();
+        let cause = text
+            .rfind(" at line ")
+            .map_or(text.as_str(), |i| &text[..i]);
+        let mut errors = problem(format!("invalid JSON: {cause}"));
         errors.0[0].line_col = Some((e.line(), e.column().max(1)));
         errors
     })?;

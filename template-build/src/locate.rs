@@ -35,7 +35,7 @@ fn steps(path: &str) -> Vec<Step> {
                 }
             }
             let Some(end) = end else { break };
-            let Ok(key) = serde_json::from_str::<String>(&rest[1..end + 2]) else {
+            let Ok(key) = serde_json::from_str::<String>(&rest[1..end + 3]) else {
                 break;
             };
             out.push(Step::Key(key));
@@ -233,7 +233,7 @@ mod tests {
     fn paths_resolve_to_their_keys() {
         assert_eq!(at("fields.tool_calls.open_pattern"), (5, 7));
         assert_eq!(at("fields[\"a.b\"].open"), (3, 13));
-        assert_eq!(at("start_anchor[2]"), (8, 29));
+        assert_eq!(at("start_anchor[2]"), (8, 30));
         assert_eq!(at(""), (1, 1));
     }
 

@@ -458,7 +458,11 @@ fn load_field(cx: &mut Ctx, name: &str, raw: &Value) -> Option<FieldModel> {
                              'transform'; named groups reach the output only through a \
                              transform (e.g. \"{{{}}}\"): add one that uses them, or remove \
                              the names",
-                            names.join(", "),
+                            names
+                                .iter()
+                                .map(|n| format!("'{n}'"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
                             names[0]
                         ),
                     );
