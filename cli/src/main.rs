@@ -59,6 +59,7 @@ enum Command {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["template", "model"])))]
 struct ParseArgs {
     /// Template: a response-template JSON file or a tokenizer_config.json (compiled at run
     /// time).
@@ -222,7 +223,8 @@ fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
     })
 }
 
-/// All problems of a template on one line: `FILE: N problems: path: reason; path: reason`.
+/// All problems of a template on one line:
+/// `FILE: N problems: path (line L, column C): reason; ...`.
 fn one_line(errors: &template_build::TemplateErrors) -> String {
     let file = errors
         .0
@@ -233,10 +235,14 @@ fn one_line(errors: &template_build::TemplateErrors) -> String {
         .0
         .iter()
         .map(|e| {
-            if e.path.is_empty() {
-                e.reason.clone()
-            } else {
-                format!("{}: {}", e.path, e.reason)
+            let at = e
+                .line_col
+                .map(|(line, col)| format!("line {line}, column {col}"));
+            match (e.path.is_empty(), at) {
+                (true, None) => e.reason.clone(),
+                (true, Some(at)) => format!("{at}: {}", e.reason),
+                (false, None) => format!("{}: {}", e.path, e.reason),
+                (false, Some(at)) => format!("{} ({at}): {}", e.path, e.reason),
             }
         })
         .collect();

@@ -66,6 +66,14 @@ pub use parser_runtime_core::*;
 ///
 /// A template with errors fails the build with every error, each with the file, the JSON path
 /// (e.g. `fields.tool_calls.open_pattern`), the reason and the line:column in the file.
+///
+/// Variant names: field names split into words at every character that is not an ASCII letter
+/// or digit, each word capitalized (`tool_calls` -> `ToolCalls`); `Field` is prefixed to a
+/// name that would be empty, start with a digit, or be `Self`, `NAME` or `FIELDS`; a name
+/// already taken gets a number (`AB`, `AB2`, ...).
+///
+/// The generated code names `::parser_runtime`: depend on this crate under its own name (not
+/// renamed in `Cargo.toml`).
 #[cfg(feature = "macros")]
 pub use template_macro::response_template;
 

@@ -28,6 +28,9 @@ pub struct Item<'a> {
     /// editing the file rebuilds the crate (must then be absolute or relative to the invoking
     /// file).
     pub source_file: &'a Path,
+    /// The file as the user named it (shown in docs and `StaticTemplate::source_file`; keeps
+    /// the build machine's absolute paths out of the binary).
+    pub display_file: &'a str,
     /// Emit the `include_bytes!` dependency on `source_file`.
     pub track: bool,
 }
@@ -38,12 +41,14 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
         vis,
         ident,
         source_file,
+        display_file,
         track,
     } = item;
     let tables = tables(template);
     let digest = Literal::u64_suffixed(digest(template));
-    let name = ident.to_string();
-    let file = source_file.display().to_string();
+    let name = ident.to_string().trim_start_matches("r#").to_string();
+    let tracked = source_file.display().to_string();
+    let file = *display_file;
     let version = Literal::u32_suffixed(FORMAT_VERSION);
     let variants = variant_names(template);
     let field_names: Vec<&str> = template.fields.iter().map(|f| f.name.as_str()).collect();
@@ -52,7 +57,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
         .map(|n| format!("The field `{n}`."))
         .collect();
     let track_tokens = if *track {
-        quote! { const _: &[u8] = include_bytes!(#file); }
+        quote! { const _: &[u8] = include_bytes!(#tracked); }
     } else {
         TokenStream::new()
     };
@@ -261,12 +266,16 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
     fnv1a(&out)
 }
 
+/// Names the generated item defines besides the variants; a variant must not shadow them.
+const RESERVED: &[&str] = &["Self", "NAME", "FIELDS"];
+
 /// `UpperCamelCase` variant names for the fields: ASCII letters and digits kept, everything
-/// else separates words; a name that would be empty, start with a digit or be `Self` gets a
-/// `Field` prefix; a name taken by an earlier field gets its field index appended.
+/// else separates words; a name that would be empty, start with a digit or clash with an item
+/// of the generated type (`Self`, `NAME`, `FIELDS`) gets a `Field` prefix; a name already
+/// taken gets the smallest number suffix (2, 3, ...) that makes it unique.
 pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
     let mut taken: Vec<String> = Vec::new();
-    for (i, field) in template.fields.iter().enumerate() {
+    for field in &template.fields {
         let mut name = String::new();
         for word in field.name.split(|c: char| !c.is_ascii_alphanumeric()) {
             let mut chars = word.chars();
@@ -275,11 +284,19 @@ pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
                 name.extend(chars);
             }
         }
-        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) || name == "Self" {
+        if name.is_empty()
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || RESERVED.contains(&name.as_str())
+        {
             name.insert_str(0, "Field");
         }
         if taken.contains(&name) {
-            name.push_str(&i.to_string());
+            let base = name.clone();
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("{base}{n}");
+                n += 1;
+            }
         }
         taken.push(name);
     }
@@ -528,7 +545,8 @@ fn value(v: &Value) -> TokenStream {
 
 /// An identifier for a template file stem (`smollm3` -> `Smollm3`, `qwen3-coder` ->
 /// `Qwen3Coder`, `glm-4.5` -> `Glm4_5`): words split at non-alphanumerics, digits after digits
-/// joined with `_`.
+/// joined with `_`; `Template` prefixed to a name that would be empty, start with a digit or
+/// be `Self`.
 pub fn item_name(stem: &str) -> String {
     let mut out = String::new();
     for word in stem.split(|c: char| !c.is_ascii_alphanumeric()) {
@@ -540,7 +558,7 @@ pub fn item_name(stem: &str) -> String {
         out.push(first.to_ascii_uppercase());
         out.extend(chars);
     }
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) || out == "Self" {
         out.insert_str(0, "Template");
     }
     out

@@ -31,7 +31,41 @@ pub const DFA_SIZE_LIMIT: usize = 8 << 20;
 /// Errors: every problem of the template (see [`model::load`]), and delimiters whose DFA
 /// cannot be built (size limit, unsupported assertion), each with its JSON path.
 pub fn compile(value: &Value) -> Result<CompiledTemplate, TemplateErrors> {
-    compile_model(&model::load(value)?)
+    match model::load(value) {
+        Ok(model) => compile_model(&model),
+        Err(mut errors) => {
+            // The model is incomplete, so nothing was compiled to DFAs yet: build the DFAs of
+            // every delimiter pattern that has no problem of its own, so that DFA problems
+            // (size limits, word boundaries) are reported together with the others.
+            let more = dfa_problems(value, &errors);
+            errors.0.extend(more);
+            Err(errors)
+        }
+    }
+}
+
+/// DFA-build problems of the `open_pattern`/`close_pattern` strings of a template whose model
+/// has `known` problems; patterns at a path that already has a problem are skipped.
+fn dfa_problems(value: &Value, known: &TemplateErrors) -> Vec<TemplateError> {
+    let mut out = Vec::new();
+    let Some(fields) = value.get("fields").and_then(Value::as_object) else {
+        return out;
+    };
+    for (name, field) in fields {
+        for key in ["open_pattern", "close_pattern"] {
+            let Some(pattern) = field.get(key).and_then(Value::as_str) else {
+                continue;
+            };
+            let path = field_path(name, key);
+            if known.iter().any(|e| e.path == path) {
+                continue;
+            }
+            if let Err(reason) = compile_delimiter(&DelimiterSpec::Pattern(pattern.to_string())) {
+                out.push(TemplateError::new(path, reason));
+            }
+        }
+    }
+    out
 }
 
 /// Like [`compile`], from JSON text.
@@ -87,12 +121,18 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         // serde_json's message ends with " at line L column C": the position goes to
         // `line_col` instead, so it is not printed twice.
-        let text = e.to_string();
-        let cause = text
+        let message = e.to_string();
+        let cause = message
             .rfind(" at line ")
-            .map_or(text.as_str(), |i| &text[..i]);
+            .map_or(message.as_str(), |i| &message[..i]);
+        let cause = if text.starts_with('\u{feff}') {
+            "the file starts with a UTF-8 byte order mark; remove it"
+        } else {
+            cause
+        };
         let mut errors = problem(format!("invalid JSON: {cause}"));
-        errors.0[0].line_col = Some((e.line(), e.column().max(1)));
+        let column = locate::char_column(text, e.line(), e.column().max(1));
+        errors.0[0].line_col = Some((e.line(), column));
         errors
     })?;
     match value {
@@ -513,6 +553,33 @@ mod tests {
         let facts = t.edge(walk(&t, ""));
         assert_eq!(facts & (EDGE_SURE | EDGE_GROW), 0);
         assert_ne!(facts & EDGE_REACH, 0);
+    }
+
+    #[test]
+    fn dfa_problems_are_reported_with_model_problems() {
+        let template = serde_json::json!({
+            "start_anchor": "<s>",
+            "fields": {
+                "x": {"open": "<x>", "close_pattern": "\\bfoo\\b"},
+                "y": {"open": "<y>", "close": "</y>", "join": 5}
+            }
+        });
+        let errors = compile(&template).unwrap_err();
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["fields.y.join", "fields.x.close_pattern"],
+            "{errors}"
+        );
+        assert!(errors.0[1].reason.contains("word boundary"), "{errors}");
+    }
+
+    #[test]
+    fn invalid_json_positions_count_chars_and_name_a_bom() {
+        let errors = compile_text("{\n  \"思考\": [1,]\n}").unwrap_err();
+        assert_eq!(errors.0[0].line_col, Some((2, 12)), "{errors}");
+        let errors = compile_text("\u{feff}{}").unwrap_err();
+        assert!(errors.0[0].reason.contains("byte order mark"), "{errors}");
     }
 
     #[test]

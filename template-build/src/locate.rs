@@ -130,36 +130,44 @@ impl Scanner<'_> {
     }
 
     /// With `pos` on an object's `{`, moves to the value of `key` and returns the key's
-    /// offset.
+    /// offset. With duplicate keys the last one counts, as in `serde_json` (and Python's
+    /// `json`), which keep the last value.
     fn member(&mut self, key: &str) -> Option<usize> {
         if self.peek()? != b'{' {
             return None;
         }
         self.pos += 1;
+        let mut found = None;
         loop {
             self.ws();
-            if self.peek()? != b'"' {
-                return None;
+            match self.peek() {
+                Some(b'"') => {}
+                _ => break,
             }
             let at = self.pos;
             let raw = self.string()?;
             let name: String = serde_json::from_slice(raw).ok()?;
             self.ws();
             if self.peek()? != b':' {
-                return None;
+                break;
             }
             self.pos += 1;
             self.ws();
             if name == key {
-                return Some(at);
+                found = Some((at, self.pos));
             }
-            self.skip_value()?;
+            if self.skip_value().is_none() {
+                break;
+            }
             self.ws();
-            if self.peek()? != b',' {
-                return None;
+            if self.peek() != Some(b',') {
+                break;
             }
             self.pos += 1;
         }
+        let (at, value) = found?;
+        self.pos = value;
+        Some(at)
     }
 
     /// With `pos` on an array's `[`, moves to item `index` and returns its offset.
@@ -210,6 +218,19 @@ pub fn offset_of(text: &str, path: &str, in_member: Option<&str>) -> usize {
     found
 }
 
+/// The 1-based column in chars of the 1-based `byte_column` on 1-based `line` of `text` (JSON
+/// parsers count bytes).
+pub fn char_column(text: &str, line: usize, byte_column: usize) -> usize {
+    let Some(line_text) = text.split('\n').nth(line.saturating_sub(1)) else {
+        return byte_column;
+    };
+    let mut end = byte_column.saturating_sub(1).min(line_text.len());
+    while !line_text.is_char_boundary(end) {
+        end -= 1;
+    }
+    line_text[..end].chars().count() + 1
+}
+
 /// 1-based line and column (in chars) of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -241,6 +262,15 @@ mod tests {
     fn missing_keys_point_at_the_deepest_existing_part() {
         assert_eq!(at("fields.tool_calls.close"), (4, 5));
         assert_eq!(at("nope"), (1, 1));
+    }
+
+    #[test]
+    fn duplicate_keys_resolve_to_the_last() {
+        let text = "{\"fields\": {\n\"x\": {\"open\": 1},\n\"x\": {\"join\": 5}}}";
+        assert_eq!(
+            line_col(text, offset_of(text, "fields.x.join", None)),
+            (3, 7)
+        );
     }
 
     #[test]

@@ -88,7 +88,8 @@ fn generated_code_is_deterministic_and_indexed() {
     std::fs::write(dir.join("qwen3_coder.json"), GOOD).unwrap();
     let err = Builder::new().dir(&dir).generate().unwrap_err();
     assert!(
-        err.to_string().contains("both become the item Qwen3Coder"),
+        err.to_string()
+            .contains("the file name makes the item Qwen3Coder, like"),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);

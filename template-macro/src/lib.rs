@@ -42,13 +42,30 @@ pub fn response_template(input: TokenStream) -> TokenStream {
             return e.to_compile_error().into();
         }
     };
-    let path = resolve(&input.path.value());
+    let written = input.path.value();
+    let path = resolve(&written, input.path.span().unwrap());
+    let fail = |message: String| -> TokenStream {
+        syn::Error::new(input.path.span(), message)
+            .to_compile_error()
+            .into()
+    };
+    if !path.is_file() {
+        let why = match std::fs::metadata(&path) {
+            Ok(_) => "not a file".to_string(),
+            Err(e) => e.to_string(),
+        };
+        return fail(format!(
+            "response template: {written:?}: cannot read {}: {why} (the path is relative to \
+             the file that contains the string)",
+            path.display()
+        ));
+    }
     let template = match template_build::load_file(&path) {
         Ok(t) => t,
         Err(errors) => {
             let mut all: Option<syn::Error> = None;
             // Name the file as the user wrote it (stable across machines), not the resolved path.
-            let errors = errors.with_file(&input.path.value());
+            let errors = errors.with_file(&written);
             for error in errors.iter() {
                 let e = syn::Error::new(input.path.span(), format!("response template: {error}"));
                 match &mut all {
@@ -63,27 +80,30 @@ pub fn response_template(input: TokenStream) -> TokenStream {
         vis: quote::ToTokens::to_token_stream(&input.vis),
         ident: input.ident,
         source_file: &path,
+        display_file: &written,
         track: true,
     };
     codegen::generate(&item, &template).into()
 }
 
-/// The template path: relative to the directory of the invoking source file, like
-/// `include_str!`; when the compiler does not say which file that is, relative to the crate
-/// root (`CARGO_MANIFEST_DIR`). Made absolute so the generated `include_bytes!` finds it.
-fn resolve(path: &str) -> PathBuf {
+/// The template path: relative to the directory of the source file that contains the string
+/// literal (like `include_str!`; inside a `macro_rules!` that is where the literal was
+/// written); when the compiler does not say which file that is, relative to the crate root
+/// (`CARGO_MANIFEST_DIR`). Made absolute so the generated `include_bytes!` finds it.
+fn resolve(path: &str, literal: proc_macro::Span) -> PathBuf {
     let path = Path::new(path);
     if path.is_absolute() {
         return path.to_path_buf();
     }
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let invoking = proc_macro::Span::call_site()
+    let invoking = literal
         .local_file()
+        .or_else(|| proc_macro::Span::call_site().local_file())
         .filter(|f| f.is_file());
-    let base = match (invoking, &manifest) {
-        (Some(file), _) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
-        (None, Some(dir)) => dir.clone(),
-        (None, None) => PathBuf::new(),
+    let base = match invoking {
+        Some(file) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
     };
     let joined = base.join(path);
     let joined = if joined.is_absolute() {

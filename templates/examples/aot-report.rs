@@ -58,6 +58,7 @@ fn main() {
                 vis: quote!(pub),
                 ident: ident.clone(),
                 source_file: &path,
+                display_file: name,
                 track: true,
             };
             codegen::generate(&item, &template).to_string()

@@ -19,6 +19,9 @@ parser_runtime::response_template!(CommandA = "../../templates/command-a.json");
 // A tokenizer_config.json holding the gpt-oss template under `response_template`.
 parser_runtime::response_template!(GptOssConfig = "../data/gpt-oss.tokenizer_config.json");
 
+// Field names that collide after conversion, or with the item's own constants.
+parser_runtime::response_template!(OddFields = "../data/odd-fields.json");
+
 /// The conformance templates compiled by this crate's build script (`t<N>` items).
 mod conformance_tables {
     include!(concat!(env!("OUT_DIR"), "/conformance_templates.rs"));
@@ -154,7 +157,22 @@ fn conformance_cases_with_build_rs_tables_equal_run_time_compile() {
         let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).expect("template");
         by_text.insert(text, lazy().get().unwrap_or_else(|e| panic!("{stem}: {e}")));
     }
-    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+    let path = shared_dir().join("cases").join("conformance.jsonl");
+    let seen = std::fs::read_to_string(
+        std::path::Path::new(env!("OUT_DIR")).join("conformance-cases.len"),
+    )
+    .unwrap_or_default();
+    let now = std::fs::metadata(&path)
+        .map(|m| m.len().to_string())
+        .unwrap_or_default();
+    assert_eq!(
+        seen.trim(),
+        now,
+        "{} changed (or appeared) after tests/build.rs compiled its templates: run \
+         `touch tests/build.rs` and test again",
+        path.display()
+    );
+    let cases = read_jsonl(&path);
     let mut compared = 0;
     for case in &cases {
         let key = serde_json::to_string(&case["template"]).expect("serialize");
@@ -222,4 +240,43 @@ fn generated_item_is_a_field_enum() {
     let message = SmolLm3::parse_response("<think>\nhm\n</think>\nHi", prefix).unwrap();
     assert_eq!(message["content"], "Hi");
     assert_eq!(message["thinking"], "hm");
+}
+
+#[test]
+fn variant_names_are_unique_and_do_not_shadow_the_item() {
+    let names: Vec<String> = OddFields::FIELDS.iter().map(|f| format!("{f:?}")).collect();
+    assert_eq!(
+        names,
+        [
+            "AB",
+            "AB2",
+            "AB3",
+            "FieldNAME",
+            "FieldFIELDS",
+            "FieldSelf",
+            "Field1st",
+            "ToolCalls",
+            "Field",
+            "Content"
+        ]
+    );
+    assert_eq!(OddFields::NAME, "OddFields");
+    assert_eq!(OddFields::FieldNAME.as_str(), "NAME");
+    assert_eq!(OddFields::from_name("a-b"), Some(OddFields::AB3));
+    assert_eq!(OddFields::from_name("思考"), Some(OddFields::Field));
+    let text = "<1>one</1><3>three</3><4>four</4><8>{\"a\": 1}</8><9>深い</9>rest";
+    let want = parser_runtime::parse_response(
+        &dynamic_file("tests/data/odd-fields.json"),
+        text,
+        "<s>",
+        &[],
+    );
+    assert_eq!(OddFields::parse_response(text, "<s>"), want);
+    let message = want.unwrap();
+    assert_eq!(message["a-b"], "three");
+    assert_eq!(message["思考"], "深い");
+}
+
+fn dynamic_file(relative: &str) -> CompiledTemplate {
+    template_build::load_file(&workspace_root().join(relative)).unwrap_or_else(|e| panic!("{e}"))
 }
