@@ -311,10 +311,12 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
 }
 
 fn cmd_list() -> Result<(), Failure> {
+    let width = templates::names().map(str::len).max().unwrap_or(0);
     for (name, lazy) in templates::TEMPLATES {
         let tables = lazy().tables();
         let fields: Vec<&str> = tables.fields.iter().map(|f| f.name).collect();
-        println!("{name}\tfields: {}", fields.join(", "));
+        let families = templates::families(name).unwrap_or("-");
+        println!("{name:width$}  {families}  [fields: {}]", fields.join(", "));
     }
     Ok(())
 }

@@ -17,6 +17,87 @@ include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 use parser_runtime::statics::TableError;
 use parser_runtime::CompiledTemplate;
 
+/// The model families each vendored template covers, by template name (file stem); the table
+/// of `templates/README.md` gives the details and the limits.
+pub const FAMILIES: &[(&str, &str)] = &[
+    (
+        "command-a",
+        "Cohere Command A (+ Reasoning), Cohere2 / Aya templates",
+    ),
+    (
+        "command-r7b",
+        "Cohere Command R7B (c4ai-command-r7b-12-2024)",
+    ),
+    (
+        "deepseek-r1",
+        "DeepSeek-R1, R1-Distill-Qwen / -Llama (reasoning, no tool calls)",
+    ),
+    (
+        "deepseek-v3.1",
+        "DeepSeek-V3.1, V3.1-Terminus (thinking and non-thinking)",
+    ),
+    (
+        "ernie-4.5",
+        "ERNIE-4.5-21B-A3B-Thinking, ERNIE-4.5 -PT chat models",
+    ),
+    ("gemma-4", "Google Gemma 4 (E2B, E4B, 26B A4B, 31B)"),
+    (
+        "glm-4.5",
+        "GLM-4.5, GLM-4.5-Air, GLM-4.6; GLM-4.7 / GLM-5 reasoning only",
+    ),
+    ("gpt-oss", "gpt-oss-20b / -120b (OpenAI harmony)"),
+    (
+        "granite-4",
+        "IBM Granite 4.0 (H-Small, H-Tiny, H-Micro, Micro), Granite 3.3 thinking",
+    ),
+    ("hermes", "NousResearch Hermes 2 Pro, Hermes 3"),
+    (
+        "kimi-k2",
+        "Kimi-K2-Instruct, -Instruct-0905, K2-Thinking, Kimi K2.5",
+    ),
+    ("lfm2.5", "LiquidAI LFM2.5 (Instruct, Thinking, VL), LFM2"),
+    ("llama3.1", "Llama 3.1, 3.2, 3.3 (JSON tool calls)"),
+    (
+        "magistral",
+        "Magistral Small/Medium 2507, 2509, Ministral-3 Reasoning",
+    ),
+    ("minimax-m2", "MiniMax-M2, M2.1, M2.5"),
+    (
+        "mistral",
+        "Mistral Small 3.2, Devstral, Ministral 3 (v11+ tokenizers)",
+    ),
+    (
+        "nemotron-3",
+        "NVIDIA Nemotron 3 Nano / Super / Ultra, Nemotron 3.5 Lightning",
+    ),
+    (
+        "phi-4-mini",
+        "Phi-4-mini-instruct, -reasoning, -flash-reasoning, Phi-4-reasoning",
+    ),
+    (
+        "qwen3",
+        "Qwen2 / Qwen2.5, QwQ, Qwen3 hybrid, Qwen3-2507, Qwen3-Next, Qwen3-VL",
+    ),
+    (
+        "qwen3-coder",
+        "Qwen3-Coder, Qwen3.5 / Qwen3.6 (XML parameters)",
+    ),
+    (
+        "qwen3-thinking",
+        "Qwen3-*-Thinking-2507, Qwen3-Next-Thinking, QwQ-32B (prefilled <think>)",
+    ),
+    ("seed-oss", "ByteDance Seed-OSS-36B-Instruct"),
+    (
+        "smollm3",
+        "SmolLM3-3B (ChatML + <think> + <tool_call> JSON)",
+    ),
+];
+
+/// The families the template `name` covers (see [`FAMILIES`]).
+pub fn families(name: &str) -> Option<&'static str> {
+    FAMILIES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
 /// The names of the vendored templates (file stems), sorted.
 pub fn names() -> impl Iterator<Item = &'static str> {
     TEMPLATES.iter().map(|(name, _)| *name)

@@ -129,6 +129,94 @@ fn fixtures_parse_to_expected_messages() {
             checked += 1;
         }
     }
-    assert!(checked >= 10, "only {checked} fixtures found");
+    assert!(checked >= 150, "only {checked} fixtures found");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The vendored set: the 23 families the project promises, each listed in `rtpl list` with its
+/// families, each with the fixture kinds every template must have.
+#[test]
+fn vendored_set_is_complete() {
+    const REQUIRED: [&str; 23] = [
+        "smollm3",
+        "qwen3",
+        "qwen3-thinking",
+        "qwen3-coder",
+        "hermes",
+        "deepseek-r1",
+        "deepseek-v3.1",
+        "gpt-oss",
+        "llama3.1",
+        "mistral",
+        "magistral",
+        "glm-4.5",
+        "kimi-k2",
+        "minimax-m2",
+        "command-a",
+        "command-r7b",
+        "granite-4",
+        "gemma-4",
+        "ernie-4.5",
+        "nemotron-3",
+        "seed-oss",
+        "lfm2.5",
+        "phi-4-mini",
+    ];
+    let names: Vec<&str> = templates::names().collect();
+    for name in REQUIRED {
+        assert!(names.contains(&name), "templates/{name}.json is missing");
+    }
+    for name in &names {
+        assert!(
+            templates::families(name).is_some(),
+            "templates::FAMILIES has no entry for {name}"
+        );
+        let dir = workspace_root()
+            .join("templates")
+            .join("fixtures")
+            .join(name);
+        for stem in [
+            "plain",
+            "tool-call",
+            "close-in-string",
+            "parallel",
+            "truncated",
+        ] {
+            assert!(
+                dir.join(format!("{stem}.txt")).is_file(),
+                "{name}: fixture {stem} is missing"
+            );
+        }
+        // A template with a reasoning field has a fixture whose expected message fills it.
+        let reasoning: Vec<String> = templates::by_name(name)
+            .unwrap()
+            .unwrap()
+            .fields
+            .iter()
+            .filter(|f| f.name == "reasoning_content" || f.name == "thinking")
+            .map(|f| f.name.clone())
+            .collect();
+        if let Some(field) = reasoning.first() {
+            let filled = std::fs::read_dir(&dir).unwrap().any(|e| {
+                let path = e.unwrap().path();
+                path.to_string_lossy().ends_with(".expected.json")
+                    && std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                        .and_then(|v| {
+                            v.get(field.as_str())
+                                .and_then(Value::as_str)
+                                .map(|s| !s.is_empty())
+                        })
+                        .unwrap_or(false)
+            });
+            assert!(filled, "{name}: no fixture fills {field}");
+        }
+    }
+    for (name, _) in templates::FAMILIES {
+        assert!(
+            names.contains(name),
+            "FAMILIES lists {name}, which is not vendored"
+        );
+    }
 }
