@@ -692,7 +692,7 @@ impl JsonParser<'_> {
             match int_number(negative, digits) {
                 Some(n) => Ok(Value::Number(n)),
                 None => {
-                    self.unrepresentable("integer out of the range of i64/u64/f64", start);
+                    self.unrepresentable("integer beyond 64 bits that no f64 holds exactly", start);
                     Ok(Value::Null)
                 }
             }

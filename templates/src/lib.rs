@@ -30,7 +30,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "deepseek-r1",
-        "DeepSeek-R1, R1-Distill-Qwen / -Llama (reasoning, no tool calls)",
+        "DeepSeek-R1 (prefilled <think>), R1-Distill-Qwen / -Llama; no tool calls, not R1-0528",
     ),
     (
         "deepseek-v3.1",
@@ -43,7 +43,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("gemma-4", "Google Gemma 4 (E2B, E4B, 26B A4B, 31B)"),
     (
         "glm-4.5",
-        "GLM-4.5, GLM-4.5-Air, GLM-4.6; GLM-4.7 / GLM-5 reasoning only",
+        "GLM-4.5, GLM-4.5-Air, GLM-4.6; GLM-4.7 / GLM-5 thinking-on answers only",
     ),
     ("gpt-oss", "gpt-oss-20b / -120b (OpenAI harmony)"),
     (
