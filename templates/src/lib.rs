@@ -33,6 +33,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "DeepSeek-R1 (prefilled <think>), R1-Distill-Qwen / -Llama; no tool calls, not R1-0528",
     ),
     (
+        "deepseek-r1-0528",
+        "DeepSeek-R1-0528, DeepSeek-V3 / V3-0324 (tool calls in fenced JSON)",
+    ),
+    (
         "deepseek-v3.1",
         "DeepSeek-V3.1, V3.1-Terminus (thinking and non-thinking)",
     ),
