@@ -17,7 +17,6 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use regex_automata::util::primitives::StateID;
-use regex_automata::util::start;
 use regex_automata::{Anchored, Input};
 use serde_json::{Map, Value};
 
@@ -1034,10 +1033,7 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk, has_lookahead: bool) {
 }
 
 fn start_state(table: &DfaTable, look_behind: Option<u8>) -> Option<StateID> {
-    let config = start::Config::new()
-        .anchored(Anchored::Yes)
-        .look_behind(look_behind);
-    table.dfa.start_state(&config)
+    table.start(look_behind)
 }
 
 fn is_empty(v: &Value) -> bool {

@@ -310,10 +310,7 @@ fn build_dfa(d: &'static StaticDfa) -> Result<DfaTable, String> {
         let id = StateID::new(id as usize).map_err(|e| e.to_string())?;
         edge.push((id, flags));
     }
-    Ok(DfaTable {
-        dfa: Dfa::Static(dfa),
-        edge,
-    })
+    Ok(DfaTable::new(Dfa::Static(dfa), edge))
 }
 
 fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, String)> {

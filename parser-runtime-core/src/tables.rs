@@ -169,6 +169,9 @@ pub struct DfaTable {
     /// Edge facts of the states that have any, sorted by state id (see [`EDGE_GROW`],
     /// [`EDGE_SURE`], [`EDGE_REACH`]); states not listed have none.
     pub edge: Vec<(StateID, u8)>,
+    /// The anchored start state for each look-behind byte (index 256: start of input), so that
+    /// starting a walk is one table read.
+    starts: Box<[Option<StateID>; 257]>,
 }
 
 /// A dense DFA, either built at run time (owned transition table) or deserialized in place from
@@ -262,6 +265,25 @@ pub const EDGE_SURE: u8 = 2;
 pub const EDGE_REACH: u8 = 4;
 
 impl DfaTable {
+    /// A DFA with its edge facts; computes the start-state table.
+    pub fn new(dfa: Dfa, edge: Vec<(StateID, u8)>) -> Self {
+        let mut starts = Box::new([None; 257]);
+        for (i, slot) in starts.iter_mut().enumerate() {
+            let look_behind = u8::try_from(i).ok();
+            let config = start::Config::new()
+                .anchored(regex_automata::Anchored::Yes)
+                .look_behind(look_behind);
+            *slot = dfa.start_state(&config);
+        }
+        Self { dfa, edge, starts }
+    }
+
+    /// The anchored start state after `look_behind` (`None`: at the start of the input).
+    #[inline]
+    pub fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
+        self.starts[look_behind.map_or(256, usize::from)]
+    }
+
     /// The edge facts of state `id` (a combination of the `EDGE_*` bits).
     pub fn edge(&self, id: StateID) -> u8 {
         match self.edge.binary_search_by_key(&id, |&(s, _)| s) {

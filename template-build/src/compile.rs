@@ -379,10 +379,7 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
             }
         })?;
     let edge = edge_facts(&dfa);
-    Ok(DfaTable {
-        dfa: Dfa::Owned(dfa),
-        edge,
-    })
+    Ok(DfaTable::new(Dfa::Owned(dfa), edge))
 }
 
 fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
