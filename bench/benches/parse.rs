@@ -1,0 +1,89 @@
+//! Criterion benchmarks of our parser on the generated inputs of `response_bench`.
+//!
+//! ```text
+//! cargo bench -p response-bench [-- FILTER]
+//! ```
+//!
+//! Groups (throughput in bytes of output):
+//!
+//! * `parse/FORMAT-SIZE/MODE`: the templates compiled at build time (`templates::Smollm3`,
+//!   `templates::Qwen3Coder`, the `response_template!` item `RegexHeavy`); MODE is
+//!   `one-shot` (`parse_response`), `16-byte` or `4-byte` (`parser(prefix)`, `feed` of each
+//!   chunk cut at char boundaries, `finalize`; the owned events are dropped);
+//! * `parse-runtime/regex-heavy-SIZE/MODE`: the same with the regex-heavy template compiled
+//!   at run time (`template_build::compile_str`);
+//! * `construct/FORMAT`: `Item::parser(prefix)` from the static template, after first use.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use parser_runtime::{CompiledTemplate, ResponseParser};
+use response_bench::{chunks, inputs, Format, RegexHeavy, MODES, PREFIX};
+
+fn run(template: &CompiledTemplate, text: &str, pieces: Option<&[&str]>) {
+    match pieces {
+        None => {
+            black_box(parser_runtime::parse_response(template, text, PREFIX, &[]).expect("parses"));
+        }
+        Some(pieces) => {
+            let mut parser = ResponseParser::new(template, PREFIX).expect("constructs");
+            for piece in pieces {
+                black_box(parser.feed(piece).expect("feeds"));
+            }
+            black_box(parser.finalize().expect("finalizes"));
+        }
+    }
+}
+
+fn parse(c: &mut Criterion) {
+    let runtime = Format::RegexHeavy.runtime_template();
+    for input in inputs() {
+        let text = input.text.as_str();
+        let mut paths: Vec<(&str, &CompiledTemplate)> =
+            vec![("parse", input.format.static_template())];
+        if input.format == Format::RegexHeavy {
+            paths.push(("parse-runtime", &runtime));
+        }
+        for (group_name, template) in paths {
+            let mut group = c.benchmark_group(group_name);
+            group.throughput(Throughput::Bytes(text.len() as u64));
+            if text.len() > 1 << 20 {
+                group.sample_size(10);
+                group.measurement_time(Duration::from_secs(4));
+            } else {
+                group.measurement_time(Duration::from_secs(2));
+            }
+            group.warm_up_time(Duration::from_millis(500));
+            for (mode, n) in MODES {
+                let pieces = n.map(|n| chunks(text, n));
+                let pieces = pieces.as_deref();
+                group.bench_function(BenchmarkId::new(&input.id, mode), |b| {
+                    b.iter(|| run(template, text, pieces));
+                });
+            }
+            group.finish();
+        }
+    }
+}
+
+fn construct(c: &mut Criterion) {
+    let mut group = c.benchmark_group("construct");
+    // First use builds the runtime tables from the static ones; measure what follows.
+    templates::Smollm3::parser(PREFIX).expect("constructs");
+    templates::Qwen3Coder::parser(PREFIX).expect("constructs");
+    RegexHeavy::parser(PREFIX).expect("constructs");
+    group.bench_function("smollm3", |b| {
+        b.iter(|| black_box(templates::Smollm3::parser(black_box(PREFIX)).expect("constructs")));
+    });
+    group.bench_function("qwen3-coder", |b| {
+        b.iter(|| black_box(templates::Qwen3Coder::parser(black_box(PREFIX)).expect("constructs")));
+    });
+    group.bench_function("regex-heavy", |b| {
+        b.iter(|| black_box(RegexHeavy::parser(black_box(PREFIX)).expect("constructs")));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, construct, parse);
+criterion_main!(benches);
