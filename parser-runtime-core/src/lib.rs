@@ -30,7 +30,7 @@ pub mod tables;
 pub mod tools;
 pub mod transform;
 
-pub use engine::{parse_response, parse_responses, Prefixes, ResponseParser};
+pub use engine::{parse_response, parse_responses, Message, Prefixes, ResponseParser};
 pub use error::{ContentError, ParseError};
 pub use event::Event;
 pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};
