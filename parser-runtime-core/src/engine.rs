@@ -22,9 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::event::Event;
-use crate::tables::{
-    Branch, CompiledTemplate, Delimiter, DfaTable, EDGE_GROW, EDGE_REACH, EDGE_SURE,
-};
+use crate::tables::{Branch, CompiledTemplate, Delimiter, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field, py_type_name};
 
@@ -601,7 +599,7 @@ impl<'t> ResponseParser<'t> {
                 continue;
             }
             for (bi, br) in d.branches.iter().enumerate() {
-                if let Some(state) = start_state(&br.dfa, look_behind) {
+                if let Some(state) = br.dfa.start(look_behind) {
                     self.scan.walks.push(Walk {
                         watch: wi as u16,
                         branch: bi as u16,
@@ -691,7 +689,7 @@ impl<'t> ResponseParser<'t> {
         } else {
             Some(self.byte_at(e - 1))
         };
-        let Some(state) = start_state(&la.dfa, look_behind) else {
+        let Some(state) = la.dfa.start(look_behind) else {
             return Step::Done(None);
         };
         let mut lw = Walk {
@@ -1030,10 +1028,6 @@ fn push_dedup(kept: &mut Vec<Walk>, w: Walk, has_lookahead: bool) {
         }
         None => kept.push(w),
     }
-}
-
-fn start_state(table: &DfaTable, look_behind: Option<u8>) -> Option<StateID> {
-    table.start(look_behind)
 }
 
 fn is_empty(v: &Value) -> bool {

@@ -232,11 +232,6 @@ impl Dfa {
         dispatch!(self, d => d.start_state(config).ok())
     }
 
-    /// The byte class of `byte` (bytes of one class have the same transitions).
-    pub fn byte_class(&self, byte: u8) -> u8 {
-        dispatch!(self, d => d.byte_classes().get(byte))
-    }
-
     /// The DFA serialized in the target's byte order, without the leading alignment padding
     /// (`dense::DFA::to_bytes_native_endian`): what code generation embeds.
     pub fn to_bytes(&self, big_endian: bool) -> Vec<u8> {
@@ -247,11 +242,6 @@ impl Dfa {
             (Dfa::Static(d), true) => d.to_bytes_big_endian(),
         };
         bytes[pad..].to_vec()
-    }
-
-    /// The size of the transition table and other tables, in bytes.
-    pub fn memory_usage(&self) -> usize {
-        dispatch!(self, d => d.memory_usage())
     }
 }
 

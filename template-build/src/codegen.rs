@@ -183,7 +183,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
 }
 
 /// FNV-1a, 64 bits.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
