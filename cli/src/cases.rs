@@ -135,5 +135,6 @@ fn error_kind(e: &ParseError) -> &'static str {
         ParseError::HoldOverflow { .. } => "HoldOverflow",
         ParseError::NoProgress { .. } => "NoProgress",
         ParseError::Tables(_) => "Tables",
+        ParseError::Route(_) => "Route",
     }
 }

@@ -170,6 +170,9 @@ pub enum ParseError {
         /// The limit.
         limit: usize,
     },
+    /// A routing limit of the region router (see [`crate::router::RouteError`]).
+    #[error(transparent)]
+    Route(crate::router::RouteError),
     /// Tables embedded by `response_template!` or build.rs could not be loaded (see
     /// [`crate::statics::TableError`]).
     #[error(transparent)]

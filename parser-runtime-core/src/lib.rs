@@ -16,22 +16,44 @@
 //! ```text
 //! template JSON -> template-build (validate, compile) -> CompiledTemplate -> ResponseParser
 //! ```
+//!
+//! Features: `std` (default) implies `alloc`. Without `alloc` the crate is `#![no_std]` and
+//! needs no heap: [`router::Router`] routes output into regions over embedded tables
+//! ([`statics::StaticRoutes`]) with a fixed-capacity hold buffer and borrowed events. `alloc`
+//! adds the message ([`ResponseParser`], [`parse_response`]), content parsers, transforms,
+//! captures and tool typing, and run-time compiled templates ([`CompiledTemplate`]).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
+#[cfg(feature = "alloc")]
 pub mod content;
+#[cfg(feature = "alloc")]
 pub mod engine;
+#[cfg(feature = "alloc")]
 pub mod error;
+#[cfg(feature = "alloc")]
 pub mod event;
+pub mod router;
 pub mod statics;
+#[cfg(feature = "alloc")]
 pub mod tables;
+#[cfg(feature = "alloc")]
 pub mod tools;
+#[cfg(feature = "alloc")]
 pub mod transform;
 
+#[cfg(feature = "alloc")]
 pub use engine::{parse_response, parse_responses, Message, Prefixes, ResponseParser};
+#[cfg(feature = "alloc")]
 pub use error::{ContentError, ParseError};
+#[cfg(feature = "alloc")]
 pub use event::Event;
+pub use router::{FieldId, RegionEvent, RouteError, Router, Span};
+pub use statics::{StaticRoutes, TableError};
+#[cfg(feature = "alloc")]
 pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};
+#[cfg(feature = "alloc")]
 pub use tools::ToolSchemas;

@@ -9,18 +9,34 @@
 //! tables) and builds the few small regexes that have no DFA form (named-group captures, the
 //! start anchor and `xml-inline` tag patterns, which may use look-around), once per process.
 //!
+//! Without `alloc`, the generator's [`RouteCell`] deserializes the DFAs in place into a fixed
+//! array on first use (no heap) and gives [`StaticRoutes`], the tables of the no-heap
+//! [`crate::router::Router`].
+//!
 //! Generated code reaches these items through `::parser_runtime::__private`; they are not a
 //! stable API of their own.
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use core::fmt;
 
-use regex_automata::dfa::dense;
+use arrayvec::ArrayVec;
+use regex_automata::dfa::{dense, Automaton};
 use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::util::wire::DeserializeError;
+
+use crate::router::{bit, DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
+
+#[cfg(feature = "alloc")]
+use alloc::{
+    borrow::ToOwned,
+    boxed::Box,
+    string::{String, ToString},
+    vec::Vec,
+};
+#[cfg(feature = "alloc")]
 use serde_json::{Map, Number, Value};
 
+#[cfg(feature = "alloc")]
 use crate::tables::{
     Branch, Captures, CompiledTemplate, ContentSpec, Delimiter, Dfa, DfaTable, FieldTable,
     Lookahead, StartAnchor,
@@ -29,7 +45,7 @@ use crate::tables::{
 /// The version of the generated-code format. The generator embeds the version it writes and
 /// calls [`require_format`] in a constant, so a generator and a runtime that disagree fail to
 /// compile instead of misreading tables.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///
@@ -70,6 +86,7 @@ pub enum StaticValue {
     Object(&'static [(&'static str, StaticValue)]),
 }
 
+#[cfg(feature = "alloc")]
 impl StaticValue {
     /// The `serde_json` value.
     pub fn to_value(&self) -> Value {
@@ -86,6 +103,7 @@ impl StaticValue {
     }
 }
 
+#[cfg(feature = "alloc")]
 fn object(entries: &[(&str, StaticValue)]) -> Map<String, Value> {
     entries
         .iter()
@@ -166,11 +184,16 @@ pub struct StaticBranch {
     pub lookahead: Option<(bool, StaticDfa)>,
     /// The regex-syntax pattern of the main part when it has named groups.
     pub captures: Option<&'static str>,
+    /// Prefilter facts of the main part.
+    pub prefilter: Option<Prefilter>,
 }
 
 /// A serialized dense DFA plus its edge facts (see [`DfaTable`]).
 #[derive(Debug)]
 pub struct StaticDfa {
+    /// Position of this DFA in the template's DFA list (fields in order, open before close,
+    /// branches in order, main part before look-ahead).
+    pub index: usize,
     /// `dense::DFA` bytes in the target's byte order, 4-byte aligned.
     pub bytes: &'static [u8],
     /// Edge facts `(state id, flags)`, sorted by state id.
@@ -238,49 +261,405 @@ pub enum StaticContent {
 /// Embedded tables that cannot be used: a DFA that does not deserialize (e.g. generated for
 /// another regex-automata version) or a regex that does not build. Never expected from
 /// tables written by the generator of the same release.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("embedded tables of template {template:?} ({location}) are unusable: {reason}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableError {
     /// The template's name.
-    pub template: String,
-    /// Where in the tables, e.g. `fields.tool_calls.open branch 0`.
-    pub location: String,
+    pub template: &'static str,
+    /// Where in the tables.
+    pub location: TableLocation,
     /// What went wrong.
-    pub reason: String,
+    pub reason: TableReason,
 }
 
+/// Where in the embedded tables a [`TableError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableLocation {
+    /// The start anchor.
+    StartAnchor,
+    /// A branch of a delimiter: `fields.NAME.open branch N`.
+    Branch {
+        /// The field name.
+        field: &'static str,
+        /// `open` or `close`.
+        kind: DelimiterKind,
+        /// The branch.
+        branch: usize,
+    },
+    /// A field's content parser.
+    Content {
+        /// The field name.
+        field: &'static str,
+    },
+    /// The DFA list as a whole (its length disagrees with the generated code).
+    Dfas,
+    /// The field list as a whole.
+    Fields,
+}
+
+impl fmt::Display for TableLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::StartAnchor => f.write_str("start_anchor"),
+            Self::Branch {
+                field,
+                kind,
+                branch,
+            } => {
+                let kind = match kind {
+                    DelimiterKind::Open => "open",
+                    DelimiterKind::Close => "close",
+                };
+                write!(f, "fields.{field}.{kind} branch {branch}")
+            }
+            Self::Content { field } => write!(f, "fields.{field}.content"),
+            Self::Dfas => f.write_str("DFA list"),
+            Self::Fields => f.write_str("fields"),
+        }
+    }
+}
+
+/// The message of regex-automata's `DeserializeError` (kept only with `alloc`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DfaMessage(#[cfg(feature = "alloc")] pub String);
+
+impl DfaMessage {
+    fn of(e: &DeserializeError) -> Self {
+        #[cfg(feature = "alloc")]
+        return Self(e.to_string());
+        #[cfg(not(feature = "alloc"))]
+        {
+            let _ = e;
+            Self()
+        }
+    }
+}
+
+/// Why embedded tables are unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableReason {
+    /// `dense::DFA::from_bytes` rejected the bytes.
+    Dfa(DfaMessage),
+    /// An edge-fact state id is out of range.
+    StateId,
+    /// The DFA list has a different length than the template's DFAs.
+    DfaCount,
+    /// The router cannot take the template (e.g. too many delimiters watched at once).
+    Route(crate::router::RouteError),
+    /// A regex (captures, start anchor, tag pattern) does not build.
+    #[cfg(feature = "alloc")]
+    Regex(String),
+}
+
+impl fmt::Display for TableReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            #[cfg(feature = "alloc")]
+            Self::Dfa(e) => write!(f, "the DFA does not deserialize: {}", e.0),
+            #[cfg(not(feature = "alloc"))]
+            Self::Dfa(_) => f.write_str("the DFA does not deserialize"),
+            Self::StateId => f.write_str("state id out of range"),
+            Self::DfaCount => f.write_str("DFA count differs from the template's"),
+            Self::Route(e) => write!(f, "{e}"),
+            #[cfg(feature = "alloc")]
+            Self::Regex(e) => f.write_str(e),
+        }
+    }
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "embedded tables of template {:?} ({}) are unusable: {}",
+            self.template, self.location, self.reason
+        )
+    }
+}
+
+impl core::error::Error for TableError {}
+
+/// An embedded DFA deserialized in place, with its start states and edge facts.
+#[derive(Debug, Clone)]
+pub struct EmbeddedDfa {
+    dfa: dense::DFA<&'static [u32]>,
+    edge: &'static [(u32, u8)],
+    /// Anchored start state per look-behind byte (index 256: start of input); `u32::MAX`:
+    /// none.
+    starts: [u32; 257],
+}
+
+impl EmbeddedDfa {
+    /// Deserializes `d` (validating it) and computes its start states.
+    ///
+    /// Errors: [`TableReason::Dfa`] when the bytes are not a DFA of this regex-automata;
+    /// [`TableReason::StateId`] when an edge fact names no state.
+    pub fn new(d: &'static StaticDfa) -> Result<Self, TableReason> {
+        let (dfa, _) =
+            dense::DFA::from_bytes(d.bytes).map_err(|e| TableReason::Dfa(DfaMessage::of(&e)))?;
+        for &(id, _) in d.edge {
+            StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
+        }
+        let mut starts = [u32::MAX; 257];
+        for (i, slot) in starts.iter_mut().enumerate() {
+            let config = start::Config::new()
+                .anchored(regex_automata::Anchored::Yes)
+                .look_behind(u8::try_from(i).ok());
+            if let Ok(id) = dfa.start_state(&config) {
+                *slot = id.as_u32();
+            }
+        }
+        Ok(Self {
+            dfa,
+            edge: d.edge,
+            starts,
+        })
+    }
+}
+
+impl RouteDfa for EmbeddedDfa {
+    #[inline]
+    fn next_state(&self, id: StateID, byte: u8) -> StateID {
+        self.dfa.next_state(id, byte)
+    }
+    #[inline]
+    fn next_eoi_state(&self, id: StateID) -> StateID {
+        self.dfa.next_eoi_state(id)
+    }
+    #[inline]
+    fn is_match_state(&self, id: StateID) -> bool {
+        self.dfa.is_match_state(id)
+    }
+    #[inline]
+    fn is_dead_state(&self, id: StateID) -> bool {
+        self.dfa.is_dead_state(id) || self.dfa.is_quit_state(id)
+    }
+    #[inline]
+    fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
+        let raw = self.starts[look_behind.map_or(256, usize::from)];
+        // Every stored id came from `StateID::as_u32`.
+        StateID::new(raw as usize).ok().filter(|_| raw != u32::MAX)
+    }
+    fn edge(&self, id: StateID) -> u8 {
+        match self.edge.binary_search_by_key(&id.as_u32(), |&(s, _)| s) {
+            Ok(i) => self.edge[i].1,
+            Err(_) => 0,
+        }
+    }
+}
+
+/// The DFAs of one embedded template, deserialized on first use into a fixed array of `N`
+/// (the template's DFA count, known to the generator), once per process, without heap.
+#[derive(Debug)]
+pub struct RouteCell<const N: usize> {
+    tables: &'static StaticTemplate,
+    cell: spin::Once<Result<[EmbeddedDfa; N], TableError>>,
+}
+
+impl<const N: usize> RouteCell<N> {
+    /// Wraps static tables; nothing is deserialized until [`RouteCell::get`].
+    pub const fn new(tables: &'static StaticTemplate) -> Self {
+        Self {
+            tables,
+            cell: spin::Once::new(),
+        }
+    }
+
+    /// The routes, built on the first call; later calls return the same DFAs or the same
+    /// error. After the first call this is two pointer copies.
+    pub fn get(&'static self) -> Result<StaticRoutes<'static>, TableError> {
+        let dfas = self.cell.call_once(|| self.build());
+        match dfas {
+            Ok(dfas) => Ok(StaticRoutes {
+                tables: self.tables,
+                dfas,
+            }),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn build(&self) -> Result<[EmbeddedDfa; N], TableError> {
+        let t = self.tables;
+        let mut out: ArrayVec<(usize, EmbeddedDfa), N> = ArrayVec::new();
+        let count_error = || TableError {
+            template: t.name,
+            location: TableLocation::Dfas,
+            reason: TableReason::DfaCount,
+        };
+        for f in t.fields {
+            for (kind, d) in [
+                (DelimiterKind::Open, &f.open),
+                (DelimiterKind::Close, &f.close),
+            ] {
+                let Some(d) = d else { continue };
+                for (i, b) in d.branches.iter().enumerate() {
+                    let dfas = core::iter::once(&b.dfa).chain(b.lookahead.as_ref().map(|l| &l.1));
+                    for sd in dfas {
+                        let dfa = EmbeddedDfa::new(sd).map_err(|reason| TableError {
+                            template: t.name,
+                            location: TableLocation::Branch {
+                                field: f.name,
+                                kind,
+                                branch: i,
+                            },
+                            reason,
+                        })?;
+                        out.try_push((sd.index, dfa)).map_err(|_| count_error())?;
+                    }
+                }
+            }
+        }
+        out.sort_unstable_by_key(|(i, _)| *i);
+        if out.iter().enumerate().any(|(i, (index, _))| i != *index) {
+            return Err(count_error());
+        }
+        let dfas: ArrayVec<EmbeddedDfa, N> = out.into_iter().map(|(_, d)| d).collect();
+        dfas.into_inner().map_err(|_| count_error())
+    }
+}
+
+/// A no-heap [`Router`] over embedded tables (what generated `Item::router()` returns).
+///
+/// Errors: [`TableReason::Route`] when the router cannot take the template.
+pub fn router<F: FieldId, const HOLD: usize>(
+    routes: StaticRoutes<'static>,
+) -> Result<Router<StaticRoutes<'static>, F, HOLD>, TableError> {
+    let template = routes.tables.name;
+    Router::new(routes).map_err(|e| TableError {
+        template,
+        location: TableLocation::Fields,
+        reason: TableReason::Route(e),
+    })
+}
+
+/// Embedded tables ready for the no-heap [`crate::router::Router`]: the const field data plus
+/// the deserialized DFAs. Cheap to copy.
+#[derive(Debug, Clone, Copy)]
+pub struct StaticRoutes<'a> {
+    tables: &'static StaticTemplate,
+    dfas: &'a [EmbeddedDfa],
+}
+
+impl StaticRoutes<'_> {
+    /// The const tables.
+    pub fn tables(&self) -> &'static StaticTemplate {
+        self.tables
+    }
+
+    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&'static StaticDelimiter> {
+        let f = self.tables.fields.get(field)?;
+        match kind {
+            DelimiterKind::Open => f.open.as_ref(),
+            DelimiterKind::Close => f.close.as_ref(),
+        }
+    }
+
+    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &'static StaticBranch {
+        match self
+            .delimiter(field, kind)
+            .and_then(|d| d.branches.get(branch))
+        {
+            Some(b) => b,
+            None => unreachable!("router asked for a branch the template does not have"),
+        }
+    }
+
+    fn dfa(&self, d: &StaticDfa) -> &EmbeddedDfa {
+        // `RouteCell::build` checked that every index is in the list.
+        &self.dfas[d.index]
+    }
+}
+
+impl Routes for StaticRoutes<'_> {
+    type Dfa = EmbeddedDfa;
+    fn field_count(&self) -> usize {
+        self.tables.fields.len()
+    }
+    fn implicit(&self) -> Option<usize> {
+        self.tables.implicit
+    }
+    fn name_rank(&self, field: usize) -> u32 {
+        self.tables
+            .name_rank
+            .get(field)
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
+        self.delimiter(field, kind).is_some()
+    }
+    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool {
+        self.delimiter(field, kind)
+            .is_some_and(|d| d.can_be_empty || bit(&d.first_bytes, byte))
+    }
+    fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
+        self.delimiter(field, kind).map_or(0, |d| d.branches.len())
+    }
+    #[inline]
+    fn main_dfa(&self, field: usize, kind: DelimiterKind, branch: usize) -> &EmbeddedDfa {
+        self.dfa(&self.branch(field, kind, branch).dfa)
+    }
+    #[inline]
+    fn lookahead(
+        &self,
+        field: usize,
+        kind: DelimiterKind,
+        branch: usize,
+    ) -> Option<(bool, &EmbeddedDfa)> {
+        self.branch(field, kind, branch)
+            .lookahead
+            .as_ref()
+            .map(|(negated, d)| (*negated, self.dfa(d)))
+    }
+    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
+        self.branch(field, kind, branch).prefilter
+    }
+}
+
+#[cfg(feature = "alloc")]
 impl StaticTemplate {
     /// Builds the runtime tables: DFAs deserialized in place (`dense::DFA::from_bytes`),
     /// capture, start-anchor and tag-pattern regexes built from their patterns.
     ///
     /// Errors: [`TableError`] naming the place in the tables.
     pub fn build(&'static self) -> Result<CompiledTemplate, TableError> {
-        let err = |location: String, reason: String| TableError {
-            template: self.name.to_owned(),
+        let err = |location: TableLocation, reason: TableReason| TableError {
+            template: self.name,
             location,
             reason,
         };
-        let regex = fancy_regex::Regex::new(self.start_anchor_pattern)
-            .map_err(|e| err("start_anchor".into(), e.to_string()))?;
+        let regex = fancy_regex::Regex::new(self.start_anchor_pattern).map_err(|e| {
+            err(
+                TableLocation::StartAnchor,
+                TableReason::Regex(e.to_string()),
+            )
+        })?;
         let start_anchor = StartAnchor {
             source: self.start_anchor_source.to_owned(),
             regex,
         };
         let mut fields = Vec::with_capacity(self.fields.len());
         for f in self.fields {
-            let delimiter = |d: &'static Option<StaticDelimiter>, which: &str| match d {
+            let delimiter = |d: &'static Option<StaticDelimiter>, kind| match d {
                 None => Ok(None),
-                Some(d) => build_delimiter(d).map(Some).map_err(|(i, reason)| {
+                Some(d) => build_delimiter(d).map(Some).map_err(|(branch, reason)| {
                     err(
-                        alloc::format!("fields.{}.{which} branch {i}", f.name),
+                        TableLocation::Branch {
+                            field: f.name,
+                            kind,
+                            branch,
+                        },
                         reason,
                     )
                 }),
             };
-            let open = delimiter(&f.open, "open")?;
-            let close = delimiter(&f.close, "close")?;
-            let content = build_content(&f.content)
-                .map_err(|reason| err(alloc::format!("fields.{}.content", f.name), reason))?;
+            let open = delimiter(&f.open, DelimiterKind::Open)?;
+            let close = delimiter(&f.close, DelimiterKind::Close)?;
+            let content = build_content(&f.content).map_err(|reason| {
+                err(
+                    TableLocation::Content { field: f.name },
+                    TableReason::Regex(reason),
+                )
+            })?;
             fields.push(FieldTable {
                 name: f.name.to_owned(),
                 open,
@@ -303,17 +682,20 @@ impl StaticTemplate {
     }
 }
 
-fn build_dfa(d: &'static StaticDfa) -> Result<DfaTable, String> {
-    let (dfa, _) = dense::DFA::from_bytes(d.bytes).map_err(|e| e.to_string())?;
+#[cfg(feature = "alloc")]
+fn build_dfa(d: &'static StaticDfa) -> Result<DfaTable, TableReason> {
+    let (dfa, _) =
+        dense::DFA::from_bytes(d.bytes).map_err(|e| TableReason::Dfa(DfaMessage::of(&e)))?;
     let mut edge = Vec::with_capacity(d.edge.len());
     for &(id, flags) in d.edge {
-        let id = StateID::new(id as usize).map_err(|e| e.to_string())?;
+        let id = StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
         edge.push((id, flags));
     }
     Ok(DfaTable::new(Dfa::Static(dfa), edge))
 }
 
-fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, String)> {
+#[cfg(feature = "alloc")]
+fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, TableReason)> {
     let mut branches = Vec::with_capacity(d.branches.len());
     for (i, b) in d.branches.iter().enumerate() {
         let dfa = build_dfa(&b.dfa).map_err(|e| (i, e))?;
@@ -326,12 +708,15 @@ fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, Str
         };
         let captures = match b.captures {
             None => None,
-            Some(p) => Some(Captures::build(p, usize::MAX).map_err(|e| (i, e))?),
+            Some(p) => {
+                Some(Captures::build(p, usize::MAX).map_err(|e| (i, TableReason::Regex(e)))?)
+            }
         };
         branches.push(Branch {
             dfa,
             lookahead,
             captures,
+            prefilter: b.prefilter,
         });
     }
     let mut first_bytes = Box::new([false; 256]);
@@ -348,6 +733,7 @@ fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, Str
     })
 }
 
+#[cfg(feature = "alloc")]
 fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
     let value_parser =
         |v: Option<&'static StaticContent>| -> Result<Option<Box<ContentSpec>>, String> {
@@ -402,21 +788,24 @@ fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
 
 /// The accessor of a generated item's tables (`Item::lazy`), as listed in the `TEMPLATES`
 /// index a build script writes.
+#[cfg(feature = "alloc")]
 pub type LazyFn = fn() -> &'static LazyTemplate;
 
 /// A [`StaticTemplate`] built into runtime tables on first use, once per process.
+#[cfg(feature = "alloc")]
 #[derive(Debug)]
 pub struct LazyTemplate {
     tables: &'static StaticTemplate,
-    cell: std::sync::OnceLock<Result<CompiledTemplate, TableError>>,
+    cell: spin::Once<Result<CompiledTemplate, TableError>>,
 }
 
+#[cfg(feature = "alloc")]
 impl LazyTemplate {
     /// Wraps static tables; nothing is built until [`LazyTemplate::get`].
     pub const fn new(tables: &'static StaticTemplate) -> Self {
         Self {
             tables,
-            cell: std::sync::OnceLock::new(),
+            cell: spin::Once::new(),
         }
     }
 
@@ -429,7 +818,7 @@ impl LazyTemplate {
     /// return the same tables or the same error.
     pub fn get(&'static self) -> Result<&'static CompiledTemplate, TableError> {
         self.cell
-            .get_or_init(|| self.tables.build())
+            .call_once(|| self.tables.build())
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -11,6 +11,8 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use serde_json::{Map, Value};
 
+use crate::router::{DelimiterKind, Prefilter, RouteDfa, Routes};
+
 /// A response template compiled to tables: DFAs for every delimiter plus the field table.
 ///
 /// Built by `template_build::compile` (run time) or emitted as static data by code generation.
@@ -118,6 +120,8 @@ pub struct Branch {
     /// A capture engine for the main part, present when it has named groups; run anchored on
     /// the span the DFA found.
     pub captures: Option<Captures>,
+    /// Prefilter facts of the main part (see [`Prefilter`]), when the compiler found some.
+    pub prefilter: Option<Prefilter>,
 }
 
 /// The capture engine of a branch with named groups: the main part's regex-syntax pattern and
@@ -245,14 +249,7 @@ impl Dfa {
     }
 }
 
-/// Edge fact: from this state a longer match than any seen so far may still come (some byte
-/// leads to a live state from which a match is reachable).
-pub const EDGE_GROW: u8 = 1;
-/// Edge fact: every next byte reports a match ending exactly here, so a match ending at the
-/// buffer end is certain whatever comes next.
-pub const EDGE_SURE: u8 = 2;
-/// Edge fact: some continuation (a byte or the end of input) can still report a match.
-pub const EDGE_REACH: u8 = 4;
+pub use crate::router::{EDGE_GROW, EDGE_REACH, EDGE_SURE};
 
 impl DfaTable {
     /// A DFA with its edge facts; computes the start-state table.
@@ -352,5 +349,95 @@ impl ContentSpec {
             self,
             Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. }
         )
+    }
+}
+
+impl RouteDfa for DfaTable {
+    #[inline]
+    fn next_state(&self, id: StateID, byte: u8) -> StateID {
+        self.dfa.next_state(id, byte)
+    }
+    #[inline]
+    fn next_eoi_state(&self, id: StateID) -> StateID {
+        self.dfa.next_eoi_state(id)
+    }
+    #[inline]
+    fn is_match_state(&self, id: StateID) -> bool {
+        self.dfa.is_match_state(id)
+    }
+    #[inline]
+    fn is_dead_state(&self, id: StateID) -> bool {
+        self.dfa.is_dead_state(id) || self.dfa.is_quit_state(id)
+    }
+    #[inline]
+    fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
+        DfaTable::start(self, look_behind)
+    }
+    fn edge(&self, id: StateID) -> u8 {
+        DfaTable::edge(self, id)
+    }
+}
+
+impl CompiledTemplate {
+    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&Delimiter> {
+        let f = self.fields.get(field)?;
+        match kind {
+            DelimiterKind::Open => f.open.as_ref(),
+            DelimiterKind::Close => f.close.as_ref(),
+        }
+    }
+
+    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &Branch {
+        // The router asks only for branches this template reported.
+        match self
+            .delimiter(field, kind)
+            .and_then(|d| d.branches.get(branch))
+        {
+            Some(b) => b,
+            None => unreachable!("router asked for a branch the template does not have"),
+        }
+    }
+}
+
+/// The router reads the run-time tables directly.
+impl Routes for CompiledTemplate {
+    type Dfa = DfaTable;
+    fn field_count(&self) -> usize {
+        self.fields.len()
+    }
+    fn implicit(&self) -> Option<usize> {
+        self.implicit
+    }
+    fn name_rank(&self, field: usize) -> u32 {
+        self.name_rank.get(field).copied().unwrap_or(u32::MAX)
+    }
+    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
+        self.delimiter(field, kind).is_some()
+    }
+    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool {
+        self.delimiter(field, kind)
+            .is_some_and(|d| d.first_bytes[usize::from(byte)])
+    }
+    fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
+        self.delimiter(field, kind).map_or(0, |d| d.branches.len())
+    }
+    #[inline]
+    fn main_dfa(&self, field: usize, kind: DelimiterKind, branch: usize) -> &DfaTable {
+        &self.branch(field, kind, branch).dfa
+    }
+    #[inline]
+    fn lookahead(
+        &self,
+        field: usize,
+        kind: DelimiterKind,
+        branch: usize,
+    ) -> Option<(bool, &DfaTable)> {
+        self.branch(field, kind, branch)
+            .lookahead
+            .as_ref()
+            .map(|l| (l.negated, &l.dfa))
+    }
+    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
+        self.branch(field, kind, branch).prefilter
     }
 }

@@ -41,6 +41,33 @@
 //! assert_eq!(streamed, message);
 //! # Ok::<(), parser_runtime::ParseError>(())
 //! ```
+//!
+//! Without a heap (`default-features = false`, `#![no_std]`): the generated item's `router`
+//! gives a [`Router`] with a fixed hold buffer whose events borrow their text and carry the
+//! field enum; nothing is allocated while feeding.
+//!
+//! ```
+//! use parser_runtime::{RegionEvent, Span};
+//! parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
+//!
+//! let mut router = SmolLm3::router::<256>()?;
+//! let mut content = String::new();
+//! let mut thinking_body = None;
+//! let output = "<think>\nThe user greets me.\n</think>\nHello!";
+//! for chunk in ["<think>\nThe user", " greets me.\n</th", "ink>\nHel", "lo!"] {
+//!     router.feed(chunk, |event| match event {
+//!         RegionEvent::Chunk { field: SmolLm3::Content, text } => content.push_str(text),
+//!         RegionEvent::Close { field: SmolLm3::Thinking, body } => thinking_body = Some(body),
+//!         _ => {}
+//!     })?;
+//! }
+//! router.finish(|_| {})?;
+//! assert_eq!(content, "\nHello!"); // raw text: content parsers (strip) are the alloc API's
+//! let body = thinking_body.unwrap();
+//! assert_eq!(&output[body.start..body.end], "\nThe user greets me.\n");
+//! assert_eq!(body, Span { start: 7, end: 28 });
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
@@ -80,9 +107,32 @@ pub use template_macro::response_template;
 /// Items used by generated code. Not a public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "alloc")]
     pub use parser_runtime_core::engine::{parse_response, Message, ResponseParser};
+    #[cfg(feature = "alloc")]
     pub use parser_runtime_core::error::ParseError;
+    pub use parser_runtime_core::router::{FieldId, Prefilter, Router};
     pub use parser_runtime_core::statics::*;
+    #[cfg(feature = "alloc")]
     pub use parser_runtime_core::tables::CompiledTemplate;
+    #[cfg(feature = "alloc")]
     pub use serde_json::Value;
+}
+
+/// Used by generated code: its tokens when this crate has the `alloc` feature, nothing
+/// otherwise. Not a public API.
+#[cfg(feature = "alloc")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_alloc {
+    ($($tokens:tt)*) => { $($tokens)* };
+}
+
+/// Used by generated code: its tokens when this crate has the `alloc` feature, nothing
+/// otherwise. Not a public API.
+#[cfg(not(feature = "alloc"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_alloc {
+    ($($tokens:tt)*) => {};
 }

@@ -8,6 +8,7 @@
 //! through `::parser_runtime::__private`; a constant checks the table format version.
 //! The output is deterministic: the same template gives the same tokens.
 
+use std::cell::Cell;
 use std::path::Path;
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -51,6 +52,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
     let file = *display_file;
     let version = Literal::u32_suffixed(FORMAT_VERSION);
     let variants = variant_names(template);
+    let dfa_count = Literal::usize_unsuffixed(dfa_count(template));
     let field_names: Vec<&str> = template.fields.iter().map(|f| f.name.as_str()).collect();
     let variant_docs: Vec<String> = field_names
         .iter()
@@ -98,8 +100,8 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 }
             }
 
-            /// The static tables and their lazily built runtime form.
-            pub fn lazy() -> &'static ::parser_runtime::__private::LazyTemplate {
+            /// The embedded tables (const data).
+            pub const fn tables() -> &'static ::parser_runtime::__private::StaticTemplate {
                 static TABLES: ::parser_runtime::__private::StaticTemplate =
                     ::parser_runtime::__private::StaticTemplate {
                         name: #name,
@@ -107,8 +109,52 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                         digest: #digest,
                         #tables
                     };
+                &TABLES
+            }
+
+            /// The tables of the no-heap router: DFAs deserialized in place on first use,
+            /// once per process (no heap; later calls copy two pointers).
+            ///
+            /// Errors: `TableError` when the embedded tables cannot be loaded (only with
+            /// mismatched crate versions).
+            pub fn routes() -> ::core::result::Result<
+                ::parser_runtime::__private::StaticRoutes<'static>,
+                ::parser_runtime::__private::TableError,
+            > {
+                static CELL: ::parser_runtime::__private::RouteCell<#dfa_count> =
+                    ::parser_runtime::__private::RouteCell::new(#ident::tables());
+                CELL.get()
+            }
+
+            /// A no-heap streaming router (see `parser_runtime::router::Router`) with a hold
+            /// buffer of `HOLD` bytes; its events carry this enum as the field id.
+            ///
+            /// Errors: as [`Self::routes`].
+            pub fn router<const HOLD: usize>() -> ::core::result::Result<
+                ::parser_runtime::__private::Router<
+                    ::parser_runtime::__private::StaticRoutes<'static>,
+                    Self,
+                    HOLD,
+                >,
+                ::parser_runtime::__private::TableError,
+            > {
+                ::parser_runtime::__private::router(Self::routes()?)
+            }
+        }
+
+        impl ::parser_runtime::__private::FieldId for #ident {
+            fn from_index(index: usize) -> Self {
+                Self::FIELDS[index]
+            }
+        }
+
+        ::parser_runtime::__if_alloc! {
+        #[allow(dead_code)]
+        impl #ident {
+            /// The static tables and their lazily built runtime form.
+            pub fn lazy() -> &'static ::parser_runtime::__private::LazyTemplate {
                 static LAZY: ::parser_runtime::__private::LazyTemplate =
-                    ::parser_runtime::__private::LazyTemplate::new(&TABLES);
+                    ::parser_runtime::__private::LazyTemplate::new(#ident::tables());
                 &LAZY
             }
 
@@ -173,6 +219,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 )
             }
         }
+        }
 
         impl ::core::fmt::Display for #ident {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
@@ -180,6 +227,16 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
             }
         }
     }
+}
+
+/// Number of DFAs of `t`: main parts and look-aheads of every branch of every delimiter.
+pub fn dfa_count(t: &CompiledTemplate) -> usize {
+    t.fields
+        .iter()
+        .flat_map(|f| f.open.iter().chain(f.close.iter()))
+        .flat_map(|d| d.branches.iter())
+        .map(|b| 1 + usize::from(b.lookahead.is_some()))
+        .sum()
 }
 
 /// FNV-1a, 64 bits.
@@ -228,6 +285,14 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
                     .map_or("", |c| c.pattern.as_str())
                     .as_bytes(),
             );
+            match &b.prefilter {
+                Some(p) => {
+                    out.push(1);
+                    out.extend(p.lead);
+                    out.extend(p.first);
+                }
+                None => out.push(0),
+            }
         }
     }
     let mut out = Vec::new();
@@ -308,6 +373,7 @@ pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
 
 /// The fields of `StaticTemplate` after `name`, `source_file` and `digest`.
 fn tables(t: &CompiledTemplate) -> TokenStream {
+    let counter = Cell::new(0usize);
     let defaults = object(&t.defaults);
     let anchor_source = &t.start_anchor.source;
     let anchor_pattern = t.start_anchor.regex.as_str();
@@ -318,8 +384,8 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
     let rank = t.name_rank.iter().map(|&r| Literal::u32_suffixed(r));
     let fields = t.fields.iter().map(|f| {
         let name = &f.name;
-        let open = option(f.open.as_ref().map(delimiter));
-        let close = option(f.close.as_ref().map(delimiter));
+        let open = option(f.open.as_ref().map(|d| delimiter(d, &counter)));
+        let close = option(f.close.as_ref().map(|d| delimiter(d, &counter)));
         let content = content(&f.content);
         let repeats = f.repeats;
         let join = option(f.join.as_ref().map(|j| quote!(#j)));
@@ -357,15 +423,25 @@ fn option(v: Option<TokenStream>) -> TokenStream {
     }
 }
 
-fn delimiter(d: &Delimiter) -> TokenStream {
+fn delimiter(d: &Delimiter, counter: &Cell<usize>) -> TokenStream {
     let source = &d.source;
     let literal = d.literal;
     let branches = d.branches.iter().map(|b| {
-        let dfa = dfa_tokens(&b.dfa);
+        let dfa = dfa_tokens(&b.dfa, counter);
         let lookahead = option(b.lookahead.as_ref().map(|la| {
             let negated = la.negated;
-            let body = dfa_tokens(&la.dfa);
+            let body = dfa_tokens(&la.dfa, counter);
             quote!((#negated, #body))
+        }));
+        let prefilter = option(b.prefilter.as_ref().map(|p| {
+            let lead = p.lead.iter().map(|&b| Literal::u8_suffixed(b));
+            let first = p.first.iter().map(|&b| Literal::u8_suffixed(b));
+            quote! {
+                ::parser_runtime::__private::Prefilter {
+                    lead: [ #( #lead ),* ],
+                    first: [ #( #first ),* ],
+                }
+            }
         }));
         let captures = option(b.captures.as_ref().map(|c| {
             let p = &c.pattern;
@@ -376,6 +452,7 @@ fn delimiter(d: &Delimiter) -> TokenStream {
                 dfa: #dfa,
                 lookahead: #lookahead,
                 captures: #captures,
+                prefilter: #prefilter,
             }
         }
     });
@@ -401,7 +478,9 @@ fn delimiter(d: &Delimiter) -> TokenStream {
 }
 
 /// A `StaticDfa`: the serialized DFA for each byte order, selected by `cfg(target_endian)`.
-fn dfa_tokens(t: &DfaTable) -> TokenStream {
+fn dfa_tokens(t: &DfaTable, counter: &Cell<usize>) -> TokenStream {
+    let index = Literal::usize_suffixed(counter.get());
+    counter.set(counter.get() + 1);
     let little = t.dfa.to_bytes(false);
     let big = t.dfa.to_bytes(true);
     let (nl, nb) = (
@@ -416,6 +495,7 @@ fn dfa_tokens(t: &DfaTable) -> TokenStream {
     });
     quote! {
         ::parser_runtime::__private::StaticDfa {
+            index: #index,
             bytes: {
                 #[cfg(target_endian = "little")]
                 static BYTES: ::parser_runtime::__private::Aligned<[u8; #nl]> =

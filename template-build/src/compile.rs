@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use parser_runtime_core::router::Prefilter;
 use parser_runtime_core::tables::{
     Branch, Captures, CompiledTemplate, Delimiter, Dfa, DfaTable, FieldTable, Lookahead,
     StartAnchor, EDGE_GROW, EDGE_REACH, EDGE_SURE,
@@ -335,6 +336,7 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
             dfa,
             lookahead,
             captures,
+            prefilter: prefilter(&b.main),
         });
     }
     if can_be_empty {
@@ -348,6 +350,89 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
         first_bytes,
         can_be_empty,
     })
+}
+
+/// The prefilter facts of a branch's main pattern (see [`Prefilter`]): the bytes of its leading
+/// repetitions (`\s*`, `[ \t]+`, `\n?`; every byte a repeated class or literal can contain,
+/// all non-ASCII bytes for a class with non-ASCII members) and the bytes that can start the
+/// rest. `None` when the rest can match the empty string, or cannot be compiled.
+pub fn prefilter(pattern: &str) -> Option<Prefilter> {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(true)
+        .utf8(true)
+        .dot_matches_new_line(true)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let items: Vec<&Hir> = match hir.kind() {
+        HirKind::Concat(items) => items.iter().collect(),
+        _ => vec![&hir],
+    };
+    fn set(bits: &mut [u8; 32], b: u8) {
+        bits[usize::from(b / 8)] |= 1 << (b % 8);
+    }
+    // Every byte a string of `h` can contain, for classes and literals (else `false`).
+    fn bytes_of(h: &Hir, bits: &mut [u8; 32]) -> bool {
+        match h.kind() {
+            HirKind::Literal(lit) => {
+                lit.0.iter().for_each(|&b| set(bits, b));
+                true
+            }
+            HirKind::Class(Class::Bytes(c)) => {
+                for r in c.ranges() {
+                    (r.start()..=r.end()).for_each(|b| set(bits, b));
+                }
+                true
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                for r in c.ranges() {
+                    let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
+                    for b in lo..=hi.min(0x7F) {
+                        set(bits, b as u8);
+                    }
+                    if hi > 0x7F {
+                        (0x80..=0xFFu8).for_each(|b| set(bits, b));
+                    }
+                }
+                true
+            }
+            HirKind::Capture(c) => bytes_of(&c.sub, bits),
+            _ => false,
+        }
+    }
+    let mut lead = [0u8; 32];
+    let mut i = 0;
+    while i < items.len() {
+        match items[i].kind() {
+            HirKind::Look(_) | HirKind::Empty => {}
+            HirKind::Repetition(rep) => {
+                let mut bits = lead;
+                if !bytes_of(&rep.sub, &mut bits) {
+                    break;
+                }
+                lead = bits;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let rest = Hir::concat(items[i..].iter().map(|h| (*h).clone()).collect());
+    let table = dfa_table(&rest.to_string()).ok()?;
+    let (first_bytes, empty) = match &table.dfa {
+        Dfa::Owned(d) => first_facts(d),
+        Dfa::Static(d) => first_facts(d),
+    };
+    if empty {
+        return None;
+    }
+    let mut first = [0u8; 32];
+    for (b, &on) in first_bytes.iter().enumerate() {
+        if on {
+            set(&mut first, b as u8);
+        }
+    }
+    Some(Prefilter { lead, first })
 }
 
 /// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
