@@ -1024,6 +1024,10 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         Some(e) => self.main_matched(view, w, e, p + 1),
                         None => Step::Done(None),
                     }
+                } else if last_match == Some(p) && dfa.edge(next) & EDGE_REACH == 0 {
+                    // A match ends here and no continuation can report another: it is final
+                    // now (one byte earlier than the dead state would tell).
+                    self.main_matched(view, w, p, p + 1)
                 } else {
                     Step::Live(Walk {
                         phase: Phase::Main {

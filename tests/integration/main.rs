@@ -8,4 +8,5 @@ mod deliberate;
 mod fixtures;
 mod limits;
 mod regressions;
+mod router;
 mod statics;

@@ -1,0 +1,239 @@
+//! Heap allocations of the parsers, counted by a global allocator (its own test binary, so
+//! the counting allocator sees nothing else).
+//!
+//! * The no-heap router of a `response_template!` item makes **zero** allocations across
+//!   `router()`, every `feed` and `finish`, on a 1 MB reasoning + content + tool-call stream
+//!   fed in 1-byte and 4-byte chunks. Its events are checked too: the bytes routed to each
+//!   field are exactly the bodies the stream was built from.
+//! * The `ResponseParser` (alloc API) is measured on the same stream in 4-byte chunks:
+//!   allocations per feed call and per region are printed, and feeds that cause no event
+//!   allocate nothing but the amortized growth of the hold buffer (a handful in total).
+//!
+//! Run by `cargo test` (`harness = false`: a plain `main`, so no other test thread allocates
+//! while counting).
+
+use std::alloc::System;
+
+use parser_runtime::{Event, RegionEvent};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+parser_runtime::response_template!(SmolLm3 = "../templates/smollm3.json");
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations (and reallocations) made while `f` runs. The binary runs its checks one after
+/// the other on the main thread (no test harness), so nothing else allocates meanwhile.
+fn count<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let region = Region::new(GLOBAL);
+    let out = f();
+    let stats = region.change();
+    (out, stats.allocations + stats.reallocations)
+}
+
+/// A SmolLM3 output of about `size` bytes, with the exact bodies of each field.
+struct Stream {
+    text: String,
+    thinking: usize,
+    content: usize,
+    tool_calls: usize,
+    calls: usize,
+}
+
+/// Deterministic prose with decoys that look like the start of delimiters (`<thin`, `</tool`,
+/// `<|im`, `< `), never a whole one, and no whitespace at the end.
+fn prose(size: usize, seed: usize) -> String {
+    const WORDS: &[&str] = &[
+        "the",
+        "model",
+        "reads",
+        "a",
+        "request",
+        "and",
+        "plans",
+        "its",
+        "answer",
+        "carefully",
+        "weather",
+        "in",
+        "Paris",
+        "tomorrow",
+        "x < y",
+        "<thin",
+        "</tool",
+        "<|im",
+        "a<b",
+        "résumé",
+        "数据",
+        "🙂",
+        "if",
+        "then",
+    ];
+    let mut out = String::with_capacity(size + 16);
+    let mut i = seed;
+    while out.len() < size {
+        i = i
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let w = WORDS[(i >> 33) as usize % WORDS.len()];
+        out.push_str(w);
+        out.push(if (i >> 20) % 11 == 0 { '\n' } else { ' ' });
+    }
+    out.push('.');
+    out
+}
+
+fn stream(size: usize) -> Stream {
+    let thinking = prose(size / 2, 1);
+    let mut text = format!("<think>{thinking}</think>");
+    let mut content = 0;
+    let mut tool_calls = 0;
+    let calls = 10;
+    for i in 0..calls {
+        let part = prose(size / 2 / (calls + 1), 100 + i);
+        content += part.len();
+        text.push_str(&part);
+        let body = format!(
+            "{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\", \"day\": {i}}}}}"
+        );
+        tool_calls += body.len();
+        // The newline before `<tool_call>` belongs to its open delimiter (`\s*<tool_call>`).
+        text.push_str(&format!("\n<tool_call>{body}</tool_call>"));
+    }
+    let last = prose(size / 2 / (calls + 1), 999);
+    content += last.len();
+    text.push_str(&last);
+    text.push_str("<|im_end|>");
+    Stream {
+        text,
+        thinking: thinking.len(),
+        content,
+        tool_calls,
+        calls,
+    }
+}
+
+fn pieces(text: &str, n: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut k = n.min(rest.len());
+        while !rest.is_char_boundary(k) {
+            k += 1;
+        }
+        out.push(&rest[..k]);
+        rest = &rest[k..];
+    }
+    out
+}
+
+/// Per field: bytes routed, regions opened, regions closed.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Tally {
+    bytes: [usize; 3],
+    opens: [usize; 3],
+    closes: [usize; 3],
+}
+
+fn slot(field: SmolLm3) -> usize {
+    match field {
+        SmolLm3::Thinking => 0,
+        SmolLm3::ToolCalls => 1,
+        SmolLm3::Content => 2,
+    }
+}
+
+fn core_router_feeds_without_heap_allocations() {
+    let s = stream(1 << 20);
+    assert!(s.text.len() >= 1 << 20);
+    // Deserialize the embedded DFAs once (no heap either, but keep it out of the loop).
+    SmolLm3::routes().expect("embedded tables");
+    for chunk in [1usize, 4] {
+        let input = pieces(&s.text, chunk);
+        let mut tally = Tally::default();
+        let (result, allocations) = count(|| {
+            let mut router = SmolLm3::router::<4096>()?;
+            let mut on_event = |event: RegionEvent<'_, SmolLm3>| match event {
+                RegionEvent::Open { field, .. } => tally.opens[slot(field)] += 1,
+                RegionEvent::Chunk { field, text } => tally.bytes[slot(field)] += text.len(),
+                RegionEvent::Close { field, .. } => tally.closes[slot(field)] += 1,
+            };
+            for piece in &input {
+                router.feed(piece, &mut on_event)?;
+            }
+            router.finish(&mut on_event)?;
+            Ok::<_, Box<dyn std::error::Error>>(())
+        });
+        result.expect("routing succeeds");
+        assert_eq!(
+            allocations, 0,
+            "{chunk}-byte chunks: heap allocations in the router"
+        );
+        let content_regions = s.calls + 1;
+        assert_eq!(
+            tally,
+            Tally {
+                bytes: [s.thinking, s.tool_calls, s.content],
+                opens: [1, s.calls, content_regions],
+                closes: [1, s.calls, content_regions],
+            },
+            "{chunk}-byte chunks"
+        );
+        println!(
+            "core router, {chunk}-byte chunks: {} feeds over {} bytes, 0 allocations",
+            input.len(),
+            s.text.len()
+        );
+    }
+}
+
+fn alloc_api_allocations_per_feed_and_region() {
+    let s = stream(1 << 20);
+    let template = SmolLm3::template().expect("embedded tables");
+    let input = pieces(&s.text, 4);
+    let mut parser = parser_runtime::ResponseParser::new(template, "").expect("parser");
+    let mut quiet_feeds = 0usize;
+    let mut quiet_allocations = 0usize;
+    let mut total = 0usize;
+    let mut regions = 0usize;
+    for piece in &input {
+        let (events, n) = count(|| parser.feed(piece).expect("feed"));
+        total += n;
+        regions += events
+            .iter()
+            .filter(|e| matches!(e, Event::RegionClose { .. }))
+            .count();
+        if events.is_empty() {
+            quiet_feeds += 1;
+            quiet_allocations += n;
+        }
+    }
+    let ((message, _), n) = count(|| parser.finalize().expect("finalize"));
+    total += n;
+    regions += 1;
+    assert_eq!(
+        message["tool_calls"].as_array().map(Vec::len),
+        Some(s.calls),
+        "tool calls"
+    );
+    // A feed that only holds text back returns an empty Vec (no allocation); the hold buffer
+    // grows a few times, then its capacity is reused.
+    assert!(
+        quiet_allocations <= 4,
+        "{quiet_allocations} allocations in {quiet_feeds} feeds without events"
+    );
+    println!(
+        "alloc API, 4-byte chunks: {} feeds, {total} allocations ({:.2} per feed), {regions} \
+         regions ({:.0} allocations per region), {quiet_allocations} in {quiet_feeds} feeds \
+         without events",
+        input.len(),
+        total as f64 / input.len() as f64,
+        total as f64 / regions as f64
+    );
+}
+
+fn main() {
+    core_router_feeds_without_heap_allocations();
+    alloc_api_allocations_per_feed_and_region();
+    println!("allocations: ok");
+}

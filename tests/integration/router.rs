@@ -1,0 +1,392 @@
+//! The no-heap router against the message-building parser: both run the same partial-match
+//! engine, so on any output the router's regions (field, routed text, open/close order) must
+//! be exactly the `ResponseParser`'s events, whatever the chunking and whichever tables
+//! (run-time `CompiledTemplate` or embedded `StaticRoutes`). Plus the prefilter: turning the
+//! compiler's prefilter facts off must change nothing, and the router's typed limits.
+
+use parser_runtime::router::{RegionEvent, RouteError, Router};
+use parser_runtime::tables::CompiledTemplate;
+use parser_runtime::{Event, ResponseParser};
+use proptest::prelude::*;
+use serde_json::Value;
+use workspace_tests::{read_jsonl, shared_dir, workspace_root};
+
+parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
+parser_runtime::response_template!(Qwen3Coder = "../../templates/qwen3-coder.json");
+parser_runtime::response_template!(GptOss = "../../templates/gpt-oss.json");
+
+/// One region step, merged: consecutive chunks of a region are one `Text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Open(String),
+    Text(String, String),
+    Close(String),
+}
+
+fn push_text(steps: &mut Vec<Step>, field: &str, text: &str) {
+    if let Some(Step::Text(f, t)) = steps.last_mut() {
+        if f == field {
+            t.push_str(text);
+            return;
+        }
+    }
+    steps.push(Step::Text(field.to_string(), text.to_string()));
+}
+
+fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let size = if size == 0 { text.len().max(1) } else { size };
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut k = size.min(rest.len());
+        while !rest.is_char_boundary(k) {
+            k += 1;
+        }
+        out.push(&rest[..k]);
+        rest = &rest[k..];
+    }
+    out
+}
+
+/// The `ResponseParser`'s steps (no prefix), or `None` when it fails (e.g. a body that does
+/// not parse: the router does not parse bodies).
+fn parser_steps(template: &CompiledTemplate, text: &str, size: usize) -> Option<Vec<Step>> {
+    let mut parser = ResponseParser::new(template, "").ok()?;
+    parser.set_hold_limit(usize::MAX);
+    let mut events = Vec::new();
+    for piece in pieces(text, size) {
+        events.extend(parser.feed(piece).ok()?);
+    }
+    events.extend(parser.finalize().ok()?.1);
+    let mut steps = Vec::new();
+    for e in events {
+        match e {
+            Event::RegionOpen { field } => steps.push(Step::Open(field)),
+            Event::RegionChunk { field, text, .. } => push_text(&mut steps, &field, &text),
+            Event::RegionClose { field, .. } => steps.push(Step::Close(field)),
+        }
+    }
+    Some(steps)
+}
+
+/// The router's steps over any tables, field ids mapped to names by `name`.
+fn router_steps<R: parser_runtime::router::Routes, F: parser_runtime::FieldId>(
+    mut router: Router<R, F, 65536>,
+    name: impl Fn(F) -> String,
+    text: &str,
+    size: usize,
+) -> Result<Vec<Step>, RouteError> {
+    let mut steps = Vec::new();
+    let mut on_event = |e: RegionEvent<'_, F>| match e {
+        RegionEvent::Open { field, .. } => steps.push(Step::Open(name(field))),
+        RegionEvent::Chunk { field, text } => push_text(&mut steps, &name(field), text),
+        RegionEvent::Close { field, .. } => steps.push(Step::Close(name(field))),
+    };
+    for piece in pieces(text, size) {
+        router.feed(piece, &mut on_event)?;
+    }
+    router.finish(&mut on_event)?;
+    Ok(steps)
+}
+
+fn dynamic_steps(template: &CompiledTemplate, text: &str, size: usize) -> Vec<Step> {
+    let router: Router<&CompiledTemplate, usize, 65536> = Router::new(template).expect("router");
+    router_steps(router, |f| template.fields[f].name.clone(), text, size)
+        .unwrap_or_else(|e| panic!("router: {e}"))
+}
+
+/// Every fixture text of a vendored template.
+fn fixture_texts(name: &str) -> Vec<(String, String)> {
+    let dir = workspace_root()
+        .join("templates")
+        .join("fixtures")
+        .join(name);
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_some_and(|x| x == "txt") {
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            out.push((path.display().to_string(), text));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn router_equals_response_parser_on_every_fixture() {
+    let mut compared = 0;
+    let mut skipped = 0;
+    for name in templates::names() {
+        let template = templates::by_name(name)
+            .expect("listed")
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (file, text) in fixture_texts(name) {
+            for size in [0, 1, 3, 64] {
+                let Some(want) = parser_steps(template, &text, size) else {
+                    skipped += 1;
+                    continue;
+                };
+                let got = dynamic_steps(template, &text, size);
+                assert_eq!(got, want, "{file} in {size}-byte chunks");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 600, "{compared} compared, {skipped} skipped");
+}
+
+#[test]
+fn router_equals_response_parser_on_conformance_outputs() {
+    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+    let mut compared = 0;
+    for case in &cases {
+        let Ok(template) = template_build::compile(&case["template"]) else {
+            continue;
+        };
+        let Some(text) = case["text"].as_str() else {
+            continue;
+        };
+        for size in [0, 1, 7] {
+            let Some(want) = parser_steps(&template, text, size) else {
+                continue;
+            };
+            let router: Router<&CompiledTemplate, usize, 65536> =
+                Router::new(&template).expect("router");
+            match router_steps(router, |f| template.fields[f].name.clone(), text, size) {
+                Ok(got) => assert_eq!(got, want, "{} in {size}-byte chunks", case["id"]),
+                Err(e) => panic!(
+                    "{}: router failed where the parser did not: {e}",
+                    case["id"]
+                ),
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 900, "{compared} compared");
+}
+
+#[test]
+fn embedded_routes_equal_run_time_tables() {
+    fn check<F: parser_runtime::FieldId + std::fmt::Display>(
+        name: &str,
+        routes: parser_runtime::StaticRoutes<'static>,
+        template: &CompiledTemplate,
+    ) -> usize {
+        let mut n = 0;
+        for (file, text) in fixture_texts(name) {
+            for size in [0, 1, 5] {
+                let want = dynamic_steps(template, &text, size);
+                let router: Router<_, F, 65536> = Router::new(routes).expect("router");
+                let got = router_steps(router, |f: F| f.to_string(), &text, size)
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+                assert_eq!(
+                    got, want,
+                    "{file} in {size}-byte chunks: embedded != run time"
+                );
+                n += 1;
+            }
+        }
+        n
+    }
+    let mut n = 0;
+    n += check::<SmolLm3>(
+        "smollm3",
+        SmolLm3::routes().unwrap(),
+        SmolLm3::template().unwrap(),
+    );
+    n += check::<Qwen3Coder>(
+        "qwen3-coder",
+        Qwen3Coder::routes().unwrap(),
+        Qwen3Coder::template().unwrap(),
+    );
+    n += check::<GptOss>(
+        "gpt-oss",
+        GptOss::routes().unwrap(),
+        GptOss::template().unwrap(),
+    );
+    assert!(n >= 60, "{n} runs");
+}
+
+/// `template` with every prefilter removed: the router then starts a walk at every byte that
+/// can begin a delimiter, which is the plain algorithm.
+fn without_prefilters(template: &CompiledTemplate) -> CompiledTemplate {
+    let mut plain = template.clone();
+    for f in &mut plain.fields {
+        for d in f.open.iter_mut().chain(f.close.iter_mut()) {
+            for b in &mut d.branches {
+                b.prefilter = None;
+            }
+        }
+    }
+    plain
+}
+
+#[test]
+fn prefilters_change_nothing_on_conformance_outputs() {
+    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+    let mut with_prefilter = 0;
+    for case in &cases {
+        let Ok(template) = template_build::compile(&case["template"]) else {
+            continue;
+        };
+        let Some(text) = case["text"].as_str() else {
+            continue;
+        };
+        let uses = template.fields.iter().any(|f| {
+            f.open
+                .iter()
+                .chain(f.close.iter())
+                .any(|d| d.branches.iter().any(|b| b.prefilter.is_some()))
+        });
+        with_prefilter += usize::from(uses);
+        let plain = without_prefilters(&template);
+        for size in [0, 1, 5] {
+            assert_eq!(
+                dynamic_steps(&template, text, size),
+                dynamic_steps(&plain, text, size),
+                "{} in {size}-byte chunks",
+                case["id"]
+            );
+        }
+    }
+    assert!(
+        with_prefilter >= 300,
+        "{with_prefilter} cases use a prefilter"
+    );
+}
+
+/// Outputs built from pieces of the delimiters of lead-run templates (`\s*<tool_call>`),
+/// whitespace and text: the prefilter's corner cases (runs of lead bytes, partial
+/// delimiters, look-alikes).
+fn tricky_output() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("<tool_call>".to_string()),
+        Just("</tool_call>".to_string()),
+        Just("<think>".to_string()),
+        Just("</think>".to_string()),
+        Just("<|im_end|>".to_string()),
+        Just("<tool_".to_string()),
+        Just("<".to_string()),
+        Just(" ".to_string()),
+        Just("\n\n".to_string()),
+        Just("\u{a0}".to_string()),
+        Just("\u{3000}".to_string()),
+        Just("{\"name\": \"f\", \"arguments\": {}}".to_string()),
+        "[a-z ]{0,6}",
+    ];
+    proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn prefilters_change_nothing_on_tricky_outputs(text in tricky_output(), size in 0usize..6) {
+        for name in ["smollm3", "qwen3", "hermes", "minimax-m2", "kimi-k2"] {
+            let template = templates::by_name(name).expect("listed").expect("tables");
+            let plain = without_prefilters(template);
+            prop_assert_eq!(
+                dynamic_steps(template, &text, size),
+                dynamic_steps(&plain, &text, size),
+                "{}", name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_delimiter_that_outgrows_the_hold_buffer_is_a_typed_error() {
+    // `[^<]*<\|x\|>` may match from the first byte on: everything is held until it resolves.
+    let template = template_build::compile_str(
+        r#"{"start_anchor": "<s>", "fields": {"content": {"content": "text"},
+            "x": {"open_pattern": "[^<]*<\\|x\\|>", "close": "<|/x|>", "content": "text"}}}"#,
+    )
+    .expect("template");
+    let mut router: Router<&CompiledTemplate, usize, 16> = Router::new(&template).unwrap();
+    router.feed("0123456789", |_| {}).expect("fits");
+    assert_eq!(router.held(), 10);
+    let err = router.feed("abcdefghij", |_| {}).unwrap_err();
+    assert_eq!(
+        err,
+        RouteError::HoldOverflow {
+            offset: 0,
+            held: 20,
+            limit: 16
+        }
+    );
+    // With room, the same text routes, nothing lost.
+    let mut text = String::new();
+    let mut router: Router<&CompiledTemplate, usize, 64> = Router::new(&template).unwrap();
+    for piece in ["0123456789", "abcdefghij", "<|x|>in<|/x|>"] {
+        router
+            .feed(piece, |e| {
+                if let RegionEvent::Chunk { text: t, .. } = e {
+                    text.push_str(t);
+                }
+            })
+            .unwrap();
+    }
+    router.finish(|_| {}).unwrap();
+    assert_eq!(text, "in");
+}
+
+#[test]
+fn too_many_pending_walks_is_a_typed_error() {
+    // Two delimiters that both begin with `<`: two walks at once.
+    let template = template_build::compile_str(
+        r#"{"start_anchor": "<s>", "fields": {"content": {"content": "text"},
+            "a": {"open": "<a>", "close": "</a>", "content": "text"},
+            "b": {"open": "<b>", "close": "</b>", "content": "text"}}}"#,
+    )
+    .expect("template");
+    let mut router: Router<&CompiledTemplate, usize, 64, 1> = Router::new(&template).unwrap();
+    let err = router.feed("x <", |_| {}).unwrap_err();
+    assert_eq!(
+        err,
+        RouteError::TooManyWalks {
+            offset: 2,
+            limit: 1
+        }
+    );
+    let mut router: Router<&CompiledTemplate, usize, 64, 2> = Router::new(&template).unwrap();
+    router.feed("x <", |_| {}).unwrap();
+    router.feed("b>y</b>", |_| {}).unwrap();
+    router.finish(|_| {}).unwrap();
+    assert_eq!(router.feed("more", |_| {}), Err(RouteError::Finished));
+}
+
+#[test]
+fn close_events_give_body_spans_in_the_output() {
+    let text = "<think>\nplan\n</think>\nHi <tool_call>{\"name\": \"f\"}</tool_call>";
+    let mut spans = Vec::new();
+    let mut router = SmolLm3::router::<128>().unwrap();
+    let mut on_event = |e: RegionEvent<'_, SmolLm3>| {
+        if let RegionEvent::Close { field, body } = e {
+            spans.push((field, &text[body.start..body.end]));
+        }
+    };
+    for piece in pieces(text, 3) {
+        router.feed(piece, &mut on_event).unwrap();
+    }
+    router.finish(&mut on_event).unwrap();
+    assert_eq!(
+        spans,
+        [
+            (SmolLm3::Thinking, "\nplan\n"),
+            (SmolLm3::Content, "\nHi"),
+            (SmolLm3::ToolCalls, "{\"name\": \"f\"}"),
+        ]
+    );
+}
+
+#[test]
+fn generated_items_expose_tables_without_a_heap() {
+    let routes = SmolLm3::routes().unwrap();
+    assert_eq!(routes.tables().name, "SmolLm3");
+    assert!(std::ptr::eq(routes.tables(), SmolLm3::tables()));
+    let _: Value = serde_json::json!(SmolLm3::FIELDS.len());
+}
