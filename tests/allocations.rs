@@ -70,14 +70,14 @@ fn prose(size: usize, seed: usize) -> String {
         "then",
     ];
     let mut out = String::with_capacity(size + 16);
-    let mut i = seed;
+    let mut i = seed as u64;
     while out.len() < size {
         i = i
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let w = WORDS[(i >> 33) as usize % WORDS.len()];
         out.push_str(w);
-        out.push(if (i >> 20) % 11 == 0 { '\n' } else { ' ' });
+        out.push(if (i >> 20).is_multiple_of(11) { '\n' } else { ' ' });
     }
     out.push('.');
     out
