@@ -77,7 +77,11 @@ fn prose(size: usize, seed: usize) -> String {
             .wrapping_add(1442695040888963407);
         let w = WORDS[(i >> 33) as usize % WORDS.len()];
         out.push_str(w);
-        out.push(if (i >> 20).is_multiple_of(11) { '\n' } else { ' ' });
+        out.push(if (i >> 20).is_multiple_of(11) {
+            '\n'
+        } else {
+            ' '
+        });
     }
     out.push('.');
     out

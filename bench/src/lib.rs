@@ -97,6 +97,16 @@ impl Format {
         template.expect("embedded tables load")
     }
 
+    /// The embedded tables for the no-heap router (`Item::routes()`).
+    pub fn static_routes(self) -> parser_runtime::StaticRoutes<'static> {
+        let routes = match self {
+            Format::Smollm3 => templates::Smollm3::routes(),
+            Format::Qwen3Coder => templates::Qwen3Coder::routes(),
+            Format::RegexHeavy => RegexHeavy::routes(),
+        };
+        routes.expect("embedded tables load")
+    }
+
     /// The template compiled at run time from its JSON (`template_build::compile_str`).
     ///
     /// Panics if the template does not compile (it is checked at build time too).

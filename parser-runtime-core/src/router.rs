@@ -103,8 +103,9 @@ pub trait Routes {
     fn name_rank(&self, field: usize) -> u32;
     /// Whether `field` has a delimiter of this kind.
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool;
-    /// Whether some branch of the delimiter can start a match with `byte`.
-    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool;
+    /// The bytes with which some branch of the delimiter can start a match (256-bit set: bit
+    /// `b % 8` of byte `b / 8`; every byte when the delimiter can match the empty string).
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32];
     /// Number of branches of the delimiter (tried in priority order at one start).
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize;
     /// The main DFA of a branch.
@@ -134,8 +135,8 @@ impl<T: Routes + ?Sized> Routes for &T {
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
         (**self).has_delimiter(field, kind)
     }
-    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool {
-        (**self).first_byte(field, kind, byte)
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
+        (**self).first_set(field, kind)
     }
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
         (**self).branch_count(field, kind)
@@ -359,10 +360,23 @@ impl<T, const N: usize> Slots<T, N> {
     }
 }
 
+/// Moves `buf[start..]` to the front. Out of line and cold: the temporary is as large as
+/// the buffer, and a caller's stack frame should not be.
+#[cold]
+#[inline(never)]
+fn compact<const N: usize>(buf: &mut ArrayString<N>, start: usize) {
+    let mut front = ArrayString::<N>::new();
+    // The held part fits: it is shorter than the buffer.
+    let _ = front.try_push_str(buf.get(start..).unwrap_or(""));
+    *buf = front;
+}
+
 /// The hold buffer: text not yet released.
 #[derive(Debug)]
 enum Hold<const N: usize> {
-    Fixed(ArrayString<N>),
+    /// `buf[start..]` is held; released text at the front is dropped by moving `start`, and
+    /// the buffer is compacted only when an append needs the room (amortized O(1) per byte).
+    Fixed { buf: ArrayString<N>, start: usize },
     #[cfg(feature = "alloc")]
     Heap(alloc::string::String),
 }
@@ -370,7 +384,7 @@ enum Hold<const N: usize> {
 impl<const N: usize> Hold<N> {
     fn as_str(&self) -> &str {
         match self {
-            Self::Fixed(s) => s,
+            Self::Fixed { buf, start } => buf.get(*start..).unwrap_or(""),
             #[cfg(feature = "alloc")]
             Self::Heap(s) => s,
         }
@@ -380,15 +394,21 @@ impl<const N: usize> Hold<N> {
     }
     fn room(&self) -> usize {
         match self {
-            Self::Fixed(s) => s.remaining_capacity(),
+            Self::Fixed { buf, start } => buf.remaining_capacity() + start,
             #[cfg(feature = "alloc")]
             Self::Heap(_) => usize::MAX,
         }
     }
-    /// Appends `s`, which must fit (see [`Self::room`]).
+    /// Appends `s`; `false` (nothing appended) when it does not fit.
     fn push_str(&mut self, s: &str) -> bool {
         match self {
-            Self::Fixed(h) => h.try_push_str(s).is_ok(),
+            Self::Fixed { buf, start } => {
+                if buf.remaining_capacity() < s.len() && *start > 0 {
+                    compact(buf, *start);
+                    *start = 0;
+                }
+                buf.try_push_str(s).is_ok()
+            }
             #[cfg(feature = "alloc")]
             Self::Heap(h) => {
                 h.push_str(s);
@@ -396,15 +416,15 @@ impl<const N: usize> Hold<N> {
             }
         }
     }
-    /// Drops the first `n` bytes (a char boundary).
+    /// Drops the first `n` held bytes (a char boundary).
     fn drop_front(&mut self, n: usize) {
         match self {
-            Self::Fixed(h) if n >= h.len() => h.clear(),
-            Self::Fixed(h) => {
-                let mut rest = ArrayString::<N>::new();
-                // The tail of a string that fits fits.
-                let _ = rest.try_push_str(h.get(n..).unwrap_or(""));
-                *h = rest;
+            Self::Fixed { buf, start } => {
+                *start += n;
+                if *start >= buf.len() {
+                    buf.clear();
+                    *start = 0;
+                }
             }
             #[cfg(feature = "alloc")]
             Self::Heap(h) => {
@@ -421,6 +441,8 @@ impl<const N: usize> Hold<N> {
 struct Watch {
     kind: DelimiterKind,
     field: usize,
+    /// The delimiter's first-byte set.
+    first: [u8; 32],
 }
 
 /// Where a walk is: in the main part of a branch, or in its trailing look-ahead.
@@ -470,7 +492,7 @@ struct Jump {
 struct Scan<const W: usize> {
     watch: ArrayVec<Watch, MAX_WATCH>,
     /// Union of the first-byte tables of the watched delimiters.
-    first: [bool; 256],
+    first: [u8; 32],
     jump: Option<Jump>,
     /// Absolute position of the next byte to scan.
     next: usize,
@@ -563,7 +585,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             hold_limit,
             scan: Scan {
                 watch: ArrayVec::new(),
-                first: [false; 256],
+                first: [0; 32],
                 jump: None,
                 next: 0,
                 walks,
@@ -604,6 +626,42 @@ impl<R: Routes, const W: usize> Core<R, W> {
             .min()
             .unwrap_or(self.pos)
             .min(self.pos)
+    }
+
+    /// The fast path for short pieces: when nothing is pending and no byte of `text` can begin
+    /// a watched delimiter (with a prefilter: no `first` byte, and no `lead` byte at the end,
+    /// where a run could still grow into a delimiter), all of `text` is routed at once.
+    /// `None`: take the general path. `text` starts at `base`, and nothing is held.
+    fn fast<S: Sink>(&mut self, text: &str, sink: &mut S) -> Option<Result<(), Stop<S::Error>>> {
+        const SHORT: usize = 64;
+        if text.len() > SHORT
+            || !self.scan.walks.as_slice().is_empty()
+            || self.scan.best.is_some()
+            || self.scan.next != self.base
+            || self.pos != self.base
+        {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let clear = match &self.scan.jump {
+            Some(j) => {
+                !bytes.iter().any(|&b| bit(&j.first, b))
+                    && bytes.last().is_none_or(|&b| !bit(&j.lead, b))
+            }
+            None => !bytes.iter().any(|&b| bit(&self.scan.first, b)),
+        };
+        if !clear {
+            return None;
+        }
+        let end = self.base + text.len();
+        let routed = self.accumulate(text, sink, self.pos, end);
+        self.pos = end;
+        self.scan.next = end;
+        if let Some(&last) = bytes.last() {
+            self.before = Some(last);
+        }
+        self.base = end;
+        Some(routed)
     }
 
     /// Reference `_process`: commit delimiters while possible, then route what is safe.
@@ -713,8 +771,9 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let scan = &mut self.scan;
         scan.watch.clear();
         let mut push = |kind, field| {
+            let first = routes.first_set(field, kind);
             scan.watch
-                .try_push(Watch { kind, field })
+                .try_push(Watch { kind, field, first })
                 .map_err(|_| RouteError::TooManyDelimiters {
                     watched: MAX_WATCH + 1,
                 })
@@ -738,13 +797,13 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 }
             }
         }
-        let mut first = [false; 256];
         let mut lead = [0u8; 32];
         let mut jump_first = [0u8; 32];
         let mut jumpable = !scan.watch.is_empty();
+        let mut first_set = [0u8; 32];
         for w in &scan.watch {
-            for (b, slot) in first.iter_mut().enumerate() {
-                *slot |= routes.first_byte(w.field, w.kind, b as u8);
+            for (slot, bits) in first_set.iter_mut().zip(w.first) {
+                *slot |= bits;
             }
             for br in 0..routes.branch_count(w.field, w.kind) {
                 match routes.prefilter(w.field, w.kind, br) {
@@ -763,10 +822,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
         }
         scan.jump = jumpable.then(|| {
             let mut needles = ArrayVec::new();
-            for b in 0..=255u8 {
-                if bit(&jump_first, b) && needles.try_push(b).is_err() {
-                    needles.clear();
-                    break;
+            'bytes: for (i, &bits) in jump_first.iter().enumerate() {
+                for k in 0..8u8 {
+                    if bits & (1 << k) != 0 && needles.try_push(i as u8 * 8 + k).is_err() {
+                        needles.clear();
+                        break 'bytes;
+                    }
                 }
             }
             Jump {
@@ -777,7 +838,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 tail: None,
             }
         });
-        scan.first = first;
+        scan.first = first_set;
         scan.next = self.pos;
         scan.walks.clear();
         scan.preferred.clear();
@@ -867,7 +928,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             let first = &self.scan.first;
             return bytes[from - self.base..]
                 .iter()
-                .position(|&b| first[usize::from(b)])
+                .position(|&b| bit(first, b))
                 .map(|n| from + n);
         };
         let lead_start = |at: usize, jump: &Jump| {
@@ -951,7 +1012,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let byte = self.byte_at(view, p);
         // New walks start only at char boundaries, and only if they could beat the best.
         let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
-        if can_start && self.scan.first[usize::from(byte)] {
+        if can_start && bit(&self.scan.first, byte) {
             self.start_walks(view, p, byte)?;
         }
         // Walks are stepped in place: survivors are compacted to the front, deduplicated.
@@ -982,7 +1043,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let look_behind = self.look_behind(view, p);
         for wi in 0..self.scan.watch.len() {
             let w = self.scan.watch[wi];
-            if !self.routes.first_byte(w.field, w.kind, byte) {
+            if !bit(&w.first, byte) {
                 continue;
             }
             for bi in 0..self.routes.branch_count(w.field, w.kind) {
@@ -1337,7 +1398,10 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     fn fixed(routes: R) -> Result<Self, RouteError> {
         Ok(Self {
             core: Core::with_slots(routes, Slots::Fixed(ArrayVec::new()), H)?,
-            hold: Hold::Fixed(ArrayString::new()),
+            hold: Hold::Fixed {
+                buf: ArrayString::new(),
+                start: 0,
+            },
         })
     }
 
@@ -1355,6 +1419,9 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
         let mut rest = text;
         loop {
             if self.hold.len() == 0 {
+                if let Some(routed) = self.core.fast(rest, sink) {
+                    return routed;
+                }
                 // Nothing held: scan the fed text in place, then keep its unreleased tail.
                 let result = self.core.process(rest, false, sink);
                 // Kept even after an error (a region that fails to parse), so a caller that
@@ -1423,7 +1490,7 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
         }
         let held = self.hold.as_str();
         // Large heap buffers shrink only in big steps (amortized); fixed ones always.
-        if matches!(self.hold, Hold::Fixed(_)) || rel == held.len() || rel >= 4096 {
+        if matches!(self.hold, Hold::Fixed { .. }) || rel == held.len() || rel >= 4096 {
             self.core.before = Some(held.as_bytes()[rel - 1]);
             self.hold.drop_front(rel);
             self.core.base = keep;

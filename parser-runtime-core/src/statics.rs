@@ -24,7 +24,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::util::wire::DeserializeError;
 
-use crate::router::{bit, DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
+use crate::router::{DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
 
 #[cfg(feature = "alloc")]
 use alloc::{
@@ -587,9 +587,12 @@ impl Routes for StaticRoutes<'_> {
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
         self.delimiter(field, kind).is_some()
     }
-    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool {
-        self.delimiter(field, kind)
-            .is_some_and(|d| d.can_be_empty || bit(&d.first_bytes, byte))
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
+        match self.delimiter(field, kind) {
+            Some(d) if d.can_be_empty => [0xFF; 32],
+            Some(d) => d.first_bytes,
+            None => [0; 32],
+        }
     }
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
         self.delimiter(field, kind).map_or(0, |d| d.branches.len())

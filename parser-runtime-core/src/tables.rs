@@ -414,9 +414,14 @@ impl Routes for CompiledTemplate {
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
         self.delimiter(field, kind).is_some()
     }
-    fn first_byte(&self, field: usize, kind: DelimiterKind, byte: u8) -> bool {
-        self.delimiter(field, kind)
-            .is_some_and(|d| d.first_bytes[usize::from(byte)])
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
+        let mut set = [0u8; 32];
+        if let Some(d) = self.delimiter(field, kind) {
+            for (b, _) in d.first_bytes.iter().enumerate().filter(|(_, &on)| on) {
+                set[b / 8] |= 1 << (b % 8);
+            }
+        }
+        set
     }
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
         self.delimiter(field, kind).map_or(0, |d| d.branches.len())

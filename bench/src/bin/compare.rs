@@ -26,7 +26,8 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use parser_runtime::{CompiledTemplate, ResponseParser};
+use parser_runtime::router::{RegionEvent, Router};
+use parser_runtime::{CompiledTemplate, Event, ResponseParser, StaticRoutes};
 use response_bench::{chunks, inputs, Format, Input, MODES, PREFIX};
 use serde_json::{json, Map, Value};
 
@@ -92,6 +93,57 @@ fn ours(
             Ok(message)
         }
     }
+}
+
+/// Hold buffer of the no-heap router in the benchmark, in bytes.
+const CORE_HOLD: usize = 64 << 10;
+
+/// Ours, no-heap router over the embedded tables: construct, feed, finish; the bytes routed
+/// to each field (events borrow their text; nothing is allocated).
+fn core(
+    routes: StaticRoutes<'static>,
+    text: &str,
+    pieces: Option<&[&str]>,
+) -> Result<[usize; 8], String> {
+    let mut router: Router<StaticRoutes<'static>, usize, CORE_HOLD> =
+        Router::new(routes).map_err(|e| e.to_string())?;
+    let mut bytes = [0usize; 8];
+    let mut on_event = |e: RegionEvent<'_, usize>| {
+        if let RegionEvent::Chunk { field, text } = e {
+            bytes[field.min(7)] += text.len();
+        }
+    };
+    match pieces {
+        None => router
+            .feed(text, &mut on_event)
+            .map_err(|e| e.to_string())?,
+        Some(pieces) => {
+            for piece in pieces {
+                router
+                    .feed(piece, &mut on_event)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    router.finish(&mut on_event).map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// The bytes per field of the alloc API's events (what `core` must route).
+fn chunk_bytes(template: &CompiledTemplate, text: &str) -> [usize; 8] {
+    let mut parser = ResponseParser::new(template, PREFIX).expect("constructs");
+    parser.set_hold_limit(usize::MAX);
+    let mut events = parser.feed(text).expect("feeds");
+    events.extend(parser.finalize().expect("finalizes").1);
+    let mut bytes = [0usize; 8];
+    for e in events {
+        if let Event::RegionChunk { field, text, .. } = e {
+            if let Some(i) = template.fields.iter().position(|f| f.name == field) {
+                bytes[i.min(7)] += text.len();
+            }
+        }
+    }
+    bytes
 }
 
 /// smg-response-template: the same steps with its API.
@@ -200,6 +252,8 @@ fn run(args: &Args) -> Value {
         let expected = ours(template, text, None)
             .unwrap_or_else(|e| panic!("{}: ours fails one-shot: {e}", input.id));
         let expected_json = serde_json::to_string(&expected).expect("serializes");
+        let routes = format.static_routes();
+        let expected_bytes = chunk_bytes(template, text);
 
         let file = format!("{}.txt", input.id);
         std::fs::write(args.out.join(&file), text).expect("writes input");
@@ -221,7 +275,27 @@ fn run(args: &Args) -> Value {
                 "id": input.id, "format": format.name(), "size_label": input.size_label,
                 "bytes": text.len(), "mode": mode,
                 "ours_s": null, "ours_note": null, "smg_s": null, "smg_note": null,
+                "core_s": null, "core_note": null,
             });
+            match core(routes, text, pieces) {
+                Ok(bytes) if bytes == expected_bytes => {
+                    let secs = measure(args.runs, || {
+                        black_box(core(routes, text, pieces).ok());
+                    });
+                    row["core_s"] = json!(secs);
+                }
+                Ok(bytes) => {
+                    notes.push(format!(
+                        "{} {mode}: core routes {bytes:?} bytes per field, the parser {expected_bytes:?}",
+                        input.id
+                    ));
+                    row["core_note"] = json!("mismatch");
+                }
+                Err(e) => {
+                    notes.push(format!("{} {mode}: core fails: {e}", input.id));
+                    row["core_note"] = json!("error");
+                }
+            }
             match ours(template, text, pieces) {
                 Ok(m) if serde_json::to_string(&m).expect("serializes") == expected_json => {
                     let secs = measure(args.runs, || {
@@ -277,8 +351,9 @@ fn run(args: &Args) -> Value {
                 },
             }
             eprintln!(
-                "{} {mode}: ours {} smg {}",
+                "{} {mode}: core {} ours {} smg {}",
                 input.id,
+                fmt_mbps(row["core_s"].as_f64(), text.len()),
                 fmt_mbps(row["ours_s"].as_f64(), text.len()),
                 fmt_mbps(row["smg_s"].as_f64(), text.len())
             );
@@ -358,9 +433,9 @@ fn table(results: &Value, reference: Option<&Value>) -> String {
     };
     let _ = writeln!(
         out,
-        "| input | size | mode | ours MB/s | smg MB/s | reference MB/s | ours/smg | ours/reference |"
+        "| input | size | mode | ours core MB/s | ours MB/s | smg MB/s | reference MB/s | ours/smg | core/smg | ours/reference |"
     );
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut footnotes = Vec::new();
     for row in results["rows"].as_array().unwrap_or(&empty) {
         let id = row["id"].as_str().unwrap_or("");
@@ -368,6 +443,7 @@ fn table(results: &Value, reference: Option<&Value>) -> String {
         let bytes = row["bytes"].as_u64().unwrap_or(0) as usize;
         let ours_s = row["ours_s"].as_f64();
         let smg_s = row["smg_s"].as_f64();
+        let core_s = row["core_s"].as_f64();
         let cell = |secs: Option<f64>, note: &Value| match (secs, note.as_str()) {
             (None, Some(note)) => note.to_string(),
             _ => fmt_mbps(secs, bytes),
@@ -406,11 +482,13 @@ fn table(results: &Value, reference: Option<&Value>) -> String {
         };
         let _ = writeln!(
             out,
-            "| {input} | {} ({bytes} B) | {mode} | {} | {} | {reference_cell} | {} | {} |",
+            "| {input} | {} ({bytes} B) | {mode} | {} | {} | {} | {reference_cell} | {} | {} | {} |",
             row["size_label"].as_str().unwrap_or(""),
+            cell(core_s, &row["core_note"]),
             cell(ours_s, &row["ours_note"]),
             cell(smg_s, &row["smg_note"]),
             fmt_ratio(ours_s, smg_s),
+            fmt_ratio(core_s, smg_s),
             reference_ratio.unwrap_or_else(|| fmt_ratio(ours_s, reference_s)),
         );
     }
@@ -419,7 +497,9 @@ fn table(results: &Value, reference: Option<&Value>) -> String {
         "\nMB/s = 10^6 bytes of output per second, median of {runs} runs for ours and smg \
          (each run the mean of as many parses as fit in ~50 ms); each parse constructs the \
          parser from the loaded template, feeds, finalizes and drops the owned events. \
-         Chunks are cut at char boundaries."
+         \"ours core\" is the no-heap router (`Router` over the embedded tables, 64 KiB hold \
+         buffer, borrowed events, raw regions: no message); \"ours\" is the message-building \
+         `ResponseParser` with owned events. Chunks are cut at char boundaries."
     );
     if let Some(r) = reference {
         let _ = writeln!(
