@@ -14,6 +14,7 @@
 //! whatever the chunking; held text is never rescanned on a later feed.
 
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use regex_automata::{Anchored, Input};
@@ -45,6 +46,8 @@ pub type Message = Map<String, Value>;
 pub struct ResponseParser<'t> {
     tpl: &'t CompiledTemplate,
     driver: Driver<&'t CompiledTemplate, 0, 0>,
+    /// The field names, shared by every event.
+    names: Vec<Arc<str>>,
     regions: Regions,
     finalized: bool,
     utf8_tail: Vec<u8>,
@@ -64,6 +67,7 @@ struct Regions {
 /// The sink the router reports to while one call runs.
 struct Collect<'a, 't> {
     tpl: &'t CompiledTemplate,
+    names: &'a [Arc<str>],
     regions: &'a mut Regions,
     events: &'a mut Vec<Event>,
 }
@@ -94,6 +98,11 @@ impl<'t> ResponseParser<'t> {
         let mut parser = Self {
             tpl: template,
             driver,
+            names: template
+                .fields
+                .iter()
+                .map(|f| Arc::from(f.name.as_str()))
+                .collect(),
             regions: Regions {
                 tools: ToolSchemas::from_tools(tools),
                 body: String::new(),
@@ -201,6 +210,7 @@ impl<'t> ResponseParser<'t> {
         let mut events = Vec::new();
         let mut sink = Collect {
             tpl: self.tpl,
+            names: &self.names,
             regions: &mut self.regions,
             events: &mut events,
         };
@@ -231,6 +241,7 @@ impl<'t> ResponseParser<'t> {
     fn route(&mut self, text: &str, events: &mut Vec<Event>) -> Result<(), ParseError> {
         let mut sink = Collect {
             tpl: self.tpl,
+            names: &self.names,
             regions: &mut self.regions,
             events,
         };
@@ -286,11 +297,10 @@ impl Sink for Collect<'_, '_> {
         hay: &str,
         range: (usize, usize),
     ) -> Result<(), ParseError> {
-        let f = &self.tpl.fields[field];
         self.regions.captures = resolve_captures(self.tpl, field, branch, hay, range);
         self.regions.body.clear();
         self.events.push(Event::RegionOpen {
-            field: f.name.clone(),
+            field: self.names[field].clone(),
         });
         Ok(())
     }
@@ -298,18 +308,17 @@ impl Sink for Collect<'_, '_> {
     fn open_implicit(&mut self, field: usize) -> Result<(), ParseError> {
         self.regions.body.clear();
         self.events.push(Event::RegionOpen {
-            field: self.tpl.fields[field].name.clone(),
+            field: self.names[field].clone(),
         });
         Ok(())
     }
 
     fn chunk(&mut self, field: usize, text: &str) -> Result<(), ParseError> {
-        let f = &self.tpl.fields[field];
         self.regions.body.push_str(text);
         self.events.push(Event::RegionChunk {
-            field: f.name.clone(),
+            field: self.names[field].clone(),
             text: text.to_string(),
-            dirty: f.dirty(),
+            dirty: self.tpl.fields[field].dirty(),
         });
         Ok(())
     }
@@ -317,7 +326,7 @@ impl Sink for Collect<'_, '_> {
     fn close(&mut self, field: usize, _body: Span, at: (usize, bool)) -> Result<(), ParseError> {
         let value = self.regions.close(self.tpl, field, at)?;
         self.events.push(Event::RegionClose {
-            field: self.tpl.fields[field].name.clone(),
+            field: self.names[field].clone(),
             value,
         });
         Ok(())

@@ -2,11 +2,15 @@
 //! (`ResponseParser._accumulate`, `_open_explicit`, `_close_current`).
 
 use alloc::string::String;
+use alloc::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One streaming event.
+///
+/// The field name is shared (`Arc<str>`, one per field per parser): an event costs no copy of
+/// it.
 ///
 /// Serializes to `{"type": "region_open", "field": F}`,
 /// `{"type": "region_chunk", "field": F, "text": T, "dirty": D}` and
@@ -18,13 +22,13 @@ pub enum Event {
     /// first byte.
     RegionOpen {
         /// The field name.
-        field: String,
+        field: Arc<str>,
     },
     /// Text routed into the open region. `dirty` is true for structured content parsers
     /// (json, xml-inline, kv-lines): the text is raw and only the close value is meaningful.
     RegionChunk {
         /// The field name.
-        field: String,
+        field: Arc<str>,
         /// The text (a whole number of chars).
         text: String,
         /// Whether the text is raw input of a structured parser.
@@ -33,7 +37,7 @@ pub enum Event {
     /// A region closed; `value` is the parsed (and transformed, and tool-typed) value.
     RegionClose {
         /// The field name.
-        field: String,
+        field: Arc<str>,
         /// The parsed value.
         value: Value,
     },

@@ -61,9 +61,9 @@ fn parser_steps(template: &CompiledTemplate, text: &str, size: usize) -> Option<
     let mut steps = Vec::new();
     for e in events {
         match e {
-            Event::RegionOpen { field } => steps.push(Step::Open(field)),
+            Event::RegionOpen { field } => steps.push(Step::Open(field.to_string())),
             Event::RegionChunk { field, text, .. } => push_text(&mut steps, &field, &text),
-            Event::RegionClose { field, .. } => steps.push(Step::Close(field)),
+            Event::RegionClose { field, .. } => steps.push(Step::Close(field.to_string())),
         }
     }
     Some(steps)

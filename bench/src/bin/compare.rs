@@ -138,7 +138,7 @@ fn chunk_bytes(template: &CompiledTemplate, text: &str) -> [usize; 8] {
     let mut bytes = [0usize; 8];
     for e in events {
         if let Event::RegionChunk { field, text, .. } = e {
-            if let Some(i) = template.fields.iter().position(|f| f.name == field) {
+            if let Some(i) = template.fields.iter().position(|f| *f.name == *field) {
                 bytes[i.min(7)] += text.len();
             }
         }
