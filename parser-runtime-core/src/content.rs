@@ -106,91 +106,12 @@ fn text(body: &str, strip: bool) -> &str {
     }
 }
 
-/// Whether Python's `str.isspace()` holds for `c` (what `str.strip()` removes).
-///
-/// Unlike [`char::is_whitespace`], this includes the ASCII separators U+001C..=U+001F.
-/// Table: Python 3.11 (Unicode 14.0), identical to later versions for these characters.
-pub fn py_is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t'..='\r'
-            | '\u{1c}'..=' '
-            | '\u{85}'
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-    )
-}
-
-/// Python's `str.strip()` without arguments: removes leading and trailing characters for
-/// which [`py_is_space`] holds.
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_is_space)
-}
-
-/// Whether `text.lower() in ("true", "1")` (reference `_bool`). No non-ASCII character
-/// lowercases to an ASCII letter of `true`, so an ASCII case-insensitive comparison is exact.
-fn py_true_word(t: &str) -> bool {
-    t.eq_ignore_ascii_case("true") || t == "1"
-}
+use crate::pynum::{py_float_in, py_int_digits, py_true_word, NumError, INT_MAX_STR_DIGITS};
+pub use crate::pynum::{py_is_space, py_strip};
 
 // ---------------------------------------------------------------------------------------------
-// Python `int(str)` and `float(str)`
+// Python `int(str)` and `float(str)` (the rules are in `crate::pynum`)
 // ---------------------------------------------------------------------------------------------
-
-/// The first code point of every run of ten Unicode decimal digits (`Nd`, Python 3.11 /
-/// Unicode 14.0 `unicodedata.decimal`); digit `d` of a run is `zero + d`.
-const DIGIT_ZEROS: [u32; 66] = [
-    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
-    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
-    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
-    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
-    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50,
-    0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
-];
-
-/// The decimal value of a Unicode decimal digit (Python `unicodedata.decimal`).
-fn decimal_value(c: char) -> Option<u8> {
-    let cp = c as u32;
-    let idx = DIGIT_ZEROS.partition_point(|&z| z <= cp).checked_sub(1)?;
-    let d = cp - DIGIT_ZEROS[idx];
-    if d < 10 {
-        u8::try_from(d).ok()
-    } else {
-        None
-    }
-}
-
-/// CPython `_PyUnicode_TransformDecimalAndSpaceToASCII`, the first step of `int(str)` and
-/// `float(str)`: characters below U+007F are kept, other whitespace becomes a space, other
-/// decimal digits become their ASCII digit, and anything else makes the literal invalid
-/// (`None`).
-fn to_ascii_number(s: &str) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if (c as u32) < 0x7f {
-            out.push(c);
-        } else if py_is_space(c) {
-            out.push(' ');
-        } else {
-            out.push(char::from(b'0' + decimal_value(c)?));
-        }
-    }
-    Some(out)
-}
-
-/// The ASCII whitespace of CPython's `Py_ISSPACE` (not U+001C..=U+001F).
-fn is_c_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-/// CPython's limit on the digits of a decimal integer string (`sys.get_int_max_str_digits()`).
-const INT_MAX_STR_DIGITS: usize = 4300;
 
 /// The outcome of Python's `int(str)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,51 +127,13 @@ pub(crate) enum PyInt {
 /// Python's `int(s)` (base 10): surrounding whitespace, an optional sign, decimal digits of any
 /// script, single underscores between digits, at most 4300 digits.
 pub(crate) fn py_int(s: &str) -> PyInt {
-    let Some(ascii) = to_ascii_number(s) else {
-        return PyInt::Invalid;
-    };
-    let b = ascii.as_bytes();
-    let mut i = 0;
-    while i < b.len() && is_c_space(b[i]) {
-        i += 1;
-    }
-    let mut negative = false;
-    match b.get(i) {
-        Some(b'+') => i += 1,
-        Some(b'-') => {
-            negative = true;
-            i += 1;
-        }
-        _ => {}
-    }
-    if b.get(i) == Some(&b'_') {
-        return PyInt::Invalid;
-    }
-    let mut digits = String::new();
-    let mut prev = 0u8;
-    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-        if b[i] == b'_' {
-            if prev == b'_' {
-                return PyInt::Invalid;
-            }
-        } else {
-            digits.push(char::from(b[i]));
-        }
-        prev = b[i];
-        i += 1;
-    }
-    if prev == b'_' || digits.is_empty() {
-        return PyInt::Invalid;
-    }
-    while i < b.len() && is_c_space(b[i]) {
-        i += 1;
-    }
-    if i != b.len() || digits.len() > INT_MAX_STR_DIGITS {
-        return PyInt::Invalid;
-    }
-    match int_number(negative, &digits) {
-        Some(n) => PyInt::Exact(n),
-        None => PyInt::Unrepresentable,
+    let mut buf = String::new();
+    match py_int_digits(s, &mut buf) {
+        Ok((negative, digits)) => match int_number(negative, digits) {
+            Some(n) => PyInt::Exact(n),
+            None => PyInt::Unrepresentable,
+        },
+        Err(NumError::Invalid | NumError::TooLong) => PyInt::Invalid,
     }
 }
 
@@ -302,82 +185,7 @@ pub(crate) fn integral_f64_number(f: f64) -> Option<Number> {
 /// underscores between digits, `inf`/`infinity`/`nan` in any case with an optional sign, no
 /// hexadecimal. `None` when Python raises `ValueError`. Overflow gives ±infinity, like Python.
 pub(crate) fn py_float(s: &str) -> Option<f64> {
-    let ascii = to_ascii_number(s)?;
-    let cleaned = if ascii.contains('_') {
-        // CPython `_Py_string_to_number_with_underscores`: every underscore sits between two
-        // ASCII digits (checked on the whole string, before stripping).
-        let mut out = String::with_capacity(ascii.len());
-        let mut prev = 0u8;
-        for &c in ascii.as_bytes() {
-            if c == b'_' {
-                if !prev.is_ascii_digit() {
-                    return None;
-                }
-            } else {
-                if prev == b'_' && !c.is_ascii_digit() {
-                    return None;
-                }
-                out.push(char::from(c));
-            }
-            prev = c;
-        }
-        if prev == b'_' {
-            return None;
-        }
-        out
-    } else {
-        ascii
-    };
-    let t = cleaned.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
-    let b = t.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i = 1;
-    }
-    let rest = &t[i..];
-    if rest.eq_ignore_ascii_case("inf") || rest.eq_ignore_ascii_case("infinity") {
-        return Some(if b[0] == b'-' {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        });
-    }
-    if rest.eq_ignore_ascii_case("nan") {
-        return Some(f64::NAN);
-    }
-    // [digits] [. [digits]] with at least one digit, then an optional complete exponent.
-    let mut mantissa_digits = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-        mantissa_digits += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-            mantissa_digits += 1;
-        }
-    }
-    if mantissa_digits == 0 {
-        return None;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let exp_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == exp_start {
-            return None;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    t.parse::<f64>().ok()
+    py_float_in(s, &mut String::new()).ok()
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::event::Event;
-use crate::router::{Driver, RouteError, Sink, Span, Stop};
+use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
 use crate::tables::CompiledTemplate;
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field, py_type_name};
@@ -323,7 +323,13 @@ impl Sink for Collect<'_, '_> {
         Ok(())
     }
 
-    fn close(&mut self, field: usize, _body: Span, at: (usize, bool)) -> Result<(), ParseError> {
+    fn close(
+        &mut self,
+        field: usize,
+        _body: Span,
+        _value: RegionValue,
+        at: (usize, bool),
+    ) -> Result<(), ParseError> {
         let value = self.regions.close(self.tpl, field, at)?;
         self.events.push(Event::RegionClose {
             field: self.names[field].clone(),

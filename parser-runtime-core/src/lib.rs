@@ -36,6 +36,7 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod event;
+pub mod pynum;
 pub mod router;
 pub mod statics;
 #[cfg(feature = "alloc")]
@@ -51,7 +52,7 @@ pub use engine::{parse_response, parse_responses, Message, Prefixes, ResponsePar
 pub use error::{ContentError, ParseError};
 #[cfg(feature = "alloc")]
 pub use event::Event;
-pub use router::{FieldId, RegionEvent, RouteError, Router, Span};
+pub use router::{FieldId, RegionEvent, RegionValue, RouteError, Router, Span};
 pub use statics::{StaticRoutes, TableError};
 #[cfg(feature = "alloc")]
 pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};

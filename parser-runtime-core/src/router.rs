@@ -119,6 +119,8 @@ pub trait Routes {
     ) -> Option<(bool, &Self::Dfa)>;
     /// The prefilter facts of a branch, if the compiler found any.
     fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter>;
+    /// How the router computes the field's [`RegionValue`].
+    fn body_kind(&self, field: usize) -> BodyKind;
 }
 
 impl<T: Routes + ?Sized> Routes for &T {
@@ -155,6 +157,9 @@ impl<T: Routes + ?Sized> Routes for &T {
     fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
         (**self).prefilter(field, kind, branch)
     }
+    fn body_kind(&self, field: usize) -> BodyKind {
+        (**self).body_kind(field)
+    }
 }
 
 /// A typed field id: generated field enums implement it (`FIELDS[index]`); `usize` is the
@@ -179,9 +184,64 @@ pub struct Span {
     pub end: usize,
 }
 
+/// What the router computes for a region's value (from the field's content parser, decided by
+/// the compiler): see [`RegionValue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// `text`.
+    Text {
+        /// `strip`.
+        strip: bool,
+    },
+    /// `int`.
+    Int {
+        /// `strip`.
+        strip: bool,
+    },
+    /// `float`.
+    Float {
+        /// `strip`.
+        strip: bool,
+    },
+    /// `bool`.
+    Bool {
+        /// `strip`.
+        strip: bool,
+    },
+    /// A structured parser (`json`, `xml-inline`, `kv-lines`): the raw body.
+    Raw,
+}
+
+/// The longest `int`/`float` body (after stripping), in bytes, the router parses itself.
+pub const SCALAR_MAX: usize = 64;
+
+/// The value of a closed region as the no-heap router gives it: the content parser's result
+/// for `text`, `int`, `float` and `bool` (reference `content_parsers.py` `_text`, `_int`,
+/// `_float`, `_bool`, with Python's `str.strip`, `int`, `float`), and the raw body of
+/// structured parsers. Transforms, `join` and `repeats` are message-level (the alloc API).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RegionValue {
+    /// `text`: the body's span, stripped of Python whitespace when `strip` is set.
+    Text(Span),
+    /// `int`: the value.
+    Int(i64),
+    /// `float`: the value (Python's `float()`: `inf` and `nan` included).
+    Float(f64),
+    /// `bool`: whether the (stripped) body lowercased is `true` or `1`.
+    Bool(bool),
+    /// A structured parser's raw body (parse it with the alloc API).
+    Raw(Span),
+    /// `int`/`float`: not a Python literal (the reference raises `ValueError`); the (stripped)
+    /// body's span.
+    Invalid(Span),
+    /// `int`/`float`: past the router's limits (longer than [`SCALAR_MAX`] bytes after
+    /// stripping, or an integer outside `i64`); the (stripped) body's span.
+    Unsupported(Span),
+}
+
 /// One event of the [`Router`]: what the reference reports as `region_open`, `region_chunk` and
 /// `region_close`, with borrowed text and a typed field id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RegionEvent<'a, F> {
     /// A region opened: an explicit region at its open delimiter (`delimiter` is the matched
     /// text), the implicit region on its first byte (`delimiter` is empty).
@@ -205,6 +265,8 @@ pub enum RegionEvent<'a, F> {
         field: F,
         /// The body's span in the output (bytes, prefix excluded).
         body: Span,
+        /// The region's value.
+        value: RegionValue,
     },
 }
 
@@ -540,7 +602,134 @@ pub(crate) trait Sink {
     fn chunk(&mut self, field: usize, text: &str) -> Result<(), Self::Error>;
     /// The open region closed; `body` in output bytes; `at`: where the body starts, as
     /// `(offset, in_prefix)` (see `Core::located`).
-    fn close(&mut self, field: usize, body: Span, at: (usize, bool)) -> Result<(), Self::Error>;
+    fn close(
+        &mut self,
+        field: usize,
+        body: Span,
+        value: RegionValue,
+        at: (usize, bool),
+    ) -> Result<(), Self::Error>;
+}
+
+/// What the router tracks of the open region to give its [`RegionValue`].
+#[derive(Debug)]
+struct Values {
+    /// Whether values are computed (the no-heap router; the alloc API parses bodies itself).
+    on: bool,
+    /// Absolute start of the first non-space char of the body.
+    text_start: Option<usize>,
+    /// Absolute end of the last non-space char of the body.
+    text_end: usize,
+    /// The body (from its first non-space char when stripping) of `int`/`float`/`bool`.
+    scalar: ArrayString<SCALAR_MAX>,
+    /// `scalar` overflowed.
+    scalar_full: bool,
+}
+
+impl Values {
+    fn reset(&mut self) {
+        self.text_start = None;
+        self.text_end = 0;
+        self.scalar.clear();
+        self.scalar_full = false;
+    }
+
+    /// Tracks the text `text`, at absolute `from`, of a region whose body is `kind`.
+    fn track(&mut self, kind: BodyKind, text: &str, from: usize) {
+        if !self.on {
+            return;
+        }
+        let strip = match kind {
+            BodyKind::Raw | BodyKind::Text { strip: false } => return,
+            BodyKind::Text { strip: true } => {
+                self.track_strip(text, from);
+                return;
+            }
+            BodyKind::Int { strip } | BodyKind::Float { strip } | BodyKind::Bool { strip } => strip,
+        };
+        let before = self.text_start;
+        self.track_strip(text, from);
+        let part = match (strip, before, self.text_start) {
+            (false, _, _) => text,
+            (true, Some(_), _) => text,
+            (true, None, Some(start)) => &text[start - from..],
+            (true, None, None) => "",
+        };
+        if !self.scalar_full && self.scalar.try_push_str(part).is_err() {
+            self.scalar_full = true;
+        }
+    }
+
+    fn track_strip(&mut self, text: &str, from: usize) {
+        if self.text_start.is_none() {
+            if let Some((i, _)) = text
+                .char_indices()
+                .find(|&(_, c)| !crate::pynum::py_is_space(c))
+            {
+                self.text_start = Some(from + i);
+            }
+        }
+        if let Some((i, c)) = text
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !crate::pynum::py_is_space(c))
+        {
+            self.text_end = from + i + c.len_utf8();
+        }
+    }
+
+    /// The value of a body that spans `raw` (output offsets; `shift` turns absolute positions
+    /// into output offsets).
+    fn value(&self, kind: BodyKind, raw: Span, shift: impl Fn(usize) -> usize) -> RegionValue {
+        let stripped = match self.text_start {
+            Some(start) => Span {
+                start: shift(start),
+                end: shift(self.text_end).max(shift(start)),
+            },
+            None => Span {
+                start: raw.end,
+                end: raw.end,
+            },
+        };
+        let (strip, span) = match kind {
+            BodyKind::Raw => return RegionValue::Raw(raw),
+            BodyKind::Text { strip } => {
+                return RegionValue::Text(if strip { stripped } else { raw });
+            }
+            BodyKind::Int { strip } | BodyKind::Float { strip } | BodyKind::Bool { strip } => {
+                (strip, if strip { stripped } else { raw })
+            }
+        };
+        let text = if strip {
+            crate::pynum::py_strip(&self.scalar)
+        } else {
+            self.scalar.as_str()
+        };
+        let mut digits = ArrayString::<SCALAR_MAX>::new();
+        match kind {
+            BodyKind::Bool { .. } => {
+                // A body longer than the buffer is not `true` or `1`.
+                RegionValue::Bool(!self.scalar_full && crate::pynum::py_true_word(text))
+            }
+            _ if self.scalar_full => RegionValue::Unsupported(span),
+            BodyKind::Int { .. } => match crate::pynum::py_int_digits(text, &mut digits) {
+                Ok((negative, d)) => {
+                    let magnitude = d.parse::<i128>().ok();
+                    let value = magnitude
+                        .map(|m| if negative { -m } else { m })
+                        .and_then(|v| i64::try_from(v).ok());
+                    value.map_or(RegionValue::Unsupported(span), RegionValue::Int)
+                }
+                Err(crate::pynum::NumError::Invalid) => RegionValue::Invalid(span),
+                Err(crate::pynum::NumError::TooLong) => RegionValue::Unsupported(span),
+            },
+            _ => match crate::pynum::py_float_in(text, &mut digits) {
+                Ok(f) => RegionValue::Float(f),
+                Err(crate::pynum::NumError::Invalid) => RegionValue::Invalid(span),
+                Err(crate::pynum::NumError::TooLong) => RegionValue::Unsupported(span),
+            },
+        }
+    }
 }
 
 /// The router state without its hold buffer (so events can borrow the buffer while the state
@@ -567,10 +756,16 @@ pub(crate) struct Core<R, const W: usize> {
     /// Cap on held bytes.
     pub(crate) hold_limit: usize,
     scan: Scan<W>,
+    values: Values,
 }
 
 impl<R: Routes, const W: usize> Core<R, W> {
-    fn with_slots(routes: R, walks: Slots<Walk, W>, hold_limit: usize) -> Result<Self, RouteError> {
+    fn with_slots(
+        routes: R,
+        walks: Slots<Walk, W>,
+        hold_limit: usize,
+        values: bool,
+    ) -> Result<Self, RouteError> {
         let mut core = Self {
             current: routes.implicit(),
             routes,
@@ -591,6 +786,13 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 walks,
                 preferred: ArrayVec::new(),
                 best: None,
+            },
+            values: Values {
+                on: values,
+                text_start: None,
+                text_end: 0,
+                scalar: ArrayString::new(),
+                scalar_full: false,
             },
         };
         core.reset_scan()?;
@@ -694,6 +896,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     DelimiterKind::Open => {
                         self.close_current(sink, c.start)?;
                         self.current = Some(watch.field);
+                        self.values.reset();
                         self.body_any = false;
                         self.body_start = c.end;
                         self.open_span = Some((c.start, c.end));
@@ -1287,11 +1490,13 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if !self.opened {
             self.opened = true;
             self.body_start = from;
+            self.values.reset();
             sink.open_implicit(f).map_err(Stop::Sink)?;
         }
         self.body_any = true;
-        sink.chunk(f, &view[from - self.base..to - self.base])
-            .map_err(Stop::Sink)
+        let text = &view[from - self.base..to - self.base];
+        self.values.track(self.routes.body_kind(f), text, from);
+        sink.chunk(f, text).map_err(Stop::Sink)
     }
 
     /// Closes the open region (its body ends at absolute `body_end`) and returns to the
@@ -1308,9 +1513,16 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 end: self.output_offset(body_end.max(self.body_start)),
             };
             let at = self.located(self.body_start);
+            let value = if self.values.on {
+                self.values.value(self.routes.body_kind(f), body, |abs| {
+                    self.output_offset(abs)
+                })
+            } else {
+                RegionValue::Raw(body)
+            };
             // On error the region stays open, like the reference (`_close_current` raises
             // before `_reset_to_implicit`).
-            sink.close(f, body, at).map_err(Stop::Sink)?;
+            sink.close(f, body, value, at).map_err(Stop::Sink)?;
         }
         self.current = self.routes.implicit();
         self.open_span = None;
@@ -1397,7 +1609,7 @@ pub(crate) struct Driver<R, const H: usize, const W: usize> {
 impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     fn fixed(routes: R) -> Result<Self, RouteError> {
         Ok(Self {
-            core: Core::with_slots(routes, Slots::Fixed(ArrayVec::new()), H)?,
+            core: Core::with_slots(routes, Slots::Fixed(ArrayVec::new()), H, true)?,
             hold: Hold::Fixed {
                 buf: ArrayString::new(),
                 start: 0,
@@ -1409,7 +1621,12 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     #[cfg(feature = "alloc")]
     pub(crate) fn heap(routes: R, hold_limit: usize) -> Result<Self, RouteError> {
         Ok(Self {
-            core: Core::with_slots(routes, Slots::Heap(alloc::vec::Vec::new()), hold_limit)?,
+            core: Core::with_slots(
+                routes,
+                Slots::Heap(alloc::vec::Vec::new()),
+                hold_limit,
+                false,
+            )?,
             hold: Hold::Heap(alloc::string::String::new()),
         })
     }
@@ -1565,10 +1782,17 @@ impl<C: FnMut(RegionEvent<'_, F>), F: FieldId> Sink for Adapter<'_, C, F> {
         });
         Ok(())
     }
-    fn close(&mut self, field: usize, body: Span, _at: (usize, bool)) -> Result<(), Self::Error> {
+    fn close(
+        &mut self,
+        field: usize,
+        body: Span,
+        value: RegionValue,
+        _at: (usize, bool),
+    ) -> Result<(), Self::Error> {
         (self.on_event)(RegionEvent::Close {
             field: F::from_index(field),
             body,
+            value,
         });
         Ok(())
     }

@@ -24,7 +24,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::util::wire::DeserializeError;
 
-use crate::router::{DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
+use crate::router::{BodyKind, DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
 
 #[cfg(feature = "alloc")]
 use alloc::{
@@ -615,6 +615,15 @@ impl Routes for StaticRoutes<'_> {
     }
     fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
         self.branch(field, kind, branch).prefilter
+    }
+    fn body_kind(&self, field: usize) -> BodyKind {
+        match self.tables.fields.get(field).map(|f| &f.content) {
+            Some(StaticContent::Text { strip }) => BodyKind::Text { strip: *strip },
+            Some(StaticContent::Int { strip }) => BodyKind::Int { strip: *strip },
+            Some(StaticContent::Float { strip }) => BodyKind::Float { strip: *strip },
+            Some(StaticContent::Bool { strip }) => BodyKind::Bool { strip: *strip },
+            _ => BodyKind::Raw,
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use serde_json::{Map, Value};
 
-use crate::router::{DelimiterKind, Prefilter, RouteDfa, Routes};
+use crate::router::{BodyKind, DelimiterKind, Prefilter, RouteDfa, Routes};
 
 /// A response template compiled to tables: DFAs for every delimiter plus the field table.
 ///
@@ -444,5 +444,14 @@ impl Routes for CompiledTemplate {
     }
     fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
         self.branch(field, kind, branch).prefilter
+    }
+    fn body_kind(&self, field: usize) -> BodyKind {
+        match self.fields.get(field).map(|f| &f.content) {
+            Some(ContentSpec::Text { strip }) => BodyKind::Text { strip: *strip },
+            Some(ContentSpec::Int { strip }) => BodyKind::Int { strip: *strip },
+            Some(ContentSpec::Float { strip }) => BodyKind::Float { strip: *strip },
+            Some(ContentSpec::Bool { strip }) => BodyKind::Bool { strip: *strip },
+            _ => BodyKind::Raw,
+        }
     }
 }

@@ -47,25 +47,29 @@
 //! field enum; nothing is allocated while feeding.
 //!
 //! ```
-//! use parser_runtime::{RegionEvent, Span};
+//! use parser_runtime::{RegionEvent, RegionValue, Span};
 //! parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
 //!
 //! let mut router = SmolLm3::router::<256>()?;
 //! let mut content = String::new();
-//! let mut thinking_body = None;
+//! let mut thinking = None;
 //! let output = "<think>\nThe user greets me.\n</think>\nHello!";
 //! for chunk in ["<think>\nThe user", " greets me.\n</th", "ink>\nHel", "lo!"] {
 //!     router.feed(chunk, |event| match event {
 //!         RegionEvent::Chunk { field: SmolLm3::Content, text } => content.push_str(text),
-//!         RegionEvent::Close { field: SmolLm3::Thinking, body } => thinking_body = Some(body),
+//!         RegionEvent::Close { field: SmolLm3::Thinking, body, value } => {
+//!             thinking = Some((body, value))
+//!         }
 //!         _ => {}
 //!     })?;
 //! }
 //! router.finish(|_| {})?;
-//! assert_eq!(content, "\nHello!"); // raw text: content parsers (strip) are the alloc API's
-//! let body = thinking_body.unwrap();
+//! assert_eq!(content, "\nHello!"); // chunks are raw text
+//! let (body, value) = thinking.unwrap();
 //! assert_eq!(&output[body.start..body.end], "\nThe user greets me.\n");
 //! assert_eq!(body, Span { start: 7, end: 28 });
+//! // The `text` parser strips the body: the value is a span of the output.
+//! assert_eq!(value, RegionValue::Text(Span { start: 8, end: 27 }));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]

@@ -4,7 +4,7 @@
 //! (run-time `CompiledTemplate` or embedded `StaticRoutes`). Plus the prefilter: turning the
 //! compiler's prefilter facts off must change nothing, and the router's typed limits.
 
-use parser_runtime::router::{RegionEvent, RouteError, Router};
+use parser_runtime::router::{RegionEvent, RegionValue, RouteError, Router};
 use parser_runtime::tables::CompiledTemplate;
 use parser_runtime::{Event, ResponseParser};
 use proptest::prelude::*;
@@ -360,27 +360,188 @@ fn too_many_pending_walks_is_a_typed_error() {
 }
 
 #[test]
-fn close_events_give_body_spans_in_the_output() {
+fn close_events_give_body_spans_and_values() {
     let text = "<think>\nplan\n</think>\nHi <tool_call>{\"name\": \"f\"}</tool_call>";
-    let mut spans = Vec::new();
+    let mut closes = Vec::new();
     let mut router = SmolLm3::router::<128>().unwrap();
     let mut on_event = |e: RegionEvent<'_, SmolLm3>| {
-        if let RegionEvent::Close { field, body } = e {
-            spans.push((field, &text[body.start..body.end]));
+        if let RegionEvent::Close { field, body, value } = e {
+            let value = match value {
+                RegionValue::Text(s) => format!("text {:?}", &text[s.start..s.end]),
+                RegionValue::Raw(s) => format!("raw {:?}", &text[s.start..s.end]),
+                other => format!("{other:?}"),
+            };
+            closes.push((field, &text[body.start..body.end], value));
         }
     };
     for piece in pieces(text, 3) {
         router.feed(piece, &mut on_event).unwrap();
     }
     router.finish(&mut on_event).unwrap();
+    // SmolLM3: thinking and content are `text` (stripped), tool calls `json` (raw).
     assert_eq!(
-        spans,
+        closes,
         [
-            (SmolLm3::Thinking, "\nplan\n"),
-            (SmolLm3::Content, "\nHi"),
-            (SmolLm3::ToolCalls, "{\"name\": \"f\"}"),
+            (SmolLm3::Thinking, "\nplan\n", "text \"plan\"".to_string()),
+            (SmolLm3::Content, "\nHi", "text \"Hi\"".to_string()),
+            (
+                SmolLm3::ToolCalls,
+                "{\"name\": \"f\"}",
+                "raw \"{\\\"name\\\": \\\"f\\\"}\"".to_string()
+            ),
         ]
     );
+}
+
+/// The value the router gives for a region, as the JSON the content parser gives (`None`:
+/// nothing to compare: a raw body, or past the router's limits).
+fn router_value_json(text: &str, value: RegionValue) -> Option<Value> {
+    match value {
+        RegionValue::Text(s) => Some(Value::String(text[s.start..s.end].to_string())),
+        RegionValue::Int(i) => Some(serde_json::json!(i)),
+        RegionValue::Float(f) => serde_json::Number::from_f64(f).map(Value::Number),
+        RegionValue::Bool(b) => Some(Value::Bool(b)),
+        RegionValue::Raw(_) | RegionValue::Unsupported(_) => None,
+        RegionValue::Invalid(_) => Some(Value::String("<invalid>".into())),
+    }
+}
+
+#[test]
+fn region_values_equal_the_content_parsers() {
+    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+    let mut compared = 0;
+    let mut invalid = 0;
+    for case in &cases {
+        let Ok(template) = template_build::compile(&case["template"]) else {
+            continue;
+        };
+        let Some(text) = case["text"].as_str() else {
+            continue;
+        };
+        // The content parser's values, in close order, for fields without a transform (the
+        // router gives the parser's result, before transforms).
+        let mut parser = ResponseParser::new(&template, "").unwrap();
+        parser.set_hold_limit(usize::MAX);
+        let mut want: Vec<(String, Value)> = Vec::new();
+        let mut failed = false;
+        match parser.feed(text) {
+            Ok(events) => want.extend(events.into_iter().filter_map(close_value)),
+            Err(_) => failed = true,
+        }
+        if !failed {
+            match parser.finalize() {
+                Ok((_, events)) => want.extend(events.into_iter().filter_map(close_value)),
+                Err(_) => failed = true,
+            }
+        }
+        let mut got: Vec<(String, Option<Value>)> = Vec::new();
+        let mut router: Router<&CompiledTemplate, usize, 65536> = Router::new(&template).unwrap();
+        let mut on_event = |e: RegionEvent<'_, usize>| {
+            if let RegionEvent::Close { field, value, .. } = e {
+                got.push((
+                    template.fields[field].name.clone(),
+                    router_value_json(text, value),
+                ));
+            }
+        };
+        router.feed(text, &mut on_event).unwrap();
+        router.finish(&mut on_event).unwrap();
+        for (i, (name, value)) in got.iter().enumerate() {
+            let field = template.fields.iter().find(|f| &f.name == name).unwrap();
+            if field.transform.is_some() {
+                continue;
+            }
+            match (value, want.get(i)) {
+                (Some(Value::String(s)), _) if s == "<invalid>" => {
+                    // The parser must have failed on this region (int/float not a literal).
+                    assert!(
+                        failed && i == want.len(),
+                        "{}: router says invalid",
+                        case["id"]
+                    );
+                    invalid += 1;
+                }
+                (Some(v), Some((wname, w))) => {
+                    assert_eq!((name, v), (wname, w), "{} region {i}", case["id"]);
+                    compared += 1;
+                }
+                (Some(_), None) => assert!(failed, "{}: region {i} missing", case["id"]),
+                (None, _) => {}
+            }
+        }
+    }
+    assert!(
+        compared >= 500,
+        "{compared} values compared, {invalid} invalid"
+    );
+}
+
+#[test]
+fn scalar_values_follow_python() {
+    let template = template_build::compile_str(
+        r#"{"start_anchor": "<s>", "fields": {
+            "content": {"content": "text", "content_args": {"strip": false}},
+            "i": {"open": "<i>", "close": "</i>", "content": "int"},
+            "f": {"open": "<f>", "close": "</f>", "content": "float"},
+            "b": {"open": "<b>", "close": "</b>", "content": "bool"}}}"#,
+    )
+    .expect("template");
+    let value_of = |body: &str| {
+        let mut values = Vec::new();
+        let mut router: Router<&CompiledTemplate, usize, 256> = Router::new(&template).unwrap();
+        let mut on_event = |e: RegionEvent<'_, usize>| {
+            if let RegionEvent::Close { value, .. } = e {
+                values.push(value);
+            }
+        };
+        for piece in pieces(body, 2) {
+            router.feed(piece, &mut on_event).unwrap();
+        }
+        router.finish(&mut on_event).unwrap();
+        values.first().copied()
+    };
+    let span = |start, end| parser_runtime::Span { start, end };
+    // Python: int(" 1_2 ") == 12; int("-9223372036854775808") fits i64; int("abc") raises;
+    // an int of 30 digits is past i64; float("1e400") == inf; "TRUE".lower() == "true".
+    assert_eq!(value_of("<i> 1_2 </i>"), Some(RegionValue::Int(12)));
+    assert_eq!(
+        value_of("<i>-9223372036854775808</i>"),
+        Some(RegionValue::Int(i64::MIN))
+    );
+    assert_eq!(value_of("<i>\u{663}</i>"), Some(RegionValue::Int(3)));
+    assert_eq!(
+        value_of("<i> abc </i>"),
+        Some(RegionValue::Invalid(span(4, 7)))
+    );
+    assert_eq!(
+        value_of(&format!("<i>{}</i>", "9".repeat(30))),
+        Some(RegionValue::Unsupported(span(3, 33)))
+    );
+    assert_eq!(
+        value_of(&format!("<f>{}</f>", "1".repeat(80))),
+        Some(RegionValue::Unsupported(span(3, 83)))
+    );
+    assert_eq!(
+        value_of("<f>1e400</f>"),
+        Some(RegionValue::Float(f64::INFINITY))
+    );
+    assert_eq!(value_of("<f>\n2.5\n</f>"), Some(RegionValue::Float(2.5)));
+    assert_eq!(value_of("<b> TRUE </b>"), Some(RegionValue::Bool(true)));
+    assert_eq!(value_of("<b>1</b>"), Some(RegionValue::Bool(true)));
+    assert_eq!(value_of("<b>yes</b>"), Some(RegionValue::Bool(false)));
+    assert_eq!(
+        value_of(&format!("<b>{}</b>", " ".repeat(100) + "true")),
+        Some(RegionValue::Bool(true))
+    );
+    // `strip: false`: the raw body.
+    assert_eq!(value_of(" x "), Some(RegionValue::Text(span(0, 3))));
+}
+
+fn close_value(e: Event) -> Option<(String, Value)> {
+    match e {
+        Event::RegionClose { field, value } => Some((field.to_string(), value)),
+        _ => None,
+    }
 }
 
 #[test]
