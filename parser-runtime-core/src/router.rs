@@ -624,22 +624,25 @@ struct Values {
     scalar: ArrayString<SCALAR_MAX>,
     /// `scalar` overflowed.
     scalar_full: bool,
+    /// The open region's body kind.
+    kind: BodyKind,
 }
 
 impl Values {
-    fn reset(&mut self) {
+    fn reset(&mut self, kind: BodyKind) {
+        self.kind = kind;
         self.text_start = None;
         self.text_end = 0;
         self.scalar.clear();
         self.scalar_full = false;
     }
 
-    /// Tracks the text `text`, at absolute `from`, of a region whose body is `kind`.
-    fn track(&mut self, kind: BodyKind, text: &str, from: usize) {
+    /// Tracks the text `text`, at absolute `from`, of the open region.
+    fn track(&mut self, text: &str, from: usize) {
         if !self.on {
             return;
         }
-        let strip = match kind {
+        let strip = match self.kind {
             BodyKind::Raw | BodyKind::Text { strip: false } => return,
             BodyKind::Text { strip: true } => {
                 self.track_strip(text, from);
@@ -669,12 +672,20 @@ impl Values {
                 self.text_start = Some(from + i);
             }
         }
-        if let Some((i, c)) = text
-            .char_indices()
-            .rev()
-            .find(|&(_, c)| !crate::pynum::py_is_space(c))
-        {
-            self.text_end = from + i + c.len_utf8();
+        // Usually the last byte is an ASCII non-space: the text ends there.
+        match text.as_bytes().last() {
+            Some(&b) if b.is_ascii() && !crate::pynum::py_is_space(char::from(b)) => {
+                self.text_end = from + text.len();
+            }
+            _ => {
+                if let Some((i, c)) = text
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !crate::pynum::py_is_space(c))
+                {
+                    self.text_end = from + i + c.len_utf8();
+                }
+            }
         }
     }
 
@@ -793,6 +804,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 text_end: 0,
                 scalar: ArrayString::new(),
                 scalar_full: false,
+                kind: BodyKind::Raw,
             },
         };
         core.reset_scan()?;
@@ -834,6 +846,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// a watched delimiter (with a prefilter: no `first` byte, and no `lead` byte at the end,
     /// where a run could still grow into a delimiter), all of `text` is routed at once.
     /// `None`: take the general path. `text` starts at `base`, and nothing is held.
+    #[inline(always)]
     fn fast<S: Sink>(&mut self, text: &str, sink: &mut S) -> Option<Result<(), Stop<S::Error>>> {
         const SHORT: usize = 64;
         if text.len() > SHORT
@@ -896,7 +909,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     DelimiterKind::Open => {
                         self.close_current(sink, c.start)?;
                         self.current = Some(watch.field);
-                        self.values.reset();
+                        self.values.reset(self.routes.body_kind(watch.field));
                         self.body_any = false;
                         self.body_start = c.end;
                         self.open_span = Some((c.start, c.end));
@@ -1474,6 +1487,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     // ----------------------------------------------------------------------------------------
     // Regions (reference `_accumulate`, `_open_explicit`, `_close_current`).
 
+    #[inline]
     fn accumulate<S: Sink>(
         &mut self,
         view: &str,
@@ -1490,12 +1504,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if !self.opened {
             self.opened = true;
             self.body_start = from;
-            self.values.reset();
+            self.values.reset(self.routes.body_kind(f));
             sink.open_implicit(f).map_err(Stop::Sink)?;
         }
         self.body_any = true;
         let text = &view[from - self.base..to - self.base];
-        self.values.track(self.routes.body_kind(f), text, from);
+        self.values.track(text, from);
         sink.chunk(f, text).map_err(Stop::Sink)
     }
 
@@ -1636,8 +1650,12 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
         let mut rest = text;
         loop {
             if self.hold.len() == 0 {
-                if let Some(routed) = self.core.fast(rest, sink) {
-                    return routed;
+                // Matched rather than returned as is: moving the whole result copies the error
+                // payload's bytes (overlapping moves that stall store forwarding).
+                match self.core.fast(rest, sink) {
+                    Some(Ok(())) => return Ok(()),
+                    Some(Err(e)) => return Err(e),
+                    None => {}
                 }
                 // Nothing held: scan the fed text in place, then keep its unreleased tail.
                 let result = self.core.process(rest, false, sink);
