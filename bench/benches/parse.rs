@@ -12,13 +12,17 @@
 //!   chunk cut at char boundaries, `finalize`; the owned events are dropped);
 //! * `parse-runtime/regex-heavy-SIZE/MODE`: the same with the regex-heavy template compiled
 //!   at run time (`template_build::compile_str`);
-//! * `construct/FORMAT`: `Item::parser(prefix)` from the static template, after first use.
+//! * `parse-core/FORMAT-SIZE/MODE`: the no-heap `Router` over the embedded tables
+//!   (`Item::routes()`, 64 KiB hold buffer), borrowed events counted per field;
+//! * `construct/FORMAT`: `Item::parser(prefix)` from the static template, after first use;
+//! * `construct-core/FORMAT`: `Item::router::<4096>()`, after first use.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use parser_runtime::{CompiledTemplate, ResponseParser};
+use parser_runtime::router::{RegionEvent, Router};
+use parser_runtime::{CompiledTemplate, ResponseParser, StaticRoutes};
 use response_bench::{chunks, inputs, Format, RegexHeavy, MODES, PREFIX};
 
 fn run(template: &CompiledTemplate, text: &str, pieces: Option<&[&str]>) {
@@ -34,6 +38,68 @@ fn run(template: &CompiledTemplate, text: &str, pieces: Option<&[&str]>) {
             black_box(parser.finalize().expect("finalizes"));
         }
     }
+}
+
+fn route(routes: StaticRoutes<'static>, text: &str, pieces: Option<&[&str]>) {
+    let mut router: Router<_, usize, { 64 << 10 }> = Router::new(routes).expect("router");
+    let mut bytes = [0usize; 8];
+    let mut on_event = |e: RegionEvent<'_, usize>| {
+        if let RegionEvent::Chunk { field, text } = e {
+            bytes[field.min(7)] += text.len();
+        }
+    };
+    match pieces {
+        None => router.feed(text, &mut on_event).expect("feeds"),
+        Some(pieces) => {
+            for piece in pieces {
+                router.feed(piece, &mut on_event).expect("feeds");
+            }
+        }
+    }
+    router.finish(&mut on_event).expect("finishes");
+    black_box(bytes);
+}
+
+fn parse_core(c: &mut Criterion) {
+    for input in inputs() {
+        let text = input.text.as_str();
+        let routes = input.format.static_routes();
+        let mut group = c.benchmark_group("parse-core");
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        if text.len() > 1 << 20 {
+            group.sample_size(10);
+            group.measurement_time(Duration::from_secs(4));
+        } else {
+            group.measurement_time(Duration::from_secs(2));
+        }
+        group.warm_up_time(Duration::from_millis(500));
+        for (mode, n) in MODES {
+            let pieces = n.map(|n| chunks(text, n));
+            let pieces = pieces.as_deref();
+            group.bench_function(BenchmarkId::new(&input.id, mode), |b| {
+                b.iter(|| route(routes, text, pieces));
+            });
+        }
+        group.finish();
+    }
+}
+
+fn construct_core(c: &mut Criterion) {
+    let mut group = c.benchmark_group("construct-core");
+    // First use deserializes the DFAs; measure what follows.
+    templates::Smollm3::routes().expect("routes");
+    templates::Qwen3Coder::routes().expect("routes");
+    RegexHeavy::routes().expect("routes");
+    group.bench_function("smollm3", |b| {
+        b.iter(|| black_box(templates::Smollm3::router::<4096>().expect("router")));
+    });
+    group.bench_function("qwen3-coder", |b| {
+        b.iter(|| black_box(templates::Qwen3Coder::router::<4096>().expect("router")));
+    });
+    group.bench_function("regex-heavy", |b| {
+        b.iter(|| black_box(RegexHeavy::router::<4096>().expect("router")));
+    });
+    group.finish();
 }
 
 fn parse(c: &mut Criterion) {
@@ -85,5 +151,5 @@ fn construct(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, construct, parse);
+criterion_group!(benches, construct, construct_core, parse_core, parse);
 criterion_main!(benches);

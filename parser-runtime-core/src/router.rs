@@ -289,11 +289,11 @@ pub enum RouteError {
         /// The capacity.
         limit: usize,
     },
-    /// The template watches more delimiters at once than the router supports
-    /// ([`MAX_WATCH`]).
+    /// The template watches more delimiters at once (explicit opens plus the implicit close)
+    /// than the router's `WALKS` capacity.
     TooManyDelimiters {
-        /// Delimiters watched.
-        watched: usize,
+        /// The capacity.
+        limit: usize,
     },
     /// A field's open and close both match the empty string at one position, so no progress
     /// is possible (the reference loops forever here).
@@ -326,10 +326,10 @@ impl fmt::Display for RouteError {
                 "more than {limit} delimiter matches pending at byte {offset}; use a router \
                  with more walk capacity"
             ),
-            Self::TooManyDelimiters { watched } => write!(
+            Self::TooManyDelimiters { limit } => write!(
                 f,
-                "the template watches {watched} delimiters at once, over the router's limit of \
-                 {MAX_WATCH}"
+                "the template watches more than {limit} delimiters at once; use a router with \
+                 more walk capacity"
             ),
             Self::NoProgress {
                 field,
@@ -352,9 +352,6 @@ impl fmt::Display for RouteError {
 
 impl core::error::Error for RouteError {}
 
-/// The most delimiters watched at once (explicit opens plus the implicit close).
-pub const MAX_WATCH: usize = 64;
-
 // ------------------------------------------------------------------------------------------
 // Storage: fixed capacity (no heap) or growable (feature `alloc`).
 
@@ -366,6 +363,15 @@ enum Slots<T, const N: usize> {
 }
 
 impl<T, const N: usize> Slots<T, N> {
+    /// Empty; growable when `heap` (and the `alloc` feature is on), else of capacity `N`.
+    fn new(heap: bool) -> Self {
+        #[cfg(feature = "alloc")]
+        if heap {
+            return Self::Heap(alloc::vec::Vec::new());
+        }
+        let _ = heap;
+        Self::Fixed(ArrayVec::new())
+    }
     fn truncate(&mut self, n: usize) {
         match self {
             Self::Fixed(v) => v.truncate(n),
@@ -552,7 +558,7 @@ struct Jump {
 
 #[derive(Debug)]
 struct Scan<const W: usize> {
-    watch: ArrayVec<Watch, MAX_WATCH>,
+    watch: Slots<Watch, W>,
     /// Union of the first-byte tables of the watched delimiters.
     first: [u8; 32],
     jump: Option<Jump>,
@@ -561,7 +567,7 @@ struct Scan<const W: usize> {
     walks: Slots<Walk, W>,
     /// Per watched delimiter, its preferred complete match: the leftmost start, and at one
     /// start the first branch (Python's alternation order), whatever the length.
-    preferred: ArrayVec<Option<Candidate>, MAX_WATCH>,
+    preferred: Slots<Option<Candidate>, W>,
     /// The best of the preferred matches (reference `_scan` key).
     best: Option<Candidate>,
 }
@@ -773,7 +779,7 @@ pub(crate) struct Core<R, const W: usize> {
 impl<R: Routes, const W: usize> Core<R, W> {
     fn with_slots(
         routes: R,
-        walks: Slots<Walk, W>,
+        heap: bool,
         hold_limit: usize,
         values: bool,
     ) -> Result<Self, RouteError> {
@@ -790,12 +796,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             prefix_len: 0,
             hold_limit,
             scan: Scan {
-                watch: ArrayVec::new(),
+                watch: Slots::new(heap),
                 first: [0; 32],
                 jump: None,
                 next: 0,
-                walks,
-                preferred: ArrayVec::new(),
+                walks: Slots::new(heap),
+                preferred: Slots::new(heap),
                 best: None,
             },
             values: Values {
@@ -901,7 +907,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     self.accumulate(view, sink, self.pos, c.start)?;
                 }
                 self.pos = c.end;
-                let watch = self.scan.watch[usize::from(c.watch)];
+                let watch = self.scan.watch.as_slice()[usize::from(c.watch)];
                 // Forget the committed candidate before closing: if the region fails to parse,
                 // the next call goes on from `pos` like the reference, not from the stale match.
                 self.reset_scan()?;
@@ -986,38 +992,40 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let routes = &self.routes;
         let scan = &mut self.scan;
         scan.watch.clear();
+        let mut full = false;
         let mut push = |kind, field| {
             let first = routes.first_set(field, kind);
-            scan.watch
-                .try_push(Watch { kind, field, first })
-                .map_err(|_| RouteError::TooManyDelimiters {
-                    watched: MAX_WATCH + 1,
-                })
+            full |= !scan.watch.push(Watch { kind, field, first });
         };
         match self.current {
             Some(f) if Some(f) != routes.implicit() => {
                 if routes.has_delimiter(f, DelimiterKind::Close) {
-                    push(DelimiterKind::Close, f)?;
+                    push(DelimiterKind::Close, f);
                 }
             }
             _ => {
                 for i in 0..routes.field_count() {
                     if routes.has_delimiter(i, DelimiterKind::Open) {
-                        push(DelimiterKind::Open, i)?;
+                        push(DelimiterKind::Open, i);
                     }
                 }
                 if let Some(i) = routes.implicit() {
                     if routes.has_delimiter(i, DelimiterKind::Close) {
-                        push(DelimiterKind::Close, i)?;
+                        push(DelimiterKind::Close, i);
                     }
                 }
             }
         }
+        if full {
+            return Err(RouteError::TooManyDelimiters {
+                limit: scan.watch.capacity(),
+            });
+        }
         let mut lead = [0u8; 32];
         let mut jump_first = [0u8; 32];
-        let mut jumpable = !scan.watch.is_empty();
+        let mut jumpable = !scan.watch.as_slice().is_empty();
         let mut first_set = [0u8; 32];
-        for w in &scan.watch {
+        for w in scan.watch.as_slice() {
             for (slot, bits) in first_set.iter_mut().zip(w.first) {
                 *slot |= bits;
             }
@@ -1058,15 +1066,16 @@ impl<R: Routes, const W: usize> Core<R, W> {
         scan.next = self.pos;
         scan.walks.clear();
         scan.preferred.clear();
-        for _ in 0..scan.watch.len() {
-            scan.preferred.push(None);
+        for _ in 0..scan.watch.as_slice().len() {
+            // Same capacity as `watch`: fits.
+            let _ = scan.preferred.push(None);
         }
         scan.best = None;
         Ok(())
     }
 
     fn watch_of(&self, watch: u16) -> Watch {
-        self.scan.watch[usize::from(watch)]
+        self.scan.watch.as_slice()[usize::from(watch)]
     }
 
     fn main_dfa(&self, watch: u16, branch: u16) -> &R::Dfa {
@@ -1116,7 +1125,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// preferred match (what Python's `search` returns: leftmost, then first branch), and only
     /// then are delimiters compared; so a later, longer branch never beats another delimiter.
     fn offer(&mut self, c: Candidate) {
-        let Some(slot) = self.scan.preferred.get_mut(usize::from(c.watch)) else {
+        let Some(slot) = self
+            .scan
+            .preferred
+            .as_mut_slice()
+            .get_mut(usize::from(c.watch))
+        else {
             return;
         };
         if let Some(p) = slot {
@@ -1126,7 +1140,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         }
         *slot = Some(c);
         let mut best: Option<Candidate> = None;
-        for cand in self.scan.preferred.iter().flatten() {
+        for cand in self.scan.preferred.as_slice().iter().flatten() {
             if best.is_none_or(|b| self.better(cand, &b)) {
                 best = Some(*cand);
             }
@@ -1257,8 +1271,8 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// `byte`.
     fn start_walks(&mut self, view: &str, p: usize, byte: u8) -> Result<(), RouteError> {
         let look_behind = self.look_behind(view, p);
-        for wi in 0..self.scan.watch.len() {
-            let w = self.scan.watch[wi];
+        for wi in 0..self.scan.watch.as_slice().len() {
+            let w = self.scan.watch.as_slice()[wi];
             if !bit(&w.first, byte) {
                 continue;
             }
@@ -1623,7 +1637,7 @@ pub(crate) struct Driver<R, const H: usize, const W: usize> {
 impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     fn fixed(routes: R) -> Result<Self, RouteError> {
         Ok(Self {
-            core: Core::with_slots(routes, Slots::Fixed(ArrayVec::new()), H, true)?,
+            core: Core::with_slots(routes, false, H, true)?,
             hold: Hold::Fixed {
                 buf: ArrayString::new(),
                 start: 0,
@@ -1635,12 +1649,7 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     #[cfg(feature = "alloc")]
     pub(crate) fn heap(routes: R, hold_limit: usize) -> Result<Self, RouteError> {
         Ok(Self {
-            core: Core::with_slots(
-                routes,
-                Slots::Heap(alloc::vec::Vec::new()),
-                hold_limit,
-                false,
-            )?,
+            core: Core::with_slots(routes, true, hold_limit, false)?,
             hold: Hold::Heap(alloc::string::String::new()),
         })
     }
@@ -1826,7 +1835,7 @@ fn route_error(stop: Stop<core::convert::Infallible>) -> RouteError {
 impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, HOLD, WALKS> {
     /// A router over `routes`, starting in the implicit region.
     ///
-    /// Errors: [`RouteError::TooManyDelimiters`] when a watch list exceeds [`MAX_WATCH`].
+    /// Errors: [`RouteError::TooManyDelimiters`] when a watch list exceeds `WALKS`.
     pub fn new(routes: R) -> Result<Self, RouteError> {
         Ok(Self {
             driver: Driver::fixed(routes)?,

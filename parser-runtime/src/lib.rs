@@ -93,7 +93,10 @@ pub use parser_runtime_core::*;
 /// * `as_str(self) -> &'static str`, `from_name(&str) -> Option<Self>`, `FIELDS`;
 /// * `template() -> Result<&'static CompiledTemplate, TableError>` (built once, on first use);
 /// * `parse_response(output, prefix)`, `parse_response_with_tools(output, prefix, tools)`;
-/// * `parser(prefix)`, `parser_with_tools(prefix, tools)` (streaming [`ResponseParser`]).
+/// * `parser(prefix)`, `parser_with_tools(prefix, tools)` (streaming [`ResponseParser`]);
+/// * without a heap: `tables()` (the const tables), `routes()` (the tables of the router,
+///   DFAs deserialized in place on first use) and `router::<HOLD>()` (a [`Router`] whose
+///   events carry this enum); the items above need the `alloc` feature.
 ///
 /// A template with errors fails the build with every error, each with the file, the JSON path
 /// (e.g. `fields.tool_calls.open_pattern`), the reason and the line:column in the file.
