@@ -335,28 +335,45 @@ fn a_delimiter_that_outgrows_the_hold_buffer_is_a_typed_error() {
 }
 
 #[test]
-fn too_many_pending_walks_is_a_typed_error() {
-    // Two delimiters that both begin with `<`: two walks at once.
+fn too_many_pending_walks_or_delimiters_is_a_typed_error() {
+    // `<x><y>` over `<x><`: one walk from byte 0 (after `<x><`) and one from byte 3 (after
+    // `<`), in different DFA states: two walks of one delimiter.
     let template = template_build::compile_str(
+        r#"{"start_anchor": "<s>", "fields": {"content": {"content": "text"},
+            "x": {"open": "<x><y>", "close": "</x>", "content": "text"}}}"#,
+    )
+    .expect("template");
+    let mut router: Router<&CompiledTemplate, usize, 64, 1> = Router::new(&template).unwrap();
+    let err = router.feed("<x><", |_| {}).unwrap_err();
+    assert_eq!(
+        err,
+        RouteError::TooManyWalks {
+            offset: 3,
+            limit: 1
+        }
+    );
+    let mut text = String::new();
+    let mut router: Router<&CompiledTemplate, usize, 64, 2> = Router::new(&template).unwrap();
+    let mut on_event = |e: RegionEvent<'_, usize>| {
+        if let RegionEvent::Chunk { field, text: t } = e {
+            text.push_str(&format!("{field}:{t} "));
+        }
+    };
+    router.feed("<x><", &mut on_event).unwrap();
+    router.feed("x><y>in</x>", &mut on_event).unwrap();
+    router.finish(&mut on_event).unwrap();
+    assert_eq!(text, "0:<x> 1:in ");
+    assert_eq!(router.feed("more", |_| {}), Err(RouteError::Finished));
+
+    // Two opens watched at once need a capacity of two.
+    let two = template_build::compile_str(
         r#"{"start_anchor": "<s>", "fields": {"content": {"content": "text"},
             "a": {"open": "<a>", "close": "</a>", "content": "text"},
             "b": {"open": "<b>", "close": "</b>", "content": "text"}}}"#,
     )
     .expect("template");
-    let mut router: Router<&CompiledTemplate, usize, 64, 1> = Router::new(&template).unwrap();
-    let err = router.feed("x <", |_| {}).unwrap_err();
-    assert_eq!(
-        err,
-        RouteError::TooManyWalks {
-            offset: 2,
-            limit: 1
-        }
-    );
-    let mut router: Router<&CompiledTemplate, usize, 64, 2> = Router::new(&template).unwrap();
-    router.feed("x <", |_| {}).unwrap();
-    router.feed("b>y</b>", |_| {}).unwrap();
-    router.finish(|_| {}).unwrap();
-    assert_eq!(router.feed("more", |_| {}), Err(RouteError::Finished));
+    let err = Router::<&CompiledTemplate, usize, 64, 1>::new(&two).unwrap_err();
+    assert_eq!(err, RouteError::TooManyDelimiters { limit: 1 });
 }
 
 #[test]
