@@ -910,7 +910,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 let watch = self.scan.watch.as_slice()[usize::from(c.watch)];
                 // Forget the committed candidate before closing: if the region fails to parse,
                 // the next call goes on from `pos` like the reference, not from the stale match.
-                self.reset_scan()?;
+                self.restart_scan();
                 match watch.kind {
                     DelimiterKind::Open => {
                         self.close_current(sink, c.start)?;
@@ -984,6 +984,21 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 }));
             }
             return Ok(());
+        }
+    }
+
+    /// A fresh scan from `pos` with the same watch list.
+    fn restart_scan(&mut self) {
+        let scan = &mut self.scan;
+        scan.next = self.pos;
+        scan.walks.clear();
+        for slot in scan.preferred.as_mut_slice() {
+            *slot = None;
+        }
+        scan.best = None;
+        if let Some(jump) = scan.jump.as_mut() {
+            jump.hit = None;
+            jump.tail = None;
         }
     }
 
@@ -1074,15 +1089,18 @@ impl<R: Routes, const W: usize> Core<R, W> {
         Ok(())
     }
 
+    #[inline]
     fn watch_of(&self, watch: u16) -> Watch {
         self.scan.watch.as_slice()[usize::from(watch)]
     }
 
+    #[inline]
     fn main_dfa(&self, watch: u16, branch: u16) -> &R::Dfa {
         let w = self.watch_of(watch);
         self.routes.main_dfa(w.field, w.kind, usize::from(branch))
     }
 
+    #[inline]
     fn lookahead(&self, watch: u16, branch: u16) -> Option<(bool, &R::Dfa)> {
         let w = self.watch_of(watch);
         self.routes.lookahead(w.field, w.kind, usize::from(branch))
@@ -1300,6 +1318,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         Ok(())
     }
 
+    #[inline(always)]
     fn step_walk(&self, view: &str, w: Walk, p: usize, byte: u8) -> Step {
         match w.phase {
             Phase::Main { state, last_match } => {

@@ -545,6 +545,7 @@ impl StaticRoutes<'_> {
         self.tables
     }
 
+    #[inline]
     fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&'static StaticDelimiter> {
         let f = self.tables.fields.get(field)?;
         match kind {
@@ -553,6 +554,7 @@ impl StaticRoutes<'_> {
         }
     }
 
+    #[inline]
     fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &'static StaticBranch {
         match self
             .delimiter(field, kind)
@@ -563,6 +565,7 @@ impl StaticRoutes<'_> {
         }
     }
 
+    #[inline]
     fn dfa(&self, d: &StaticDfa) -> &EmbeddedDfa {
         // `RouteCell::build` checked that every index is in the list.
         &self.dfas[d.index]

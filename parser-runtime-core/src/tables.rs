@@ -379,6 +379,7 @@ impl RouteDfa for DfaTable {
 }
 
 impl CompiledTemplate {
+    #[inline]
     fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&Delimiter> {
         let f = self.fields.get(field)?;
         match kind {
@@ -387,6 +388,7 @@ impl CompiledTemplate {
         }
     }
 
+    #[inline]
     fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &Branch {
         // The router asks only for branches this template reported.
         match self
