@@ -212,7 +212,8 @@ pub enum BodyKind {
     Raw,
 }
 
-/// The longest `int`/`float` body (after stripping), in bytes, the router parses itself.
+/// The longest `int`/`float`/`bool` text, in bytes (without the whitespace its parser ignores at
+/// both ends), the router parses itself.
 pub const SCALAR_MAX: usize = 64;
 
 /// The value of a closed region as the no-heap router gives it: the content parser's result
@@ -234,8 +235,9 @@ pub enum RegionValue {
     /// `int`/`float`: not a Python literal (the reference raises `ValueError`); the (stripped)
     /// body's span.
     Invalid(Span),
-    /// `int`/`float`: past the router's limits (longer than [`SCALAR_MAX`] bytes after
-    /// stripping, or an integer outside `i64`); the (stripped) body's span.
+    /// `int`/`float`: past the router's limits (longer than [`SCALAR_MAX`] bytes without the
+    /// whitespace the parser ignores at its ends, or an integer outside `i64`); the
+    /// (stripped) body's span.
     Unsupported(Span),
 }
 
@@ -277,7 +279,7 @@ pub enum RouteError {
     HoldOverflow {
         /// Output byte where the held text starts.
         offset: usize,
-        /// Bytes that would be held.
+        /// Bytes that would have to be held (at least).
         held: usize,
         /// The hold buffer's capacity or limit, in bytes.
         limit: usize,
@@ -626,10 +628,14 @@ struct Values {
     text_start: Option<usize>,
     /// Absolute end of the last non-space char of the body.
     text_end: usize,
-    /// The body (from its first non-space char when stripping) of `int`/`float`/`bool`.
+    /// For `int`/`float`/`bool`: the body without the whitespace its parser ignores at both
+    /// ends (see [`Values::skippable`]); whitespace seen after the last kept char waits in
+    /// `pending` and is kept only when more text follows it.
     scalar: ArrayString<SCALAR_MAX>,
-    /// `scalar` overflowed.
+    pending: ArrayString<SCALAR_MAX>,
+    /// `scalar` (or `pending`, then followed by text) overflowed.
     scalar_full: bool,
+    pending_full: bool,
     /// The open region's body kind.
     kind: BodyKind,
 }
@@ -640,7 +646,26 @@ impl Values {
         self.text_start = None;
         self.text_end = 0;
         self.scalar.clear();
+        self.pending.clear();
         self.scalar_full = false;
+        self.pending_full = false;
+    }
+
+    /// Whether the parser of `kind` ignores `c` at either end of the body: with `strip`,
+    /// Python whitespace (`str.strip`); without, what `int()`/`float()` strip themselves (C
+    /// whitespace, and non-ASCII whitespace, which they turn into a space); `bool` without
+    /// `strip` compares the raw body.
+    fn skippable(kind: BodyKind, c: char) -> bool {
+        match kind {
+            BodyKind::Int { strip: true }
+            | BodyKind::Float { strip: true }
+            | BodyKind::Bool { strip: true } => crate::pynum::py_is_space(c),
+            BodyKind::Int { strip: false } | BodyKind::Float { strip: false } => {
+                matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+                    || (!c.is_ascii() && crate::pynum::py_is_space(c))
+            }
+            _ => false,
+        }
     }
 
     /// Tracks the text `text`, at absolute `from`, of the open region.
@@ -648,24 +673,36 @@ impl Values {
         if !self.on {
             return;
         }
-        let strip = match self.kind {
-            BodyKind::Raw | BodyKind::Text { strip: false } => return,
-            BodyKind::Text { strip: true } => {
+        match self.kind {
+            BodyKind::Raw | BodyKind::Text { strip: false } => {}
+            BodyKind::Text { strip: true } => self.track_strip(text, from),
+            kind => {
                 self.track_strip(text, from);
-                return;
+                self.track_scalar(kind, text);
             }
-            BodyKind::Int { strip } | BodyKind::Float { strip } | BodyKind::Bool { strip } => strip,
-        };
-        let before = self.text_start;
-        self.track_strip(text, from);
-        let part = match (strip, before, self.text_start) {
-            (false, _, _) => text,
-            (true, Some(_), _) => text,
-            (true, None, Some(start)) => &text[start - from..],
-            (true, None, None) => "",
-        };
-        if !self.scalar_full && self.scalar.try_push_str(part).is_err() {
-            self.scalar_full = true;
+        }
+    }
+
+    fn track_scalar(&mut self, kind: BodyKind, text: &str) {
+        for c in text.chars() {
+            if Self::skippable(kind, c) {
+                if !self.scalar.is_empty() && self.pending.try_push(c).is_err() {
+                    self.pending_full = true;
+                }
+                continue;
+            }
+            if self.pending_full {
+                self.scalar_full = true;
+            } else if !self.pending.is_empty() {
+                if self.scalar.try_push_str(&self.pending).is_err() {
+                    self.scalar_full = true;
+                }
+                self.pending.clear();
+            }
+            if self.scalar.try_push(c).is_err() {
+                self.scalar_full = true;
+            }
+            self.pending_full = false;
         }
     }
 
@@ -708,24 +745,25 @@ impl Values {
                 end: raw.end,
             },
         };
-        let (strip, span) = match kind {
+        let span = match kind {
             BodyKind::Raw => return RegionValue::Raw(raw),
             BodyKind::Text { strip } => {
                 return RegionValue::Text(if strip { stripped } else { raw });
             }
             BodyKind::Int { strip } | BodyKind::Float { strip } | BodyKind::Bool { strip } => {
-                (strip, if strip { stripped } else { raw })
+                if strip {
+                    stripped
+                } else {
+                    raw
+                }
             }
         };
-        let text = if strip {
-            crate::pynum::py_strip(&self.scalar)
-        } else {
-            self.scalar.as_str()
-        };
+        // Without the whitespace the parser ignores at the ends (`track_scalar`).
+        let text = self.scalar.as_str();
         let mut digits = ArrayString::<SCALAR_MAX>::new();
         match kind {
             BodyKind::Bool { .. } => {
-                // A body longer than the buffer is not `true` or `1`.
+                // A body (without its ignored ends) longer than the buffer is not `true`/`1`.
                 RegionValue::Bool(!self.scalar_full && crate::pynum::py_true_word(text))
             }
             _ if self.scalar_full => RegionValue::Unsupported(span),
@@ -809,7 +847,9 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 text_start: None,
                 text_end: 0,
                 scalar: ArrayString::new(),
+                pending: ArrayString::new(),
                 scalar_full: false,
+                pending_full: false,
                 kind: BodyKind::Raw,
             },
         };
@@ -1711,7 +1751,7 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
                 let keep = self.core.keep_from();
                 return Err(Stop::Route(RouteError::HoldOverflow {
                     offset: self.core.output_offset(keep),
-                    held: self.hold.len() + rest.len(),
+                    held: self.hold.len() + next_char,
                     limit: self.core.hold_limit.min(H),
                 }));
             }
@@ -1790,6 +1830,8 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
 pub struct Router<R, F = usize, const HOLD: usize = 4096, const WALKS: usize = 64> {
     driver: Driver<R, HOLD, WALKS>,
     finished: bool,
+    /// The first error: every later call returns it.
+    failed: Option<RouteError>,
     fed: usize,
     _field: PhantomData<fn() -> F>,
 }
@@ -1859,6 +1901,7 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
         Ok(Self {
             driver: Driver::fixed(routes)?,
             finished: false,
+            failed: None,
             fed: 0,
             _field: PhantomData,
         })
@@ -1868,13 +1911,16 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
     ///
     /// Errors: [`RouteError::HoldOverflow`] when text that may still become a delimiter does
     /// not fit the hold buffer; [`RouteError::TooManyWalks`]; [`RouteError::NoProgress`];
-    /// [`RouteError::Finished`] after [`Self::finish`]. After an error the router should be
-    /// dropped.
+    /// [`RouteError::Finished`] after [`Self::finish`]. An error is final: the events given so
+    /// far stand, and every later call returns the same error (nothing is routed after it).
     pub fn feed(
         &mut self,
         text: &str,
         mut on_event: impl FnMut(RegionEvent<'_, F>),
     ) -> Result<(), RouteError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         if self.finished {
             return Err(RouteError::Finished);
         }
@@ -1883,7 +1929,9 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
             on_event: &mut on_event,
             _field: PhantomData,
         };
-        self.driver.feed(text, &mut sink).map_err(route_error)
+        let result = self.driver.feed(text, &mut sink).map_err(route_error);
+        self.failed = result.err();
+        result
     }
 
     /// Ends the output: routes the held text and closes the open region.
@@ -1893,6 +1941,9 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
         &mut self,
         mut on_event: impl FnMut(RegionEvent<'_, F>),
     ) -> Result<(), RouteError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
         if self.finished {
             return Err(RouteError::Finished);
         }
@@ -1901,7 +1952,9 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
             on_event: &mut on_event,
             _field: PhantomData,
         };
-        self.driver.finish(&mut sink).map_err(route_error)
+        let result = self.driver.finish(&mut sink).map_err(route_error);
+        self.failed = result.err();
+        result
     }
 
     /// Output bytes fed so far.

@@ -310,14 +310,20 @@ fn a_delimiter_that_outgrows_the_hold_buffer_is_a_typed_error() {
     router.feed("0123456789", |_| {}).expect("fits");
     assert_eq!(router.held(), 10);
     let err = router.feed("abcdefghij", |_| {}).unwrap_err();
+    // 16 bytes held and the 17th does not fit.
     assert_eq!(
         err,
         RouteError::HoldOverflow {
             offset: 0,
-            held: 20,
+            held: 17,
             limit: 16
         }
     );
+    // The error is final: nothing is routed after it.
+    let mut after = 0;
+    assert_eq!(router.feed("<|x|>in<|/x|>", |_| after += 1), Err(err));
+    assert_eq!(router.finish(|_| after += 1), Err(err));
+    assert_eq!(after, 0);
     // With room, the same text routes, nothing lost.
     let mut text = String::new();
     let mut router: Router<&CompiledTemplate, usize, 64> = Router::new(&template).unwrap();
@@ -500,7 +506,11 @@ fn scalar_values_follow_python() {
             "content": {"content": "text", "content_args": {"strip": false}},
             "i": {"open": "<i>", "close": "</i>", "content": "int"},
             "f": {"open": "<f>", "close": "</f>", "content": "float"},
-            "b": {"open": "<b>", "close": "</b>", "content": "bool"}}}"#,
+            "b": {"open": "<b>", "close": "</b>", "content": "bool"},
+            "n": {"open": "<n>", "close": "</n>", "content": "int",
+                  "content_args": {"strip": false}},
+            "c": {"open": "<c>", "close": "</c>", "content": "bool",
+                  "content_args": {"strip": false}}}}"#,
     )
     .expect("template");
     let value_of = |body: &str| {
@@ -550,6 +560,42 @@ fn scalar_values_follow_python() {
         value_of(&format!("<b>{}</b>", " ".repeat(100) + "true")),
         Some(RegionValue::Bool(true))
     );
+    // Whitespace the parser ignores does not count against the 64-byte buffer, wherever it
+    // is: Python gives int("42" + 70 spaces) == 42, float("2.5" + 70 newlines) == 2.5,
+    // "true" + 70 spaces stripped == "true", int(70 spaces + "7") == 7 (int strips itself).
+    let pad = " ".repeat(70);
+    assert_eq!(
+        value_of(&format!("<i>42{pad}</i>")),
+        Some(RegionValue::Int(42))
+    );
+    assert_eq!(
+        value_of(&format!("<f>2.5{}</f>", "\n".repeat(70))),
+        Some(RegionValue::Float(2.5))
+    );
+    assert_eq!(
+        value_of(&format!("<b>true{pad}</b>")),
+        Some(RegionValue::Bool(true))
+    );
+    assert_eq!(
+        value_of(&format!("<n>{pad}7</n>")),
+        Some(RegionValue::Int(7))
+    );
+    assert_eq!(
+        value_of(&format!("<n>{pad}7{pad}</n>")),
+        Some(RegionValue::Int(7))
+    );
+    // Inside the text whitespace counts: "4" + 70 spaces + "2" is 72 bytes after stripping.
+    assert_eq!(
+        value_of(&format!("<i>4{pad}2</i>")),
+        Some(RegionValue::Unsupported(span(3, 75)))
+    );
+    assert_eq!(
+        value_of("<i>4 2</i>"),
+        Some(RegionValue::Invalid(span(3, 6)))
+    );
+    // `bool` without `strip` compares the raw body: " true" is not "true".
+    assert_eq!(value_of("<c> true</c>"), Some(RegionValue::Bool(false)));
+    assert_eq!(value_of("<c>TRUE</c>"), Some(RegionValue::Bool(true)));
     // `strip: false`: the raw body.
     assert_eq!(value_of(" x "), Some(RegionValue::Text(span(0, 3))));
 }
