@@ -1,0 +1,45 @@
+//! # structured-outputs
+//!
+//! Structured-output contracts checked on parsed assistant messages (the second source
+//! document, `../shared/SEEDS.md` part 2): **JSON mode** (the content is one JSON object, nested
+//! at most 5 levels), **JSON Schema mode** (the object follows the caller's schema) and
+//! **strict tools** (no hallucinated tool names or parameters, every required parameter
+//! present, every value of its declared type).
+//!
+//! Schemas are admitted only inside the supported JSON Schema subset ([`schema`]); anything
+//! else is rejected when compiled, with an error naming the keyword and its JSON pointer.
+//! Checking a message gives every [`Violation`], typed by [`ViolationKind`], with a JSON
+//! pointer into the message, what was expected and what was found. Value checks run on the
+//! `jsonschema` crate (draft 2020-12, formats on); this crate owns the subset gate, the
+//! strict-tools rules and the mapping to violations.
+//!
+//! ```
+//! use serde_json::json;
+//! use structured_outputs::{Contract, StrictTools, ViolationKind};
+//!
+//! let tools = [json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+//!     "required": ["city"]}}})];
+//! let contract = Contract { strict_tools: Some(StrictTools::new(&tools)?), ..Contract::default() };
+//! let message = json!({"role": "assistant", "tool_calls": [
+//!     {"type": "function", "function": {"name": "get_weather",
+//!      "arguments": {"city": "Paris", "days": "three", "unit": "C"}}}]});
+//! let violations = contract.check(message.as_object().unwrap());
+//! let kinds: Vec<_> = violations.iter().map(|v| (v.kind, v.pointer.as_str())).collect();
+//! assert_eq!(kinds, [
+//!     (ViolationKind::TypeMismatch, "/tool_calls/0/function/arguments/days"),
+//!     (ViolationKind::UnknownParameter, "/tool_calls/0/function/arguments/unit"),
+//! ]);
+//! # Ok::<(), structured_outputs::SchemaErrors>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod contract;
+pub mod schema;
+
+pub use contract::{
+    Contract, ResponseFormat, StrictTools, Violation, ViolationKind, JSON_MODE_MAX_DEPTH,
+    STRICT_TOOLS_MAX_PROPERTIES,
+};
+pub use schema::{compile, CompiledSchema, SchemaError, SchemaErrors, Strictness};

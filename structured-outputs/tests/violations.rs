@@ -1,0 +1,256 @@
+//! Each violation kind and each strict-tools guarantee, on hand-built messages. Expected
+//! values follow the structured-outputs source document (`../shared/SEEDS.md` part 2) and JSON
+//! Schema draft 2020-12.
+
+use serde_json::{json, Value};
+use structured_outputs::{Contract, ResponseFormat, StrictTools, ViolationKind};
+
+fn message(v: Value) -> serde_json::Map<String, Value> {
+    v.as_object().expect("object").clone()
+}
+
+fn kinds(contract: &Contract, m: Value) -> Vec<(ViolationKind, String)> {
+    contract
+        .check(&message(m))
+        .into_iter()
+        .map(|v| (v.kind, v.pointer))
+        .collect()
+}
+
+fn weather_tools() -> StrictTools {
+    StrictTools::new(&[json!({"type": "function", "function": {
+    "name": "get_weather",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "pattern": "[A-Z][a-z]+"},
+            "unit": {"enum": ["C", "F"]},
+            "days": {"type": "integer"},
+            "when": {"type": "string", "format": "date"},
+            "source": {"const": "api"},
+            "place": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "options": {"type": "object", "properties": {"hourly": {"type": "boolean"}},
+                        "required": ["hourly"], "additionalProperties": false}
+        },
+        "required": ["city"]
+    }}})])
+    .expect("tools compile")
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": name, "arguments": arguments}}]})
+}
+
+const ARGS: &str = "/tool_calls/0/function/arguments";
+
+#[test]
+fn strict_tools_guarantees() {
+    let contract = Contract {
+        strict_tools: Some(weather_tools()),
+        ..Contract::default()
+    };
+    // A valid call has no violation.
+    assert_eq!(
+        kinds(&contract, call("get_weather", json!({"city": "Paris"}))),
+        []
+    );
+    // Hallucinated tool name.
+    assert_eq!(
+        kinds(&contract, call("get_wether", json!({"city": "Paris"}))),
+        [(
+            ViolationKind::UnknownTool,
+            "/tool_calls/0/function/name".into()
+        )]
+    );
+    // Hallucinated parameter, missing required one, wrong type.
+    assert_eq!(
+        kinds(
+            &contract,
+            call("get_weather", json!({"town": "Paris", "days": "3"}))
+        ),
+        [
+            (ViolationKind::MissingRequired, format!("{ARGS}/city")),
+            (ViolationKind::TypeMismatch, format!("{ARGS}/days")),
+            (ViolationKind::UnknownParameter, format!("{ARGS}/town")),
+        ]
+    );
+    // Arguments given as a JSON string are checked the same way; a non-JSON string is not an
+    // object.
+    assert_eq!(
+        kinds(&contract, call("get_weather", json!("{\"city\": 5}"))),
+        [(ViolationKind::TypeMismatch, format!("{ARGS}/city"))]
+    );
+    assert_eq!(
+        kinds(&contract, call("get_weather", json!("city=Paris"))),
+        [(ViolationKind::TypeMismatch, ARGS.to_string())]
+    );
+}
+
+#[test]
+fn every_value_kind() {
+    let contract = Contract {
+        strict_tools: Some(weather_tools()),
+        ..Contract::default()
+    };
+    let cases = [
+        (
+            json!({"city": "paris"}),
+            ViolationKind::PatternMismatch,
+            "city",
+        ),
+        (
+            json!({"city": "Paris", "unit": "K"}),
+            ViolationKind::EnumMismatch,
+            "unit",
+        ),
+        (
+            json!({"city": "Paris", "source": "web"}),
+            ViolationKind::ConstMismatch,
+            "source",
+        ),
+        (
+            json!({"city": "Paris", "when": "2026-13-40"}),
+            ViolationKind::FormatMismatch,
+            "when",
+        ),
+        (
+            json!({"city": "Paris", "place": [1]}),
+            ViolationKind::AnyOfMismatch,
+            "place",
+        ),
+        (
+            json!({"city": "Paris", "options": {"hourly": true, "extra": 1}}),
+            ViolationKind::AdditionalProperty,
+            "options/extra",
+        ),
+        (
+            json!({"city": "Paris", "options": {}}),
+            ViolationKind::MissingRequired,
+            "options/hourly",
+        ),
+    ];
+    for (arguments, kind, at) in cases {
+        let got = contract.check(&message(call("get_weather", arguments.clone())));
+        assert_eq!(got.len(), 1, "{arguments}: {got:?}");
+        assert_eq!(
+            (got[0].kind, got[0].pointer.as_str()),
+            (kind, format!("{ARGS}/{at}").as_str())
+        );
+        assert!(
+            !got[0].expected.is_empty() && !got[0].found.is_empty(),
+            "{got:?}"
+        );
+    }
+}
+
+#[test]
+fn json_mode() {
+    let contract = Contract {
+        response_format: Some(ResponseFormat::JsonObject),
+        ..Contract::default()
+    };
+    let content = |text: &str| json!({"role": "assistant", "content": text});
+    assert_eq!(kinds(&contract, content(r#"{"a": [1, {"b": 2}]}"#)), []);
+    assert_eq!(
+        kinds(&contract, content("Sure! {\"a\": 1}")),
+        [(ViolationKind::NotJson, "/content".into())]
+    );
+    assert_eq!(
+        kinds(&contract, content("[1, 2]")),
+        [(ViolationKind::NotObject, "/content".into())]
+    );
+    // Five levels are allowed, the sixth is too deep.
+    assert_eq!(
+        kinds(&contract, content(r#"{"a":{"b":{"c":{"d":{"e":1}}}}}"#)),
+        []
+    );
+    assert_eq!(
+        kinds(&contract, content(r#"{"a":{"b":{"c":{"d":{"e":[1]}}}}}"#)),
+        [(ViolationKind::TooDeep, "/content/a/b/c/d/e".into())]
+    );
+    assert_eq!(
+        kinds(&contract, json!({"role": "assistant"})),
+        [(ViolationKind::NotJson, "/content".into())]
+    );
+}
+
+#[test]
+fn json_schema_mode() {
+    let format = ResponseFormat::from_request(&json!({"type": "json_schema", "json_schema": {
+        "name": "answer", "strict": true,
+        "schema": {"type": "object",
+                   "properties": {"answer": {"type": "string"}, "score": {"type": "number"}},
+                   "required": ["answer"], "additionalProperties": false}}}))
+    .expect("schema compiles");
+    let contract = Contract {
+        response_format: Some(format),
+        ..Contract::default()
+    };
+    let content = |text: &str| json!({"role": "assistant", "content": text});
+    assert_eq!(
+        kinds(&contract, content(r#"{"answer": "yes", "score": 0.5}"#)),
+        []
+    );
+    assert_eq!(
+        kinds(&contract, content(r#"{"score": "high", "why": 1}"#)),
+        [
+            (ViolationKind::MissingRequired, "/content/answer".into()),
+            (ViolationKind::TypeMismatch, "/content/score".into()),
+            (ViolationKind::AdditionalProperty, "/content/why".into()),
+        ]
+    );
+}
+
+#[test]
+fn contracts_refuse_schemas_outside_the_rules() {
+    // Unsupported keyword, named with its pointer into the tools list.
+    let e = StrictTools::new(&[json!({"type": "function", "function": {"name": "f",
+        "parameters": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}},
+                       "required": ["n"]}}})])
+    .unwrap_err();
+    assert_eq!(
+        e.0[0].pointer,
+        "/0/function/parameters/properties/n/maximum"
+    );
+    assert_eq!(e.0[0].keyword, "maximum");
+    // A tool without a required parameter.
+    let e = StrictTools::new(&[json!({"name": "f", "parameters": {"type": "object",
+        "properties": {"n": {"type": "integer"}}}})])
+    .unwrap_err();
+    assert_eq!(
+        (e.0[0].pointer.as_str(), e.0[0].keyword.as_str()),
+        ("/0/parameters", "required")
+    );
+    // More than 200 properties over all tools.
+    let tools: Vec<Value> = (0..3)
+        .map(|t| {
+            let props: serde_json::Map<String, Value> = (0..70)
+                .map(|i| (format!("p{i}"), json!({"type": "string"})))
+                .collect();
+            json!({"name": format!("t{t}"), "parameters": {"type": "object",
+                "properties": props, "required": ["p0"]}})
+        })
+        .collect();
+    let e = StrictTools::new(&tools).unwrap_err();
+    assert!(
+        e.0.iter().any(|e| e.reason.contains("210 properties")),
+        "{e}"
+    );
+    // JSON Schema mode: the top level must be an object.
+    assert!(ResponseFormat::json_schema(&json!({"type": "array"})).is_err());
+    assert!(ResponseFormat::from_request(&json!({"type": "yaml"})).is_err());
+}
+
+#[test]
+fn violations_serialize_with_snake_case_kinds() {
+    let contract = Contract {
+        strict_tools: Some(weather_tools()),
+        ..Contract::default()
+    };
+    let v = contract.check(&message(call("nope", json!({}))));
+    let json = serde_json::to_value(&v).unwrap();
+    assert_eq!(json[0]["kind"], "unknown_tool");
+    assert_eq!(json[0]["pointer"], "/tool_calls/0/function/name");
+    assert_eq!(json[0]["found"], "string \"nope\"");
+}
