@@ -1,13 +1,15 @@
 //! `rtpl`: the command-line tool of response-templates.
 //!
 //! ```text
-//! rtpl parse  (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [FILE|-]
+//! rtpl parse  (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F]
+//!             [--response-format F] [--strict-tools] [FILE|-]
 //! rtpl stream (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
 //! rtpl check T...
 //! rtpl list
 //! rtpl run-cases [--merge-chunks] < cases.jsonl
 //! ```
-//! Exit codes: 0 success, 1 bad data (template, input, parse failure), 2 usage.
+//! Exit codes: 0 success, 1 bad data (template, input, schema, parse failure), 2 usage, 3 the
+//! message breaks its contract (`--response-format`, `--strict-tools`).
 
 use std::borrow::Cow;
 use std::io::{BufRead, Read, Write};
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictTools};
 use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
 use rtpl::cases::run_case;
 use serde_json::{json, Value};
@@ -82,6 +85,14 @@ struct ParseArgs {
     /// Tools (OpenAI tool JSON list) used to type tool-call arguments.
     #[arg(long)]
     tools: Option<PathBuf>,
+    /// A response format (the OpenAI `response_format` object: `{"type": "json_object"}` or
+    /// `{"type": "json_schema", "json_schema": {"schema": ...}}`) the content must follow.
+    #[arg(long)]
+    response_format: Option<PathBuf>,
+    /// Strict tools: tool calls must name a declared tool, with declared parameters only,
+    /// every required one, each of its type (needs --tools).
+    #[arg(long, requires = "tools")]
+    strict_tools: bool,
     /// The model output (default: stdin).
     #[arg(default_value = "-")]
     input: String,
@@ -172,6 +183,8 @@ struct Loaded {
     template: Cow<'static, CompiledTemplate>,
     prefix: String,
     tools: Vec<Value>,
+    /// The contract, when `--response-format` or `--strict-tools` is given.
+    contract: Option<std::sync::Arc<Contract>>,
 }
 
 fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
@@ -216,11 +229,44 @@ fn load(args: &ParseArgs) -> Result<Loaded, Failure> {
             }
         }
     };
+    let contract = contract(args, &tools)?;
     Ok(Loaded {
         template,
         prefix,
         tools,
+        contract,
     })
+}
+
+/// The contract of `--response-format` and `--strict-tools`. Errors: an unreadable file, or a
+/// schema outside the supported subset (every problem, with its JSON pointer).
+fn contract(
+    args: &ParseArgs,
+    tools: &[Value],
+) -> Result<Option<std::sync::Arc<Contract>>, Failure> {
+    if args.response_format.is_none() && !args.strict_tools {
+        return Ok(None);
+    }
+    let schema_failure = |file: &Path, e: structured_outputs::SchemaErrors| {
+        Failure::data(format!("{}: {e}", file.display()))
+    };
+    let response_format = match &args.response_format {
+        None => None,
+        Some(f) => {
+            let text = read_text(f, "response format")?;
+            let value: Value = serde_json::from_str(&text)
+                .map_err(|e| Failure::data(format!("{}: invalid JSON: {e}", f.display())))?;
+            Some(ResponseFormat::from_request(&value).map_err(|e| schema_failure(f, e))?)
+        }
+    };
+    let strict_tools = match (&args.tools, args.strict_tools) {
+        (Some(f), true) => Some(StrictTools::new(tools).map_err(|e| schema_failure(f, e))?),
+        _ => None,
+    };
+    Ok(Some(std::sync::Arc::new(Contract {
+        response_format,
+        strict_tools,
+    })))
 }
 
 /// All problems of a template on one line:
@@ -281,9 +327,21 @@ fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
         .map_err(parse_error)?;
     // The whole output is in memory already: no cap on held text.
     parser.set_hold_limit(usize::MAX);
+    if let Some(contract) = &loaded.contract {
+        parser.set_contract(contract.clone());
+    }
     parser.feed_bytes(&input).map_err(parse_error)?;
     let (message, _) = parser.finalize().map_err(parse_error)?;
-    print_json(&Value::Object(message))
+    if loaded.contract.is_none() {
+        return print_json(&Value::Object(message));
+    }
+    let violations = parser.violations();
+    print_json(&serde_json::json!({"message": message, "violations": violations}))?;
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure(String::new(), 3))
+    }
 }
 
 fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
@@ -300,14 +358,28 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
     let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
         .map_err(parse_error)?;
     emit(parser.initial_events())?;
+    if let Some(contract) = &loaded.contract {
+        parser.set_contract(contract.clone());
+    }
     for piece in input.chunks(chunk) {
         let events = parser.feed_bytes(piece).map_err(parse_error)?;
         emit(&events)?;
     }
     let (message, events) = parser.finalize().map_err(parse_error)?;
     emit(&events)?;
-    let line = json!({"type": "message", "message": Value::Object(message)});
-    writeln!(out, "{line}").map_err(write_failure)
+    if loaded.contract.is_none() {
+        let line = json!({"type": "message", "message": Value::Object(message)});
+        return writeln!(out, "{line}").map_err(write_failure);
+    }
+    let violations = parser.violations();
+    let line =
+        json!({"type": "message", "message": Value::Object(message), "violations": violations});
+    writeln!(out, "{line}").map_err(write_failure)?;
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure(String::new(), 3))
+    }
 }
 
 fn cmd_list() -> Result<(), Failure> {

@@ -62,6 +62,12 @@ struct Regions {
     body: String,
     captures: Vec<(String, String)>,
     output: Message,
+    /// The contract checked on the message, if any.
+    #[cfg(feature = "contracts")]
+    contract: Option<Arc<structured_outputs::Contract>>,
+    /// Every violation so far (tool calls as they close, the response format at finalize).
+    #[cfg(feature = "contracts")]
+    violations: Vec<structured_outputs::Violation>,
 }
 
 /// The sink the router reports to while one call runs.
@@ -108,6 +114,10 @@ impl<'t> ResponseParser<'t> {
                 body: String::new(),
                 captures: Vec::new(),
                 output: template.defaults.clone(),
+                #[cfg(feature = "contracts")]
+                contract: None,
+                #[cfg(feature = "contracts")]
+                violations: Vec::new(),
             },
             finalized: false,
             utf8_tail: Vec::new(),
@@ -135,6 +145,22 @@ impl<'t> ResponseParser<'t> {
     /// bound. Nothing is dropped or misrouted.
     pub fn set_hold_limit(&mut self, bytes: usize) {
         self.driver.core.hold_limit = bytes;
+    }
+
+    /// Checks the message against `contract` (feature `contracts`): each tool call when its
+    /// region closes (its violations ride on that `region_close` event), the response format
+    /// at [`Self::finalize`]; [`Self::violations`] has them all. Set it before feeding output
+    /// (regions closed in the prefix are not checked).
+    #[cfg(feature = "contracts")]
+    pub fn set_contract(&mut self, contract: Arc<structured_outputs::Contract>) {
+        self.regions.contract = Some(contract);
+    }
+
+    /// The contract violations found so far: the tool calls closed so far, and after
+    /// [`Self::finalize`] the response format's too (feature `contracts`).
+    #[cfg(feature = "contracts")]
+    pub fn violations(&self) -> &[structured_outputs::Violation] {
+        &self.regions.violations
     }
 
     /// The events produced while replaying the prefix (regions the chat template opened).
@@ -234,6 +260,17 @@ impl<'t> ResponseParser<'t> {
             .into_iter()
             .filter(|(k, v)| defaults.contains_key(k) || !is_empty(v))
             .collect();
+        #[cfg(feature = "contracts")]
+        if let Some(format) = self
+            .regions
+            .contract
+            .as_ref()
+            .and_then(|c| c.response_format.as_ref())
+        {
+            let mut found = format.check(&message);
+            found.append(&mut self.regions.violations);
+            self.regions.violations = found;
+        }
         self.finalized = true;
         Ok((message, events))
     }
@@ -330,10 +367,14 @@ impl Sink for Collect<'_, '_> {
         _value: RegionValue,
         at: (usize, bool),
     ) -> Result<(), ParseError> {
+        #[cfg(feature = "contracts")]
+        let calls_before = self.regions.tool_call_count();
         let value = self.regions.close(self.tpl, field, at)?;
         self.events.push(Event::RegionClose {
             field: self.names[field].clone(),
             value,
+            #[cfg(feature = "contracts")]
+            violations: self.regions.check_new_calls(calls_before),
         });
         Ok(())
     }
@@ -376,6 +417,33 @@ fn resolve_captures(
         }
     }
     out
+}
+
+#[cfg(feature = "contracts")]
+impl Regions {
+    /// Number of tool calls in the message so far.
+    fn tool_call_count(&self) -> usize {
+        match self.output.get("tool_calls") {
+            Some(Value::Array(calls)) => calls.len(),
+            _ => 0,
+        }
+    }
+
+    /// Checks the tool calls added since there were `before` of them (strict tools); records
+    /// and returns their violations.
+    fn check_new_calls(&mut self, before: usize) -> Vec<structured_outputs::Violation> {
+        let Some(tools) = self.contract.as_ref().and_then(|c| c.strict_tools.as_ref()) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        if let Some(Value::Array(calls)) = self.output.get("tool_calls") {
+            for (i, call) in calls.iter().enumerate().skip(before) {
+                found.extend(tools.check_call(call, &alloc::format!("/tool_calls/{i}")));
+            }
+        }
+        self.violations.extend(found.iter().cloned());
+        found
+    }
 }
 
 impl Regions {
@@ -466,6 +534,25 @@ pub fn parse_response(
     parser.set_hold_limit(usize::MAX);
     parser.feed(text)?;
     Ok(parser.finalize()?.0)
+}
+
+/// Parses one complete output and checks it against `contract` (feature `contracts`): the
+/// message and every violation (each tool call's, then the response format's, each in
+/// JSON-pointer order). Errors: as [`parse_response`].
+#[cfg(feature = "contracts")]
+pub fn parse_response_checked(
+    template: &CompiledTemplate,
+    text: &str,
+    prefix: &str,
+    tools: &[Value],
+    contract: Arc<structured_outputs::Contract>,
+) -> Result<(Message, Vec<structured_outputs::Violation>), ParseError> {
+    let mut parser = ResponseParser::with_tools(template, prefix, tools)?;
+    parser.set_hold_limit(usize::MAX);
+    parser.set_contract(contract);
+    parser.feed(text)?;
+    let (message, _) = parser.finalize()?;
+    Ok((message, parser.regions.violations))
 }
 
 /// The prefixes of a batch: one for all outputs, or one per output.

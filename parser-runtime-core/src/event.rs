@@ -40,6 +40,11 @@ pub enum Event {
         field: Arc<str>,
         /// The parsed value.
         value: Value,
+        /// With a contract (feature `contracts`): the violations of the tool calls this region
+        /// added to the message (absent from the JSON when empty).
+        #[cfg(feature = "contracts")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        violations: alloc::vec::Vec<structured_outputs::Violation>,
     },
 }
 

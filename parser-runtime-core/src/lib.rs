@@ -46,6 +46,8 @@ pub mod tools;
 #[cfg(feature = "alloc")]
 pub mod transform;
 
+#[cfg(feature = "contracts")]
+pub use engine::parse_response_checked;
 #[cfg(feature = "alloc")]
 pub use engine::{parse_response, parse_responses, Message, Prefixes, ResponseParser};
 #[cfg(feature = "alloc")]
@@ -54,6 +56,9 @@ pub use error::{ContentError, ParseError};
 pub use event::Event;
 pub use router::{FieldId, RegionEvent, RegionValue, RouteError, Router, Span};
 pub use statics::{StaticRoutes, TableError};
+/// Structured-output contracts (feature `contracts`): the `structured-outputs` crate.
+#[cfg(feature = "contracts")]
+pub use structured_outputs;
 #[cfg(feature = "alloc")]
 pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};
 #[cfg(feature = "alloc")]

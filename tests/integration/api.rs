@@ -208,6 +208,7 @@ fn dollar_in_a_trailing_group_matches_before_a_final_newline() {
     let close = |field: &str, value: &str| Event::RegionClose {
         field: field.into(),
         value: json!(value),
+        violations: Vec::new(),
     };
     let expected = vec![
         open("content"),
@@ -242,4 +243,65 @@ fn dollar_in_a_trailing_group_matches_before_a_final_newline() {
     );
     let m = parse_response(&t, "hi <a>Answer.<|END|>\n", "", &[]).unwrap();
     assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
+}
+
+#[test]
+fn contract_violations_ride_on_tool_call_close_events() {
+    use parser_runtime::structured_outputs::{Contract, StrictTools, ViolationKind};
+    let root = workspace_tests::workspace_root().join("cli/tests/data");
+    let tools: Vec<serde_json::Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("strict-tools.tools.json")).unwrap(),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(root.join("strict-tools.txt")).unwrap();
+    let template = templates::by_name("smollm3").unwrap().unwrap();
+    let contract = std::sync::Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(&tools).unwrap()),
+        ..Contract::default()
+    });
+    let mut parser = ResponseParser::with_tools(template, "", &tools).unwrap();
+    parser.set_contract(contract.clone());
+    let mut closes = Vec::new();
+    let mut collect = |events: Vec<Event>| {
+        for e in events {
+            if let Event::RegionClose {
+                field, violations, ..
+            } = &e
+            {
+                let json = serde_json::to_value(&e).unwrap();
+                // Conformance shape kept: the key appears only with violations.
+                assert_eq!(json.get("violations").is_some(), !violations.is_empty());
+                closes.push((field.to_string(), violations.len()));
+            }
+        }
+    };
+    for piece in text.as_bytes().chunks(5) {
+        collect(parser.feed_bytes(piece).unwrap());
+    }
+    let (message, tail) = parser.finalize().unwrap();
+    collect(tail);
+    assert_eq!(
+        closes,
+        [
+            ("thinking".to_string(), 0),
+            ("tool_calls".to_string(), 1),
+            ("tool_calls".to_string(), 2),
+            ("tool_calls".to_string(), 1),
+        ]
+    );
+    let kinds: Vec<ViolationKind> = parser.violations().iter().map(|v| v.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ViolationKind::UnknownTool,
+            ViolationKind::MissingRequired,
+            ViolationKind::UnknownParameter,
+            ViolationKind::TypeMismatch,
+        ]
+    );
+    // One-shot gives the same violations.
+    let (same, violations) =
+        parser_runtime::parse_response_checked(template, &text, "", &tools, contract).unwrap();
+    assert_eq!(same, message);
+    assert_eq!(violations, parser.violations());
 }

@@ -58,7 +58,8 @@ fn regex_delimiter_that_cannot_grow_commits_at_once() {
         events.last(),
         Some(&Event::RegionClose {
             field: "call".into(),
-            value: json!({"name": "f", "body": "x"})
+            value: json!({"name": "f", "body": "x"}),
+            violations: Vec::new(),
         }),
         "{events:?}"
     );

@@ -602,7 +602,7 @@ fn scalar_values_follow_python() {
 
 fn close_value(e: Event) -> Option<(String, Value)> {
     match e {
-        Event::RegionClose { field, value } => Some((field.to_string(), value)),
+        Event::RegionClose { field, value, .. } => Some((field.to_string(), value)),
         _ => None,
     }
 }

@@ -1,0 +1,154 @@
+//! `rtpl parse` with contracts: `--strict-tools` and `--response-format` print
+//! `{"message", "violations"}` and exit 3 when a contract is broken, 0 when not, 1 for a schema
+//! outside the supported subset.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn rtpl(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rtpl"))
+        .args(args)
+        .output()
+        .expect("rtpl runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        json,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn kinds(v: &Value) -> Vec<(String, String)> {
+    v["violations"]
+        .as_array()
+        .expect("violations")
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap_or("").to_string(),
+                v["pointer"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn strict_tools_report_every_broken_guarantee_with_exit_3() {
+    let (prefix, tools, text) = (
+        data("strict-tools.prefix"),
+        data("strict-tools.tools.json"),
+        data("strict-tools.txt"),
+    );
+    let (code, out, stderr) = rtpl(&[
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix-file",
+        prefix.to_str().unwrap(),
+        "--tools",
+        tools.to_str().unwrap(),
+        "--strict-tools",
+        text.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    let args = |i: usize, p: &str| format!("/tool_calls/{i}/function/arguments/{p}");
+    assert_eq!(
+        kinds(&out),
+        [
+            ("unknown_tool".into(), "/tool_calls/0/function/name".into()),
+            ("missing_required".into(), args(1, "city")),
+            ("unknown_parameter".into(), args(1, "country")),
+            ("type_mismatch".into(), args(2, "max_results")),
+        ]
+    );
+    assert_eq!(
+        out["message"]["tool_calls"].as_array().map(Vec::len),
+        Some(3)
+    );
+    // Without --strict-tools the same output is just a message, exit 0.
+    let (code, out, _) = rtpl(&[
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix-file",
+        prefix.to_str().unwrap(),
+        "--tools",
+        tools.to_str().unwrap(),
+        text.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.get("violations").is_none() && out["role"] == "assistant");
+}
+
+#[test]
+fn response_format_json_schema() {
+    let format = data("json-schema.response-format.json");
+    let (code, out, stderr) = rtpl(&[
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix",
+        "",
+        "--response-format",
+        format.to_str().unwrap(),
+        data("json-schema.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(
+        kinds(&out),
+        [("type_mismatch".into(), "/content/confidence".into())]
+    );
+}
+
+#[test]
+fn conforming_output_exits_0_and_bad_schemas_exit_1() {
+    let dir = std::env::temp_dir().join(format!("rtpl-contract-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("ok.txt");
+    std::fs::write(&ok, r#"{"answer": "Paris", "confidence": 0.9}<|im_end|>"#).unwrap();
+    let format = data("json-schema.response-format.json");
+    let (code, out, stderr) = rtpl(&[
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix",
+        "",
+        "--response-format",
+        format.to_str().unwrap(),
+        ok.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out["violations"], Value::Array(Vec::new()));
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"type": "json_schema", "json_schema": {"schema": {"type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]}}}"#,
+    )
+    .unwrap();
+    let (code, _, stderr) = rtpl(&[
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix",
+        "",
+        "--response-format",
+        bad.to_str().unwrap(),
+        ok.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("/json_schema/schema/properties/n/minimum: minimum"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
