@@ -374,7 +374,9 @@ impl Sink for Collect<'_, '_> {
             field: self.names[field].clone(),
             value,
             #[cfg(feature = "contracts")]
-            violations: self.regions.check_new_calls(calls_before),
+            violations: self
+                .regions
+                .check_new_calls(calls_before, self.tpl.fields[field].repeats),
         });
         Ok(())
     }
@@ -429,17 +431,33 @@ impl Regions {
         }
     }
 
-    /// Checks the tool calls added since there were `before` of them (strict tools); records
-    /// and returns their violations.
-    fn check_new_calls(&mut self, before: usize) -> Vec<structured_outputs::Violation> {
+    /// Checks the tool calls a closing region added (strict tools): with `repeats` the calls
+    /// from index `before` on (the region appended them); otherwise the region replaced the
+    /// list, so every call is checked again and the earlier calls' violations are dropped.
+    /// Records the violations and returns the new calls'.
+    fn check_new_calls(
+        &mut self,
+        before: usize,
+        repeats: bool,
+    ) -> Vec<structured_outputs::Violation> {
         let Some(tools) = self.contract.as_ref().and_then(|c| c.strict_tools.as_ref()) else {
             return Vec::new();
         };
+        let calls = match self.output.get("tool_calls") {
+            Some(Value::Array(calls)) => calls.as_slice(),
+            _ => &[],
+        };
+        let first = if repeats && calls.len() >= before {
+            before
+        } else {
+            // The list was replaced: forget what its old calls broke.
+            self.violations
+                .retain(|v| !v.pointer.starts_with("/tool_calls/"));
+            0
+        };
         let mut found = Vec::new();
-        if let Some(Value::Array(calls)) = self.output.get("tool_calls") {
-            for (i, call) in calls.iter().enumerate().skip(before) {
-                found.extend(tools.check_call(call, &alloc::format!("/tool_calls/{i}")));
-            }
+        for (i, call) in calls.iter().enumerate().skip(first) {
+            found.extend(tools.check_call(call, &alloc::format!("/tool_calls/{i}")));
         }
         self.violations.extend(found.iter().cloned());
         found
@@ -537,7 +555,7 @@ pub fn parse_response(
 }
 
 /// Parses one complete output and checks it against `contract` (feature `contracts`): the
-/// message and every violation (each tool call's, then the response format's, each in
+/// message and every violation (the response format's, then each tool call's, each part in
 /// JSON-pointer order). Errors: as [`parse_response`].
 #[cfg(feature = "contracts")]
 pub fn parse_response_checked(

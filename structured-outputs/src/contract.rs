@@ -531,9 +531,20 @@ impl StrictTools {
     }
 }
 
-/// Violations in pointer order (then kind): a stable order whatever the checker's.
+/// Violations in pointer order (then kind), array indices compared as numbers: a stable
+/// order whatever the checker's.
 fn sort(violations: &mut [Violation]) {
-    violations.sort_by(|a, b| (&a.pointer, a.kind as u8).cmp(&(&b.pointer, b.kind as u8)));
+    fn key(pointer: &str) -> Vec<(u8, u64, &str)> {
+        pointer
+            .split('/')
+            .map(|t| match t.parse::<u64>() {
+                Ok(n) => (0, n, ""),
+                Err(_) => (1, 0, t),
+            })
+            .collect()
+    }
+    violations
+        .sort_by(|a, b| (key(&a.pointer), a.kind as u8).cmp(&(key(&b.pointer), b.kind as u8)));
 }
 
 fn count_properties(schema: &Value) -> usize {

@@ -79,16 +79,18 @@ pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-struct Gate<'a> {
-    root: &'a Value,
-    /// Whether a subschema below the root has an `$id` (a new base for `#...` references:
-    /// those are then resolved by the checker, not here).
-    nested_ids: bool,
+struct Gate {
     strictness: Strictness,
     errors: Vec<SchemaError>,
+    /// Pointers of every place walked as a schema.
+    walked: std::collections::HashSet<String>,
+    /// `(schema pointer, $ref keyword pointer, target pointer)` of every local reference.
+    refs: Vec<(String, String, String)>,
+    /// Schema pointer -> its `anyOf` members' pointers.
+    any_of: HashMap<String, Vec<String>>,
 }
 
-impl Gate<'_> {
+impl Gate {
     fn error(&mut self, pointer: &str, keyword: &str, reason: impl Into<String>) {
         self.errors.push(SchemaError {
             pointer: pointer.to_string(),
@@ -98,6 +100,7 @@ impl Gate<'_> {
     }
 
     fn schema(&mut self, value: &Value, pointer: &str) {
+        self.walked.insert(pointer.to_string());
         let map = match value {
             Value::Bool(_) => return,
             Value::Object(map) => map,
@@ -116,6 +119,9 @@ impl Gate<'_> {
         for (key, v) in map {
             let at = format!("{pointer}/{}", escape_token(key));
             match key.as_str() {
+                "$id" if !pointer.is_empty() => {
+                    self.error(&at, key, "$id below the root is not supported")
+                }
                 k if ANNOTATIONS.contains(&k) => {}
                 "type" => self.types(v, &at),
                 "properties" => match v {
@@ -167,7 +173,7 @@ impl Gate<'_> {
                     ),
                     None => self.error(&at, key, "must be a string"),
                 },
-                "$ref" => self.reference(v, &at),
+                "$ref" => self.reference(v, pointer, &at),
                 "$defs" => match v {
                     Value::Object(defs) => {
                         for (name, sub) in defs {
@@ -178,9 +184,12 @@ impl Gate<'_> {
                 },
                 "anyOf" => match v.as_array() {
                     Some(items) if !items.is_empty() => {
-                        for (i, sub) in items.iter().enumerate() {
-                            self.schema(sub, &format!("{at}/{i}"));
+                        let members: Vec<String> =
+                            (0..items.len()).map(|i| format!("{at}/{i}")).collect();
+                        for (sub, member) in items.iter().zip(&members) {
+                            self.schema(sub, member);
                         }
+                        self.any_of.insert(pointer.to_string(), members);
                     }
                     _ => self.error(&at, key, "must be a non-empty array of schemas"),
                 },
@@ -264,56 +273,89 @@ impl Gate<'_> {
         }
     }
 
-    fn reference(&mut self, v: &Value, at: &str) {
+    fn reference(&mut self, v: &Value, owner: &str, at: &str) {
         let Some(r) = v.as_str() else {
             self.error(at, "$ref", "must be a string");
             return;
         };
-        let Some(fragment) = r.strip_prefix('#') else {
-            // Relative to an `$id`: the checker resolves it (or fails to build).
-            return;
-        };
-        // A chain of `$ref`s that comes back to itself without a constraint never ends.
-        let mut seen = vec![r.to_string()];
-        let mut target = resolve(self.root, fragment);
-        while let Some(Value::Object(map)) = target {
-            let Some(Value::String(next)) = map.get("$ref") else {
-                break;
-            };
-            let only_ref = map
-                .keys()
-                .all(|k| k == "$ref" || ANNOTATIONS.contains(&k.as_str()) || k == "$defs");
-            if !only_ref {
-                break;
-            }
-            if seen.contains(next) {
-                self.error(
-                    at,
-                    "$ref",
-                    format!("reference cycle: {} -> {next}", seen.join(" -> ")),
-                );
-                return;
-            }
-            seen.push(next.clone());
-            target = next.strip_prefix('#').and_then(|f| resolve(self.root, f));
-        }
-        if resolve(self.root, fragment).is_none() && !self.nested_ids {
-            self.error(at, "$ref", format!("{r:?} points nowhere in the schema"));
+        let target = r
+            .strip_prefix('#')
+            .filter(|f| f.is_empty() || f.starts_with('/'))
+            .and_then(percent_decode);
+        match target {
+            Some(target) => self.refs.push((owner.to_string(), at.to_string(), target)),
+            None => self.error(
+                at,
+                "$ref",
+                format!("{r:?}: only references within the schema (`#` or `#/...`) are supported"),
+            ),
         }
     }
-}
 
-/// The value at a JSON pointer fragment (`/a/b`, percent- and `~`-decoded), if any.
-fn resolve<'v>(root: &'v Value, fragment: &str) -> Option<&'v Value> {
-    if fragment.is_empty() {
-        return Some(root);
+    /// After the walk: every reference lands on a place walked as a schema (so no keyword
+    /// reaches the checker unchecked), and no cycle of references and `anyOf` members comes
+    /// back to a schema without going through a property or an item.
+    fn check_references(&mut self) {
+        let mut edges: HashMap<String, Vec<String>> = self.any_of.clone();
+        for (owner, at, target) in self.refs.clone() {
+            if self.walked.contains(&target) {
+                edges.entry(owner).or_default().push(target);
+            } else {
+                self.error(
+                    &at,
+                    "$ref",
+                    format!(
+                        "#{target} is not a schema of this document (a $ref must point to one)"
+                    ),
+                );
+            }
+        }
+        // Depth-first search for a cycle (0: new, 1: on the stack, 2: done).
+        let mut state: HashMap<String, u8> = HashMap::new();
+        let mut nodes: Vec<String> = edges.keys().cloned().collect();
+        nodes.sort();
+        for start in nodes {
+            if state.get(&start).copied().unwrap_or(0) != 0 {
+                continue;
+            }
+            let mut stack = vec![(start.clone(), 0usize)];
+            state.insert(start, 1);
+            while let Some((node, i)) = stack.pop() {
+                let next = edges.get(&node).and_then(|e| e.get(i)).cloned();
+                match next {
+                    None => {
+                        state.insert(node, 2);
+                    }
+                    Some(n) => {
+                        stack.push((node.clone(), i + 1));
+                        match state.get(&n).copied().unwrap_or(0) {
+                            0 => {
+                                state.insert(n.clone(), 1);
+                                stack.push((n, 0));
+                            }
+                            1 => {
+                                let at = self
+                                    .refs
+                                    .iter()
+                                    .find(|(owner, _, _)| *owner == node)
+                                    .map_or_else(|| node.clone(), |(_, at, _)| at.clone());
+                                self.error(
+                                    &at,
+                                    "$ref",
+                                    format!(
+                                        "reference cycle through {node:?} and {n:?} that never \
+                                         reaches a property or an item"
+                                    ),
+                                );
+                                return;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
     }
-    if !fragment.starts_with('/') {
-        // A plain-name fragment (`#foo`, an `$anchor`): not in the subset.
-        return None;
-    }
-    let decoded = percent_decode(fragment)?;
-    root.pointer(&decoded)
 }
 
 fn percent_decode(s: &str) -> Option<String> {
@@ -333,14 +375,6 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-fn has_id(v: &Value) -> bool {
-    match v {
-        Value::Object(map) => map.iter().any(|(k, x)| k == "$id" || has_id(x)),
-        Value::Array(items) => items.iter().any(has_id),
-        _ => false,
-    }
-}
-
 /// The JSON type name of a value (`object`, `array`, `string`, `integer`, `number`,
 /// `boolean`, `null`).
 pub fn type_name(v: &Value) -> &'static str {
@@ -358,17 +392,15 @@ pub fn type_name(v: &Value) -> &'static str {
 /// Checks that `schema` stays inside the subset. Errors: every keyword outside it, each with
 /// its JSON pointer.
 pub fn check_subset(schema: &Value, strictness: Strictness) -> Result<(), SchemaErrors> {
-    let nested_ids = match schema {
-        Value::Object(map) => map.iter().any(|(k, v)| k != "$id" && has_id(v)),
-        _ => false,
-    };
     let mut gate = Gate {
-        root: schema,
-        nested_ids,
         strictness,
         errors: Vec::new(),
+        walked: std::collections::HashSet::new(),
+        refs: Vec::new(),
+        any_of: HashMap::new(),
     };
     gate.schema(schema, "");
+    gate.check_references();
     if gate.errors.is_empty() {
         Ok(())
     } else {
@@ -581,6 +613,27 @@ mod tests {
         assert!(compiled.is_valid(&json!({"children": [{"children": []}]})));
         assert!(!compiled.is_valid(&json!({"children": [{"kids": []}]})));
         assert_eq!(keywords(json!({"$ref": "#/$defs/missing"})).len(), 1);
+        // A cycle through anyOf never reaches a property or an item.
+        let any_of_cycle = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"},
+            {"type": "string"}]}}, "$ref": "#/$defs/a"});
+        assert_eq!(
+            keywords(any_of_cycle),
+            [("/$defs/a/anyOf/0/$ref".into(), "$ref".into())]
+        );
+        // A reference must land on a schema: not into `default`, `enum` or a properties map,
+        // where unchecked keywords would reach the checker.
+        for target in ["#/$defs/x/default", "#/properties/a/enum/0", "#/properties"] {
+            let schema = json!({"properties": {"a": {"enum": [{"maximum": 3}]},
+                "b": {"$ref": target}},
+                "$defs": {"x": {"type": "string", "default": {"minLength": 3}}}});
+            assert_eq!(
+                keywords(schema),
+                [("/properties/b/$ref".into(), "$ref".into())],
+                "{target}"
+            );
+        }
+        // Only references within the document.
+        assert_eq!(keywords(json!({"$ref": "http://e.com/s#/x"})).len(), 1);
     }
 
     #[test]

@@ -305,3 +305,50 @@ fn contract_violations_ride_on_tool_call_close_events() {
     assert_eq!(same, message);
     assert_eq!(violations, parser.violations());
 }
+
+#[test]
+fn a_replaced_tool_call_list_is_checked_again() {
+    use parser_runtime::structured_outputs::{Contract, StrictTools, ViolationKind};
+    // command-a's tool_calls field does not repeat: a second action block replaces the list.
+    let template = templates::by_name("command-a").unwrap().unwrap();
+    let tools = [
+        json!({"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}),
+    ];
+    let contract = std::sync::Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(&tools).unwrap()),
+        ..Contract::default()
+    });
+    let action = |calls: &str| format!("<|START_ACTION|>{calls}<|END_ACTION|>");
+    let text = action(
+        r#"[{"tool_call_id": "0", "tool_name": "nope", "parameters": {}},
+            {"tool_call_id": "1", "tool_name": "get_weather", "parameters": {"city": 1}}]"#,
+    ) + &action(
+        r#"[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"town": "B"}}]"#,
+    );
+    let (message, violations) =
+        parser_runtime::parse_response_checked(template, &text, "", &tools, contract).unwrap();
+    assert_eq!(
+        message["tool_calls"].as_array().map(Vec::len),
+        Some(1),
+        "{message:?}"
+    );
+    let got: Vec<(ViolationKind, &str)> = violations
+        .iter()
+        .map(|v| (v.kind, v.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                ViolationKind::MissingRequired,
+                "/tool_calls/0/function/arguments/city"
+            ),
+            (
+                ViolationKind::UnknownParameter,
+                "/tool_calls/0/function/arguments/town"
+            ),
+        ]
+    );
+}
