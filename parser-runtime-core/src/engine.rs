@@ -151,8 +151,18 @@ impl<'t> ResponseParser<'t> {
     /// region closes (its violations ride on that `region_close` event), the response format
     /// at [`Self::finalize`]; [`Self::violations`] has them all. Set it before feeding output
     /// (regions closed in the prefix are not checked).
+    ///
+    /// With strict tools, the strict tools also type the arguments of their calls, reading
+    /// each parameter's types through `$ref` and from untyped `enum`/`const` values
+    /// ([`structured_outputs::StrictTools::typing_tools`]), where the reference reads only
+    /// `type` and `anyOf`/`oneOf` (README, deliberate difference 10).
     #[cfg(feature = "contracts")]
     pub fn set_contract(&mut self, contract: Arc<structured_outputs::Contract>) {
+        if let Some(strict) = &contract.strict_tools {
+            self.regions
+                .tools
+                .extend(ToolSchemas::from_tools(&strict.typing_tools()));
+        }
         self.regions.contract = Some(contract);
     }
 

@@ -103,6 +103,11 @@ impl ToolSchemas {
         Self { tools: out }
     }
 
+    /// Adds `other`'s tools, replacing tools of the same name.
+    pub fn extend(&mut self, other: Self) {
+        self.tools.extend(other.tools);
+    }
+
     /// Whether no tool was read (the reference then skips casting altogether).
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()

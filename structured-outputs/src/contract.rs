@@ -14,12 +14,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::schema::{
-    check_contract_rules, compile, escape_token, type_name, CompiledSchema, SchemaError,
-    SchemaErrors, Strictness,
+    check_contract_rules, close_objects, compile, count_properties, escape_token, type_name,
+    CompiledSchema, Objects, SchemaError, SchemaErrors, Strictness,
 };
 
 /// The deepest nesting JSON mode admits (a top-level object is level 1).
 pub const JSON_MODE_MAX_DEPTH: usize = 5;
+
+/// The deepest nesting the JSON reader (serde_json) takes: content nested deeper is a
+/// `too_deep` violation in JSON Schema mode too, where the contract itself sets no limit.
+pub const JSON_READER_MAX_DEPTH: usize = 127;
 
 /// The most properties strict tools may declare over all tools (nested ones included).
 pub const STRICT_TOOLS_MAX_PROPERTIES: usize = 200;
@@ -86,6 +90,9 @@ fn violation(
 
 /// A short description of a found value: its type, and the value itself when small.
 fn describe(v: &Value) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
     let text = v.to_string();
     if text.chars().count() <= 60 {
         format!("{} {text}", type_name(v))
@@ -113,7 +120,7 @@ impl ResponseFormat {
     /// Errors: every problem of the schema, each with its JSON pointer.
     pub fn json_schema(schema: &Value) -> Result<Self, SchemaErrors> {
         let compiled = compile(schema, Strictness::Strict)?;
-        check_contract_rules(schema)?;
+        check_contract_rules(schema, Objects::Open)?;
         Ok(Self::JsonSchema(compiled))
     }
 
@@ -160,15 +167,42 @@ impl ResponseFormat {
         }
     }
 
-    /// The violations of the message content (`content`, a string holding the JSON).
+    /// The violations of the message content (`content`: a string holding the JSON, or the
+    /// object itself when a content parser already read it). A message with tool calls and
+    /// no content (absent, `null` or only whitespace) has nothing to check: the response
+    /// format applies to the content of a turn that answers.
     pub fn check(&self, message: &Map<String, Value>) -> Vec<Violation> {
         let mut out = Vec::new();
         if matches!(self, Self::Text) {
             return out;
         }
+        let has_calls = matches!(message.get("tool_calls"), Some(Value::Array(c)) if !c.is_empty());
+        let no_content = match message.get("content") {
+            None | Some(Value::Null) => true,
+            Some(Value::String(text)) => text.trim().is_empty(),
+            Some(_) => false,
+        };
+        if has_calls && no_content {
+            return out;
+        }
+        let limit = match self {
+            Self::JsonObject => JSON_MODE_MAX_DEPTH,
+            _ => JSON_READER_MAX_DEPTH,
+        };
         let parsed = match message.get("content") {
             Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
                 Ok(v) => v,
+                Err(e) if is_recursion_limit(&e) => {
+                    // serde_json read it as JSON up to a nesting it will not go past.
+                    for pointer in containers_past(text, limit) {
+                        out.push(too_deep_violation(
+                            format!("/content{pointer}"),
+                            limit,
+                            format!("a container at level {}", limit + 1),
+                        ));
+                    }
+                    return out;
+                }
                 Err(e) => {
                     out.push(violation(
                         ViolationKind::NotJson,
@@ -208,26 +242,104 @@ impl ResponseFormat {
             ));
             return out;
         }
-        match self {
-            Self::JsonObject => too_deep(&parsed, "/content", 1, &mut out),
-            Self::JsonSchema(schema) => schema_violations(schema, &parsed, "/content", &mut out),
-            Self::Text => {}
+        too_deep(&parsed, "/content", 1, limit, &mut out);
+        if let Self::JsonSchema(schema) = self {
+            if out.is_empty() {
+                schema_violations(schema, &parsed, "/content", &mut out);
+            }
         }
         sort(&mut out);
         out
     }
 }
 
+fn is_recursion_limit(e: &serde_json::Error) -> bool {
+    e.is_syntax() && e.to_string().starts_with("recursion limit exceeded")
+}
+
+fn too_deep_violation(pointer: String, limit: usize, found: String) -> Violation {
+    let expected = if limit == JSON_MODE_MAX_DEPTH {
+        format!("at most {limit} levels of nesting")
+    } else {
+        format!("at most {limit} levels of nesting (the JSON reader's limit)")
+    };
+    violation(ViolationKind::TooDeep, pointer, expected, found)
+}
+
+/// The JSON pointers (relative to the text's top value) of every container opened at level
+/// `limit + 1`, the first past the limit on its path, read from JSON text without building
+/// values (for text too deep to parse). Text after a syntax error is read as well as it can
+/// be; only pointers are produced.
+fn containers_past(text: &str, limit: usize) -> Vec<String> {
+    enum Frame {
+        Object { key: String, expect_key: bool },
+        Array { index: usize },
+    }
+    let bytes = text.as_bytes();
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key, expect_key }) = frames.last_mut() {
+                    if *expect_key {
+                        let raw = text.get(start..=i.min(bytes.len() - 1)).unwrap_or("");
+                        *key = serde_json::from_str::<String>(raw).unwrap_or_default();
+                        *expect_key = false;
+                    }
+                }
+            }
+            open @ (b'{' | b'[') => {
+                if frames.len() == limit {
+                    let mut pointer = String::new();
+                    for frame in &frames {
+                        pointer.push('/');
+                        match frame {
+                            Frame::Object { key, .. } => pointer.push_str(&escape_token(key)),
+                            Frame::Array { index } => pointer.push_str(&index.to_string()),
+                        }
+                    }
+                    out.push(pointer);
+                }
+                frames.push(if open == b'{' {
+                    Frame::Object {
+                        key: String::new(),
+                        expect_key: true,
+                    }
+                } else {
+                    Frame::Array { index: 0 }
+                });
+            }
+            b'}' | b']' => {
+                frames.pop();
+            }
+            b',' => match frames.last_mut() {
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
 /// JSON mode's nesting limit: the first container past the limit on each path.
-fn too_deep(v: &Value, pointer: &str, depth: usize, out: &mut Vec<Violation>) {
+fn too_deep(v: &Value, pointer: &str, depth: usize, limit: usize, out: &mut Vec<Violation>) {
     if !(v.is_object() || v.is_array()) {
         return;
     }
-    if depth > JSON_MODE_MAX_DEPTH {
-        out.push(violation(
-            ViolationKind::TooDeep,
-            pointer,
-            format!("at most {JSON_MODE_MAX_DEPTH} levels of nesting"),
+    if depth > limit {
+        out.push(too_deep_violation(
+            pointer.to_string(),
+            limit,
             format!("{} at level {depth}", type_name(v)),
         ));
         return;
@@ -239,13 +351,14 @@ fn too_deep(v: &Value, pointer: &str, depth: usize, out: &mut Vec<Violation>) {
                     child,
                     &format!("{pointer}/{}", escape_token(k)),
                     depth + 1,
+                    limit,
                     out,
                 );
             }
         }
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
-                too_deep(child, &format!("{pointer}/{i}"), depth + 1, out);
+                too_deep(child, &format!("{pointer}/{i}"), depth + 1, limit, out);
             }
         }
         _ => {}
@@ -319,12 +432,30 @@ fn schema_violations(
                 }
                 continue;
             }
-            ValidationErrorKind::FalseSchema => violation(
-                ViolationKind::AdditionalProperty,
-                at,
-                "nothing (the schema here is false)",
-                found,
-            ),
+            // A `false` schema: under an object it forbids that property; as `items` (or at
+            // the top) it forbids any value there.
+            ValidationErrorKind::FalseSchema => {
+                let path = error.instance_path().as_str();
+                let parent = path.rfind('/').map(|i| &path[..i]);
+                let in_object = parent
+                    .and_then(|p| instance.pointer(p))
+                    .is_some_and(Value::is_object);
+                if in_object {
+                    violation(
+                        ViolationKind::AdditionalProperty,
+                        at,
+                        "no such property (its schema is false)",
+                        found,
+                    )
+                } else {
+                    violation(
+                        ViolationKind::TypeMismatch,
+                        at,
+                        "no value here (the schema is false)",
+                        found,
+                    )
+                }
+            }
             ValidationErrorKind::AnyOf { .. } => violation(
                 ViolationKind::AnyOfMismatch,
                 at,
@@ -352,6 +483,9 @@ fn type_kind(kind: &jsonschema::error::TypeKind) -> String {
 /// One declared tool, compiled.
 #[derive(Debug, Clone)]
 struct Tool {
+    /// The parameters schema as declared.
+    declared: Value,
+    /// The parameters schema with its objects closed ([`close_objects`]), compiled.
     parameters: Arc<CompiledSchema>,
     /// The declared top-level parameters.
     names: Vec<String>,
@@ -359,6 +493,11 @@ struct Tool {
 
 /// Strict tools: the request's tools, each parameters schema admitted by the subset gate and
 /// the contract rules.
+///
+/// Objects are closed: an object schema without `additionalProperties` admits only its
+/// declared properties ([`close_objects`]), so an undeclared argument is `unknown_parameter`
+/// at the top of a call's arguments and `additional_property` below it. An explicit
+/// `additionalProperties` (`true` or a schema) is honoured.
 #[derive(Debug, Clone)]
 pub struct StrictTools {
     tools: BTreeMap<String, Tool>,
@@ -370,8 +509,9 @@ impl StrictTools {
     ///
     /// Errors, each with a JSON pointer into `tools`: a tool without a name or parameters, a
     /// duplicated name, a parameters schema outside the subset or breaking the contract rules
-    /// (top-level object, at least one required parameter, every object with a required
-    /// property), more than [`STRICT_TOOLS_MAX_PROPERTIES`] properties over all tools.
+    /// ([`check_contract_rules`] with [`Objects::Closed`]: top-level object, every object with
+    /// a required property that it declares, no `$ref`/`anyOf` next to object keywords), more
+    /// than [`STRICT_TOOLS_MAX_PROPERTIES`] properties over all tools.
     pub fn new(tools: &[Value]) -> Result<Self, SchemaErrors> {
         let mut errors = Vec::new();
         let mut out = BTreeMap::new();
@@ -404,33 +544,34 @@ impl StrictTools {
                     err
                 })
             };
-            let compiled = match compile(parameters, Strictness::Strict) {
+            // The gate first, on the schema as written (its pointers are the caller's).
+            if let Err(e) = crate::schema::check_subset(parameters, Strictness::Strict) {
+                errors.extend(prefixed(e));
+                continue;
+            }
+            if let Err(e) = check_contract_rules(parameters, Objects::Closed) {
+                errors.extend(prefixed(e));
+                continue;
+            }
+            let compiled = match compile(&close_objects(parameters), Strictness::Strict) {
                 Ok(c) => c,
                 Err(e) => {
                     errors.extend(prefixed(e));
                     continue;
                 }
             };
-            if let Err(e) = check_contract_rules(parameters) {
-                errors.extend(prefixed(e));
-                continue;
-            }
             properties += count_properties(parameters);
             let names = parameters
                 .get("properties")
                 .and_then(Value::as_object)
                 .map(|p| p.keys().cloned().collect())
                 .unwrap_or_default();
-            if out
-                .insert(
-                    name.to_string(),
-                    Tool {
-                        parameters: compiled,
-                        names,
-                    },
-                )
-                .is_some()
-            {
+            let tool = Tool {
+                declared: parameters.clone(),
+                parameters: compiled,
+                names,
+            };
+            if out.insert(name.to_string(), tool).is_some() {
                 errors.push(SchemaError {
                     pointer: format!("{base}/name"),
                     keyword: "name".into(),
@@ -458,6 +599,36 @@ impl StrictTools {
     /// The declared tool names.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
+    }
+
+    /// The tools as the parser's argument typing should read them under strict tools: one
+    /// `{"name": N, "parameters": {"properties": {P: {"type": [T, ...]}}}}` per tool, where
+    /// each parameter's types are its `type`, then (when it has no `type`) the JSON types of
+    /// its `enum` values or its `const`, then those of its `$ref` target and its `anyOf`
+    /// members, in that order, duplicates dropped.
+    ///
+    /// The reference's typing (`_schema_types`) reads only `type` and `anyOf`/`oneOf`, so a
+    /// parameter typed through `$ref`, or an untyped `enum` of numbers, stays a string in
+    /// formats that write every argument as text (Qwen3-Coder's `<parameter=...>`), and strict
+    /// tools would report it; with these types the parser casts it first.
+    pub fn typing_tools(&self) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|(name, tool)| {
+                let mut properties = Map::new();
+                if let Some(Value::Object(declared)) = tool.declared.get("properties") {
+                    for (param, schema) in declared {
+                        let mut types = Vec::new();
+                        resolved_types(&tool.declared, schema, 0, &mut types);
+                        let types = types.into_iter().map(Value::from).collect();
+                        let mut typed = Map::new();
+                        typed.insert("type".into(), Value::Array(types));
+                        properties.insert(param.clone(), Value::Object(typed));
+                    }
+                }
+                serde_json::json!({"name": name, "parameters": {"properties": properties}})
+            })
+            .collect()
     }
 
     /// The violations of one tool call (`{"type": "function", "function": {"name",
@@ -504,30 +675,63 @@ impl StrictTools {
                 &parsed
             }
         };
-        if let Value::Object(args) = arguments {
-            for key in args.keys() {
-                if !tool.names.iter().any(|n| n == key) {
-                    out.push(violation(
-                        ViolationKind::UnknownParameter,
-                        format!("{at}/{}", escape_token(key)),
-                        format!("one of {:?}", tool.names),
-                        format!("parameter {key:?}"),
-                    ));
-                }
+        schema_violations(&tool.parameters, arguments, &at, &mut out);
+        // An undeclared property of the arguments object itself is a hallucinated parameter.
+        let top = format!("{at}/");
+        for v in &mut out {
+            let is_top = v
+                .pointer
+                .strip_prefix(&top)
+                .is_some_and(|rest| !rest.contains('/'));
+            if v.kind == ViolationKind::AdditionalProperty && is_top {
+                let key = v.pointer[top.len()..].replace("~1", "/").replace("~0", "~");
+                v.kind = ViolationKind::UnknownParameter;
+                v.expected = format!("one of {:?}", tool.names);
+                v.found = format!("parameter {key:?}");
             }
         }
-        let mut found = Vec::new();
-        schema_violations(&tool.parameters, arguments, &at, &mut found);
-        // Unknown top-level parameters are reported once, as unknown_parameter.
-        found.retain(|v| {
-            !(v.kind == ViolationKind::AdditionalProperty
-                && out
-                    .iter()
-                    .any(|u| u.kind == ViolationKind::UnknownParameter && u.pointer == v.pointer))
-        });
-        out.extend(found);
         sort(&mut out);
         out
+    }
+}
+
+/// The JSON type names a parameter schema gives its values, for [`StrictTools::typing_tools`]
+/// (`depth` bounds `$ref`/`anyOf` chains; the gate already rejected cycles).
+fn resolved_types(document: &Value, schema: &Value, depth: usize, out: &mut Vec<String>) {
+    let Value::Object(map) = schema else { return };
+    if depth > 64 {
+        return;
+    }
+    let mut push = |t: &str| {
+        if !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    };
+    match map.get("type") {
+        Some(Value::String(t)) => push(t),
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).for_each(&mut push),
+        _ => {
+            if let Some(Value::Array(values)) = map.get("enum") {
+                values.iter().for_each(|v| push(type_name(v)));
+            }
+            if let Some(v) = map.get("const") {
+                push(type_name(v));
+            }
+        }
+    }
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(crate::schema::decode_fragment)
+        .and_then(|p| document.pointer(&p))
+    {
+        resolved_types(document, target, depth + 1, out);
+    }
+    if let Some(Value::Array(members)) = map.get("anyOf") {
+        for member in members {
+            resolved_types(document, member, depth + 1, out);
+        }
     }
 }
 
@@ -545,23 +749,6 @@ fn sort(violations: &mut [Violation]) {
     }
     violations
         .sort_by(|a, b| (key(&a.pointer), a.kind as u8).cmp(&(key(&b.pointer), b.kind as u8)));
-}
-
-fn count_properties(schema: &Value) -> usize {
-    match schema {
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| match (k.as_str(), v) {
-                ("properties", Value::Object(props)) => {
-                    props.len() + props.values().map(count_properties).sum::<usize>()
-                }
-                ("enum" | "const" | "default" | "examples", _) => 0,
-                (_, v) => count_properties(v),
-            })
-            .sum(),
-        Value::Array(items) => items.iter().map(count_properties).sum(),
-        _ => 0,
-    }
 }
 
 /// What a message must satisfy: an optional response format and optional strict tools.

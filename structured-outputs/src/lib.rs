@@ -40,6 +40,9 @@ pub mod schema;
 
 pub use contract::{
     Contract, ResponseFormat, StrictTools, Violation, ViolationKind, JSON_MODE_MAX_DEPTH,
-    STRICT_TOOLS_MAX_PROPERTIES,
+    JSON_READER_MAX_DEPTH, STRICT_TOOLS_MAX_PROPERTIES,
 };
-pub use schema::{compile, CompiledSchema, SchemaError, SchemaErrors, Strictness};
+pub use schema::{
+    check_contract_rules, check_pattern, compile, CompiledSchema, Objects, SchemaError,
+    SchemaErrors, Strictness, CACHE_CAPACITY,
+};

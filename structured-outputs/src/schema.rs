@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A schema the compiler does not admit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -149,11 +149,12 @@ impl Gate {
                         self.schema(v, &at);
                     }
                 }
-                "enum" => {
-                    if !v.is_array() {
-                        self.error(&at, key, "must be an array");
-                    }
-                }
+                "enum" => match v.as_array() {
+                    Some(values) if !values.is_empty() => {}
+                    // `enum: []` admits no value: every instance would fail.
+                    Some(_) => self.error(&at, key, "must list at least one value"),
+                    None => self.error(&at, key, "must be an array"),
+                },
                 "const" => {
                     if v.is_array() || v.is_object() {
                         self.error(
@@ -236,40 +237,16 @@ impl Gate {
         }
     }
 
+    /// `pattern` is an ECMA-262 regex (JSON Schema's dialect). Admitted: what ECMA-262 (with
+    /// the `u` flag) reads and the checker can translate, without anchors (`^`, `$`), word
+    /// boundaries, look-around or backreferences.
     fn pattern(&mut self, v: &Value, at: &str) {
         let Some(p) = v.as_str() else {
             self.error(at, "pattern", "must be a string");
             return;
         };
-        for (needle, what) in [
-            ("(?=", "look-ahead"),
-            ("(?!", "negative look-ahead"),
-            ("(?<=", "look-behind"),
-            ("(?<!", "negative look-behind"),
-        ] {
-            if p.contains(needle) {
-                self.error(at, "pattern", format!("{what} `{needle}` is not supported"));
-                return;
-            }
-        }
-        // `^` and `$` outside character classes and escapes.
-        let mut escaped = false;
-        let mut class = false;
-        for c in p.chars() {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '[') => class = true,
-                (false, ']') => class = false,
-                (false, '^' | '$') if !class => {
-                    self.error(at, "pattern", format!("anchor `{c}` is not supported"));
-                    return;
-                }
-                _ => {}
-            }
-        }
-        if let Err(e) = regex_syntax::Parser::new().parse(p) {
-            self.error(at, "pattern", format!("invalid regex: {e}"));
+        if let Err(reason) = check_pattern(p) {
+            self.error(at, "pattern", format!("{p:?}: {reason}"));
         }
     }
 
@@ -278,10 +255,7 @@ impl Gate {
             self.error(at, "$ref", "must be a string");
             return;
         };
-        let target = r
-            .strip_prefix('#')
-            .filter(|f| f.is_empty() || f.starts_with('/'))
-            .and_then(percent_decode);
+        let target = r.strip_prefix('#').and_then(decode_fragment);
         match target {
             Some(target) => self.refs.push((owner.to_string(), at.to_string(), target)),
             None => self.error(
@@ -358,6 +332,68 @@ impl Gate {
     }
 }
 
+/// The pattern rule of the subset. `Err` says why `pattern` is not admitted.
+///
+/// The pattern is read as ECMA-262 with the `u` flag (`jsonschema_regex::is_valid_ecma_regex`,
+/// so `\A`, `\z` or a lone `{` are not patterns), translated to regex-syntax as the checker
+/// does (`jsonschema_regex::to_rust_regex`), and the translation is parsed: look-around and
+/// backreferences do not parse there, and anchors and word boundaries are found in its HIR.
+pub fn check_pattern(pattern: &str) -> Result<(), String> {
+    use regex_syntax::ast::ErrorKind;
+    use regex_syntax::hir::{HirKind, Look};
+
+    if !jsonschema_regex::is_valid_ecma_regex(pattern) {
+        return Err("not a valid ECMA-262 regex (JSON Schema patterns are ECMA-262)".into());
+    }
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        return Err("a construct the checker cannot translate from ECMA-262".into());
+    };
+    let hir = match regex_syntax::Parser::new().parse(&translated) {
+        Ok(hir) => hir,
+        Err(regex_syntax::Error::Parse(e)) => {
+            return Err(match e.kind() {
+                ErrorKind::UnsupportedLookAround => "look-around is not supported".into(),
+                ErrorKind::UnsupportedBackreference => "backreferences are not supported".into(),
+                other => format!("invalid regex: {other}"),
+            })
+        }
+        Err(e) => return Err(format!("invalid regex: {e}")),
+    };
+    // Iterative walk: a pattern's nesting is as deep as its text.
+    let mut stack = vec![&hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Look(look) => {
+                return Err(match look {
+                    Look::Start | Look::StartLF | Look::StartCRLF => {
+                        "anchor `^` is not supported (a pattern matches anywhere in the string)"
+                            .into()
+                    }
+                    Look::End | Look::EndLF | Look::EndCRLF => {
+                        "anchor `$` is not supported (a pattern matches anywhere in the string)"
+                            .into()
+                    }
+                    _ => "word boundaries (`\\b`, `\\B`) are not supported".into(),
+                });
+            }
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => stack.extend(hs.iter().rev()),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// A `$ref` fragment (after `#`) as a JSON pointer: `""` or `/...`, percent-decoded.
+pub fn decode_fragment(fragment: &str) -> Option<String> {
+    if fragment.is_empty() || fragment.starts_with('/') {
+        percent_decode(fragment)
+    } else {
+        None
+    }
+}
+
 fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -408,19 +444,144 @@ pub fn check_subset(schema: &Value, strictness: Strictness) -> Result<(), Schema
     }
 }
 
-/// The contract rules on a schema used as a response format or as a tool's parameters: the
-/// top level is `type: object`, and every object schema declares at least one required
-/// property. Errors name the pointer.
-pub fn check_contract_rules(schema: &Value) -> Result<(), SchemaErrors> {
+/// Every schema position of `schema` that holds an object schema, in document order, with its
+/// JSON pointer: the root, `properties/*`, `items`, `additionalProperties`, `anyOf/*` and
+/// `$defs/*`, recursively (the places the subset gate walks; nothing under `default`, `enum`,
+/// `const` or `examples`). Iterative: schemas are untrusted and may nest deeply.
+pub fn schema_positions(schema: &Value) -> Vec<(String, &Map<String, Value>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(String::new(), schema)];
+    while let Some((pointer, v)) = stack.pop() {
+        let Value::Object(map) = v else { continue };
+        let mut children = Vec::new();
+        for (key, sub) in map {
+            let at = format!("{pointer}/{}", escape_token(key));
+            match (key.as_str(), sub) {
+                ("properties" | "$defs", Value::Object(named)) => {
+                    for (name, child) in named {
+                        children.push((format!("{at}/{}", escape_token(name)), child));
+                    }
+                }
+                ("items" | "additionalProperties", _) => children.push((at, sub)),
+                ("anyOf", Value::Array(members)) => {
+                    for (i, child) in members.iter().enumerate() {
+                        children.push((format!("{at}/{i}"), child));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((pointer, map));
+        stack.extend(children.into_iter().rev());
+    }
+    out
+}
+
+/// Whether a schema describes objects: `type` is `object` or a list naming it, or it uses an
+/// object keyword (`properties`, `required`, `additionalProperties`). A schema without a type
+/// and without those keywords (`{}`) admits any JSON value and is not an object schema.
+pub fn is_object_schema(map: &Map<String, Value>) -> bool {
+    let typed = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    typed
+        || map.contains_key("properties")
+        || map.contains_key("required")
+        || map.contains_key("additionalProperties")
+}
+
+/// Whether an object schema admits no property beyond `properties`.
+fn is_closed(map: &Map<String, Value>) -> bool {
+    map.get("additionalProperties") == Some(&Value::Bool(false))
+}
+
+/// How [`check_contract_rules`] treats objects without an explicit `additionalProperties`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Objects {
+    /// JSON Schema semantics: open (JSON Schema mode).
+    Open,
+    /// Closed, as strict tools read them ([`close_objects`]).
+    Closed,
+}
+
+/// The contract rules on a schema used as a response format or as a tool's parameters
+/// (`../shared/SEEDS.md` part 2):
+///
+/// * the top level is `"type": "object"` (a string, or a list holding only `object`);
+/// * every object schema ([`is_object_schema`]) declares at least one required property;
+/// * a closed object (`"additionalProperties": false`, or no `additionalProperties` under
+///   [`Objects::Closed`]) requires only properties it declares (any other could never be
+///   sent without breaking the schema);
+/// * with [`Objects::Closed`] (strict tools), an object schema declares its properties
+///   itself: `$ref` or `anyOf` next to object keywords would be closed against properties
+///   they bring in, so they are an error there.
+///
+/// Errors: every broken rule, with the pointer of the schema (or of its `required`).
+pub fn check_contract_rules(schema: &Value, objects: Objects) -> Result<(), SchemaErrors> {
     let mut errors = Vec::new();
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
+    let top = match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => !ts.is_empty() && ts.iter().all(|t| t == "object"),
+        _ => false,
+    };
+    if !top {
         errors.push(SchemaError {
             pointer: String::new(),
             keyword: "type".into(),
             reason: "the top level must be `\"type\": \"object\"`".into(),
         });
     }
-    objects_declare_required(schema, "", &mut errors);
+    for (pointer, map) in schema_positions(schema) {
+        if !is_object_schema(map) {
+            continue;
+        }
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if required.is_empty() {
+            errors.push(SchemaError {
+                pointer: pointer.clone(),
+                keyword: "required".into(),
+                reason: "every object must declare at least one required property".into(),
+            });
+        }
+        let properties = map.get("properties").and_then(Value::as_object);
+        let closed = is_closed(map)
+            || (objects == Objects::Closed && !map.contains_key("additionalProperties"));
+        if closed {
+            for name in required {
+                if !properties.is_some_and(|p| p.contains_key(name)) {
+                    errors.push(SchemaError {
+                        pointer: format!("{pointer}/required"),
+                        keyword: "required".into(),
+                        reason: format!(
+                            "{name:?} is required but not declared in `properties` of a \
+                             closed object, so no value could satisfy the schema"
+                        ),
+                    });
+                }
+            }
+        }
+        if objects == Objects::Closed {
+            for key in ["$ref", "anyOf"] {
+                if map.contains_key(key) {
+                    errors.push(SchemaError {
+                        pointer: format!("{pointer}/{}", escape_token(key)),
+                        keyword: key.into(),
+                        reason: format!(
+                            "strict tools: an object schema declares its properties itself; \
+                             {key} next to object keywords is not supported (use {key} as the \
+                             whole schema of a property instead)"
+                        ),
+                    });
+                }
+            }
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -428,48 +589,33 @@ pub fn check_contract_rules(schema: &Value) -> Result<(), SchemaErrors> {
     }
 }
 
-fn objects_declare_required(v: &Value, pointer: &str, errors: &mut Vec<SchemaError>) {
-    let Value::Object(map) = v else { return };
-    let is_object =
-        map.get("type").and_then(Value::as_str) == Some("object") || map.contains_key("properties");
-    if is_object {
-        let required = map
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| !r.is_empty());
-        if !required {
-            errors.push(SchemaError {
-                pointer: pointer.to_string(),
-                keyword: "required".into(),
-                reason: "every object must declare at least one required property".into(),
-            });
+/// Strict tools' reading of objects: every object schema without `additionalProperties` gets
+/// `"additionalProperties": false`, so an undeclared property is a violation at any depth
+/// (`unknown_parameter` at the top of a call's arguments, `additional_property` below). An
+/// explicit `additionalProperties` (`true` or a schema) is kept.
+pub fn close_objects(schema: &Value) -> Value {
+    let open: Vec<String> = schema_positions(schema)
+        .into_iter()
+        .filter(|(_, map)| is_object_schema(map) && !map.contains_key("additionalProperties"))
+        .map(|(pointer, _)| pointer)
+        .collect();
+    let mut closed = schema.clone();
+    for pointer in open {
+        if let Some(Value::Object(map)) = closed.pointer_mut(&pointer) {
+            map.insert("additionalProperties".into(), Value::Bool(false));
         }
     }
-    for (key, sub) in map {
-        let at = format!("{pointer}/{}", escape_token(key));
-        match key.as_str() {
-            "properties" | "$defs" => {
-                if let Value::Object(children) = sub {
-                    for (name, child) in children {
-                        objects_declare_required(
-                            child,
-                            &format!("{at}/{}", escape_token(name)),
-                            errors,
-                        );
-                    }
-                }
-            }
-            "items" | "additionalProperties" => objects_declare_required(sub, &at, errors),
-            "anyOf" => {
-                if let Value::Array(items) = sub {
-                    for (i, child) in items.iter().enumerate() {
-                        objects_declare_required(child, &format!("{at}/{i}"), errors);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+    closed
+}
+
+/// How many properties `schema` declares: the sizes of every `properties` map at a schema
+/// position (nested objects and `$defs` included, each declaration once).
+pub fn count_properties(schema: &Value) -> usize {
+    schema_positions(schema)
+        .iter()
+        .filter_map(|(_, map)| map.get("properties").and_then(Value::as_object))
+        .map(Map::len)
+        .sum()
 }
 
 /// A schema admitted by the subset gate, with its value checker.
@@ -502,16 +648,24 @@ impl CompiledSchema {
     }
 }
 
-type Cache = Mutex<HashMap<(String, Strictness), Arc<CompiledSchema>>>;
+/// The most compiled schemas the cache keeps; past it the oldest entry is dropped.
+pub const CACHE_CAPACITY: usize = 256;
 
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+#[derive(Default)]
+struct Cache {
+    map: HashMap<(String, Strictness), Arc<CompiledSchema>>,
+    /// Keys in insertion order, oldest first.
+    order: std::collections::VecDeque<(String, Strictness)>,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache::default()))
 }
 
 /// Compiles `schema` under `strictness` (subset gate, then the draft 2020-12 checker with
 /// format validation on). The same content compiles once per process (a cache keyed by the
-/// schema's JSON text).
+/// schema's JSON text and the strictness, holding at most [`CACHE_CAPACITY`] schemas).
 ///
 /// Errors: every keyword outside the subset ([`check_subset`]); a schema the checker cannot
 /// build (e.g. a `$ref` to an `$id` that is not in the schema) as one error at the root.
@@ -521,7 +675,7 @@ pub fn compile(
 ) -> Result<Arc<CompiledSchema>, SchemaErrors> {
     let key = (schema.to_string(), strictness);
     if let Ok(cache) = cache().lock() {
-        if let Some(hit) = cache.get(&key) {
+        if let Some(hit) = cache.map.get(&key) {
             return Ok(hit.clone());
         }
     }
@@ -543,7 +697,14 @@ pub fn compile(
         validator,
     });
     if let Ok(mut cache) = cache().lock() {
-        cache.insert(key, compiled.clone());
+        if cache.map.insert(key.clone(), compiled.clone()).is_none() {
+            cache.order.push_back(key);
+            while cache.order.len() > CACHE_CAPACITY {
+                if let Some(oldest) = cache.order.pop_front() {
+                    cache.map.remove(&oldest);
+                }
+            }
+        }
     }
     Ok(compiled)
 }
@@ -584,6 +745,15 @@ mod tests {
                 ("/patternProperties".into(), "patternProperties".into()),
             ]
         );
+    }
+
+    #[test]
+    fn enum_needs_a_value() {
+        assert_eq!(
+            keywords(json!({"enum": []})),
+            [("/enum".into(), "enum".into())]
+        );
+        assert!(keywords(json!({"enum": [null]})).is_empty());
     }
 
     #[test]
@@ -636,19 +806,135 @@ mod tests {
         assert_eq!(keywords(json!({"$ref": "http://e.com/s#/x"})).len(), 1);
     }
 
+    fn rule_errors(schema: Value, objects: Objects) -> Vec<(String, String)> {
+        match check_contract_rules(&schema, objects) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.0.into_iter().map(|e| (e.pointer, e.keyword)).collect(),
+        }
+    }
+
     #[test]
     fn contract_rules() {
-        assert!(
-            check_contract_rules(&json!({"type": "object", "properties": {"a": {}},
-            "required": ["a"]}))
-            .is_ok()
+        let ok = json!({"type": "object", "properties": {"a": {}}, "required": ["a"]});
+        assert!(rule_errors(ok, Objects::Closed).is_empty());
+        assert_eq!(
+            rule_errors(json!({"type": "array"}), Objects::Open),
+            [("".into(), "type".into())]
         );
-        let e = check_contract_rules(&json!({"type": "array"})).unwrap_err();
-        assert_eq!(e.0[0].pointer, "");
-        let e = check_contract_rules(&json!({"type": "object", "required": ["a"],
-            "properties": {"a": {"type": "object", "properties": {"b": {}}}}}))
-        .unwrap_err();
-        assert_eq!(e.0[0].pointer, "/properties/a");
+        // A nullable top level is not an object.
+        assert_eq!(
+            rule_errors(
+                json!({"type": ["object", "null"], "properties": {"a": {}}, "required": ["a"]}),
+                Objects::Open
+            ),
+            [("".into(), "type".into())]
+        );
+        let nested = json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"type": "object", "properties": {"b": {}}}}});
+        assert_eq!(
+            rule_errors(nested, Objects::Open),
+            [("/properties/a".into(), "required".into())]
+        );
+        // Type lists naming object, and object keywords without a type, are object schemas;
+        // `{}` (any value) is not.
+        let listed = json!({"type": "object", "required": ["a", "b", "c"], "properties": {
+            "a": {"type": ["object", "null"], "properties": {"x": {}}},
+            "b": {"additionalProperties": {"type": "string"}},
+            "c": {}}});
+        assert_eq!(
+            rule_errors(listed, Objects::Open),
+            [
+                ("/properties/a".into(), "required".into()),
+                ("/properties/b".into(), "required".into()),
+            ]
+        );
+        // A closed object cannot require what it does not declare; an open one can.
+        let undeclared = json!({"type": "object", "properties": {"a": {}}, "required": ["b"]});
+        assert!(rule_errors(undeclared.clone(), Objects::Open).is_empty());
+        assert_eq!(
+            rule_errors(undeclared, Objects::Closed),
+            [("/required".into(), "required".into())]
+        );
+        let explicit = json!({"type": "object", "properties": {"a": {}}, "required": ["b"],
+            "additionalProperties": false});
+        assert_eq!(
+            rule_errors(explicit, Objects::Open),
+            [("/required".into(), "required".into())]
+        );
+        // Strict tools: $ref or anyOf next to object keywords.
+        let mixed = json!({"type": "object", "properties": {"a": {}}, "required": ["a"],
+            "anyOf": [{"properties": {"b": {}}}]});
+        assert_eq!(
+            rule_errors(mixed, Objects::Closed),
+            [
+                ("/anyOf".into(), "anyOf".into()),
+                ("/anyOf/0".into(), "required".into())
+            ]
+        );
+        // $defs named like keywords are schemas, not keyword values.
+        let defs = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/properties"}},
+            "required": ["a"], "$defs": {"properties": {"type": "object",
+            "properties": {"x": {}}, "required": ["x"]}}});
+        assert!(rule_errors(defs.clone(), Objects::Closed).is_empty());
+        assert_eq!(count_properties(&defs), 2);
+    }
+
+    #[test]
+    fn closing_objects_keeps_explicit_additional_properties() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"x": {}}},
+            "b": {"type": "object", "properties": {"y": {}}, "additionalProperties": true},
+            "c": {"type": "array", "items": {"properties": {"z": {}}}},
+            "d": {"type": "string", "default": {"properties": {}}}}});
+        let closed = close_objects(&schema);
+        assert_eq!(closed["additionalProperties"], json!(false));
+        assert_eq!(
+            closed["properties"]["a"]["additionalProperties"],
+            json!(false)
+        );
+        assert_eq!(
+            closed["properties"]["b"]["additionalProperties"],
+            json!(true)
+        );
+        assert_eq!(
+            closed["properties"]["c"]["items"]["additionalProperties"],
+            json!(false)
+        );
+        assert!(closed["properties"]["c"]
+            .get("additionalProperties")
+            .is_none());
+        assert!(closed["properties"]["d"]
+            .get("additionalProperties")
+            .is_none());
+        assert!(closed["properties"]["d"]["default"]
+            .get("additionalProperties")
+            .is_none());
+    }
+
+    #[test]
+    fn patterns_are_ecma_262() {
+        let reason = |p: &str| check_pattern(p).err().unwrap_or_default();
+        for ok in [
+            r"\(?=x",
+            r"[$^]\$",
+            r"\d{3}-\d{4}",
+            r"\p{L}+",
+            r"[\w-]+",
+            r"\u0041",
+            "a|b",
+        ] {
+            assert_eq!(check_pattern(ok), Ok(()), "{ok}");
+        }
+        assert!(reason("^a").contains("anchor `^`"));
+        assert!(reason("a|b$").contains("anchor `$`"));
+        assert!(reason("(?=a)b").contains("look-around"));
+        assert!(reason("(?<!a)b").contains("look-around"));
+        assert!(reason(r"(a)\1").contains("backreferences"));
+        assert!(reason(r"\bword").contains("word boundaries"));
+        // Not ECMA-262 (with the u flag): Rust/PCRE anchors, a lone brace.
+        for bad in [r"\A", r"a\z", r"a\Z", "a{", "(?i)a"] {
+            assert!(reason(bad).contains("ECMA-262"), "{bad}: {}", reason(bad));
+        }
     }
 
     #[test]
@@ -658,5 +944,11 @@ mod tests {
         let a = compile(&schema, Strictness::Strict).unwrap();
         let b = compile(&schema.clone(), Strictness::Strict).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
+        // The cache is bounded: past its capacity the oldest entries go.
+        for i in 0..=CACHE_CAPACITY {
+            compile(&json!({"const": i}), Strictness::Plain).unwrap();
+        }
+        let held = cache().lock().unwrap().map.len();
+        assert!(held <= CACHE_CAPACITY, "{held}");
     }
 }

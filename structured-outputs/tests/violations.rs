@@ -254,3 +254,207 @@ fn violations_serialize_with_snake_case_kinds() {
     assert_eq!(json[0]["pointer"], "/tool_calls/0/function/name");
     assert_eq!(json[0]["found"], "string \"nope\"");
 }
+
+#[test]
+fn strict_tools_close_nested_objects_unless_told_otherwise() {
+    let tools = StrictTools::new(&[json!({"name": "book", "parameters": {
+        "type": "object",
+        "properties": {
+            "guest": {"type": "object", "properties": {"name": {"type": "string"}},
+                      "required": ["name"]},
+            "extras": {"type": "object", "properties": {"k": {"type": "string"}},
+                       "required": ["k"], "additionalProperties": {"type": "integer"}}
+        },
+        "required": ["guest"]}})])
+    .expect("tools compile");
+    let contract = Contract {
+        strict_tools: Some(tools),
+        ..Contract::default()
+    };
+    // An undeclared field below the top level is a violation too (the object is closed).
+    assert_eq!(
+        kinds(
+            &contract,
+            call("book", json!({"guest": {"name": "A", "vip": true}}))
+        ),
+        [(
+            ViolationKind::AdditionalProperty,
+            format!("{ARGS}/guest/vip")
+        )]
+    );
+    // An explicit additionalProperties schema admits extra fields of its type.
+    assert_eq!(
+        kinds(
+            &contract,
+            call(
+                "book",
+                json!({"guest": {"name": "A"}, "extras": {"k": "v", "n": 2}})
+            )
+        ),
+        []
+    );
+    assert_eq!(
+        kinds(
+            &contract,
+            call(
+                "book",
+                json!({"guest": {"name": "A"}, "extras": {"k": "v", "n": "2"}})
+            )
+        ),
+        [(ViolationKind::TypeMismatch, format!("{ARGS}/extras/n"))]
+    );
+    // A top level that says `additionalProperties: true` admits undeclared parameters.
+    let open = StrictTools::new(&[json!({"name": "f", "parameters": {"type": "object",
+        "properties": {"a": {"type": "string"}}, "required": ["a"],
+        "additionalProperties": true}})])
+    .expect("tools compile");
+    let contract = Contract {
+        strict_tools: Some(open),
+        ..Contract::default()
+    };
+    assert_eq!(kinds(&contract, call("f", json!({"a": "x", "b": 1}))), []);
+}
+
+#[test]
+fn strict_tools_refuse_objects_that_closing_would_break() {
+    let refused = |parameters: Value| {
+        let e = StrictTools::new(&[json!({"name": "f", "parameters": parameters})])
+            .expect_err("refused");
+        e.0.iter()
+            .map(|e| (e.pointer.clone(), e.keyword.clone()))
+            .collect::<Vec<_>>()
+    };
+    // Properties brought in by $ref or anyOf next to the object's own keywords.
+    assert_eq!(
+        refused(
+            json!({"type": "object", "$ref": "#/$defs/a", "required": ["x"],
+            "properties": {"x": {}}, "$defs": {"a": {"type": "object",
+            "properties": {"y": {}}, "required": ["y"]}}})
+        ),
+        [("/0/parameters/$ref".to_string(), "$ref".to_string())]
+    );
+    // A required parameter that is not declared could never be sent.
+    assert_eq!(
+        refused(json!({"type": "object", "properties": {"x": {}}, "required": ["y"]})),
+        [("/0/parameters/required".to_string(), "required".to_string())]
+    );
+    // The top level is an object, not a nullable one or a reference to one.
+    assert_eq!(
+        refused(json!({"type": ["object", "null"], "properties": {"x": {}},
+            "required": ["x"]})),
+        [("/0/parameters".to_string(), "type".to_string())]
+    );
+}
+
+#[test]
+fn the_property_limit_counts_declarations_not_key_names() {
+    // $defs entries named like keywords, and enum values shaped like schemas, are not
+    // property maps.
+    let props: serde_json::Map<String, Value> = (0..199)
+        .map(|i| (format!("p{i}"), json!({"$ref": "#/$defs/properties"})))
+        .collect();
+    let tools = [
+        json!({"name": "f", "parameters": {"type": "object", "properties": props,
+        "required": ["p0"], "$defs": {"properties": {"enum": [{"properties": {"a": 1, "b": 2}}]}}}}),
+    ];
+    assert!(StrictTools::new(&tools).is_ok());
+    let props: serde_json::Map<String, Value> = (0..199)
+        .map(|i| (format!("p{i}"), json!({"type": "string"})))
+        .collect();
+    let tools = [
+        json!({"name": "f", "parameters": {"type": "object", "properties": props,
+        "required": ["p0"], "$defs": {"properties": {"type": "object",
+        "properties": {"a": {}, "b": {}}, "required": ["a"]}}}}),
+    ];
+    let e = StrictTools::new(&tools).expect_err("201 properties");
+    assert!(
+        e.0.iter().any(|e| e.reason.contains("201 properties")),
+        "{e}"
+    );
+}
+
+#[test]
+fn json_mode_beyond_the_reader_limit_is_too_deep() {
+    let content = |text: String| json!({"role": "assistant", "content": text});
+    // 200 levels: serde_json stops at 128; the first container past level 5 is reported.
+    let deep = format!(r#"{{"a": [{}1{}]}}"#, "[".repeat(198), "]".repeat(198));
+    let json_mode = Contract {
+        response_format: Some(ResponseFormat::JsonObject),
+        ..Contract::default()
+    };
+    assert_eq!(
+        kinds(&json_mode, content(deep.clone())),
+        [(ViolationKind::TooDeep, "/content/a/0/0/0/0".into())]
+    );
+    // Keys with escapes and later siblings are placed exactly.
+    let deep2 = format!(
+        r#"{{"x": 1, "a/b": {{"c": [0, [[[{}1{}]]]]}}}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    assert_eq!(
+        kinds(&json_mode, content(deep2)),
+        [(ViolationKind::TooDeep, "/content/a~1b/c/1/0/0".into())]
+    );
+    // JSON Schema mode sets no nesting limit of its own; past the reader's it is too_deep
+    // too (not "not JSON").
+    let schema_mode = Contract {
+        response_format: Some(
+            ResponseFormat::json_schema(&json!({"type": "object",
+                "properties": {"a": {}}, "required": ["a"]}))
+            .expect("schema compiles"),
+        ),
+        ..Contract::default()
+    };
+    let v = schema_mode.check(&message(content(deep)));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].kind, ViolationKind::TooDeep);
+    assert!(v[0].expected.contains("127"), "{v:?}");
+    let fine = format!(r#"{{"a": {}1{}}}"#, "[".repeat(100), "]".repeat(100));
+    assert_eq!(kinds(&schema_mode, content(fine)), []);
+}
+
+#[test]
+fn a_turn_of_tool_calls_has_no_content_to_check() {
+    let contract = Contract {
+        response_format: Some(ResponseFormat::JsonObject),
+        ..Contract::default()
+    };
+    for content in [json!(null), json!(""), json!("\n  ")] {
+        let m = json!({"role": "assistant", "content": content, "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": {}}}]});
+        assert_eq!(kinds(&contract, m), [], "{content}");
+    }
+    let m = json!({"role": "assistant", "content": "Calling.", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {}}}]});
+    assert_eq!(
+        kinds(&contract, m),
+        [(ViolationKind::NotJson, "/content".into())]
+    );
+}
+
+#[test]
+fn false_schemas_and_found_values() {
+    let format = ResponseFormat::json_schema(&json!({"type": "object", "required": ["a"],
+        "properties": {"a": {"type": "array", "items": false}, "b": false, "c": {"type": "string"}}}))
+    .expect("schema compiles");
+    let contract = Contract {
+        response_format: Some(format),
+        ..Contract::default()
+    };
+    let v = contract.check(&message(
+        json!({"role": "assistant", "content": r#"{"a": [1], "b": 2, "c": null}"#}),
+    ));
+    let got: Vec<_> = v
+        .iter()
+        .map(|v| (v.kind, v.pointer.as_str(), v.found.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (ViolationKind::TypeMismatch, "/content/a/0", "integer 1"),
+            (ViolationKind::AdditionalProperty, "/content/b", "integer 2"),
+            (ViolationKind::TypeMismatch, "/content/c", "null"),
+        ]
+    );
+}

@@ -102,3 +102,44 @@ fn non_json_numbers_are_errors_not_silent_changes() {
     let mut p = ResponseParser::new(&t, "").unwrap();
     assert!(p.feed("<d>[NaN]</d>").is_err());
 }
+
+/// Difference 10: under strict tools, argument typing reads a parameter's types through `$ref`
+/// and from an untyped `enum`. The reference (`_schema_types`) reads only `type` and
+/// `anyOf`/`oneOf`: on this Qwen3-Coder output with these tools the oracle gives
+/// `{"hour": "7", "repeat": "2", "label": "5", "mode": "daily"}`, every value a string. That is
+/// what we give without a contract; with strict tools the integers are cast, and the call has
+/// no violation.
+#[test]
+fn strict_tools_type_arguments_through_refs_and_enums() {
+    use parser_runtime::structured_outputs::{Contract, StrictTools};
+    let template = templates::by_name("qwen3-coder").unwrap().unwrap();
+    let tools = [
+        json!({"type": "function", "function": {"name": "set_alarm", "parameters": {
+        "type": "object",
+        "properties": {"hour": {"$ref": "#/$defs/Hour"}, "repeat": {"enum": [1, 2, 7]},
+                       "label": {"type": "string"}, "mode": {"enum": ["once", "daily"]}},
+        "required": ["hour"],
+        "$defs": {"Hour": {"type": "integer"}}}}}),
+    ];
+    let text = "<tool_call>\n<function=set_alarm>\n<parameter=hour>\n7\n</parameter>\n\
+                <parameter=repeat>\n2\n</parameter>\n<parameter=label>\n5\n</parameter>\n\
+                <parameter=mode>\ndaily\n</parameter>\n</function>\n</tool_call>";
+    let arguments =
+        |m: &serde_json::Map<String, Value>| m["tool_calls"][0]["function"]["arguments"].clone();
+    let plain = parser_runtime::parse_response(template, text, "", &tools).unwrap();
+    assert_eq!(
+        arguments(&plain),
+        json!({"hour": "7", "repeat": "2", "label": "5", "mode": "daily"})
+    );
+    let contract = std::sync::Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(&tools).unwrap()),
+        ..Contract::default()
+    });
+    let (message, violations) =
+        parser_runtime::parse_response_checked(template, text, "", &tools, contract).unwrap();
+    assert_eq!(
+        arguments(&message),
+        json!({"hour": 7, "repeat": 2, "label": "5", "mode": "daily"})
+    );
+    assert_eq!(violations, []);
+}
