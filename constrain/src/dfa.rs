@@ -1,0 +1,527 @@
+//! Explicit byte-level DFAs: the tables every constraint is compiled into.
+//!
+//! A [`Table`] is a complete deterministic automaton over bytes, stored with byte classes
+//! (bytes that every transition treats alike share a column). State [`DEAD`] (0) rejects
+//! everything; [`START`] (1) is the start state. A state is *accepting* when the bytes read so
+//! far form a whole word of the language. Tables are built from regex-syntax HIR through
+//! regex-automata's Thompson NFA and dense determinizer ([`Table::from_hir`]), from literals,
+//! as the language of texts avoiding a pattern ([`Table::avoiding`]), and combined by
+//! intersection; [`Table::trim`] turns every state that cannot reach acceptance into
+//! [`DEAD`], so a live state always has a way to finish.
+
+use std::collections::{HashMap, VecDeque};
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+use regex_syntax::hir::Hir;
+
+/// The dead state: nothing is accepted from it.
+pub const DEAD: u32 = 0;
+/// The start state of every table.
+pub const START: u32 = 1;
+
+/// Size bounds for building one table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most states a table may have (after determinization).
+    pub max_states: usize,
+    /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
+    /// determinized.
+    pub max_automaton_bytes: usize,
+}
+
+impl Default for Limits {
+    /// 200,000 states; 256 MiB per NFA or DFA under construction.
+    fn default() -> Self {
+        Self {
+            max_states: 200_000,
+            max_automaton_bytes: 256 << 20,
+        }
+    }
+}
+
+/// A table that could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The automaton passed [`Limits`].
+    #[error("the automaton is too large: {what}")]
+    TooLarge {
+        /// Which limit, and the numbers.
+        what: String,
+    },
+    /// regex-automata refused the pattern.
+    #[error("cannot build the automaton: {0}")]
+    Regex(String),
+}
+
+/// A complete DFA over bytes with byte classes. See the module documentation.
+#[derive(Clone)]
+pub struct Table {
+    /// Byte -> column.
+    classes: [u8; 256],
+    /// Columns per state.
+    stride: usize,
+    /// `states * stride` next states.
+    trans: Vec<u32>,
+    /// Per state: the bytes so far are a word of the language.
+    accept: Vec<bool>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("states", &self.len())
+            .field("classes", &self.stride)
+            .finish()
+    }
+}
+
+/// Builds a table state by state: states are discovered breadth first from the start.
+struct Grow<K> {
+    ids: HashMap<K, u32>,
+    queue: VecDeque<K>,
+}
+
+impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
+    fn new() -> Self {
+        Self {
+            ids: HashMap::new(),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// The id of `key`, discovering it (ids start at 1; 0 is dead).
+    fn id(&mut self, key: K) -> u32 {
+        let next = self.ids.len() as u32 + 1;
+        *self.ids.entry(key.clone()).or_insert_with(|| {
+            self.queue.push_back(key);
+            next
+        })
+    }
+}
+
+/// The coarsest byte partition finer than every given one: bytes with the same column in all
+/// of `maps` share a column. Returns the map and the number of columns.
+fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
+    let mut out = [0u8; 256];
+    let mut seen: HashMap<Vec<u8>, u8> = HashMap::new();
+    for b in 0..256 {
+        let key: Vec<u8> = maps.iter().map(|m| m[b]).collect();
+        let n = seen.len();
+        out[b] = *seen.entry(key).or_insert(n as u8);
+    }
+    let n = seen.len();
+    (out, n)
+}
+
+/// One representative byte per column.
+fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
+    let mut reps = vec![0u8; stride];
+    let mut set = vec![false; stride];
+    for b in 0..256 {
+        let c = classes[b] as usize;
+        if !set[c] {
+            set[c] = true;
+            reps[c] = b as u8;
+        }
+    }
+    reps
+}
+
+impl Table {
+    /// Number of states, the dead state included.
+    pub fn len(&self) -> usize {
+        self.accept.len()
+    }
+
+    /// Whether the language is empty (after [`Self::trim`]: the start state accepts nothing
+    /// and leads nowhere).
+    pub fn is_empty(&self) -> bool {
+        self.len() <= 1
+            || (!self.accept[START as usize]
+                && self.trans[self.stride..2 * self.stride]
+                    .iter()
+                    .all(|&t| t == DEAD))
+    }
+
+    /// Columns per state (distinct byte classes).
+    pub fn classes(&self) -> usize {
+        self.stride
+    }
+
+    /// Heap bytes of the table.
+    pub fn memory(&self) -> usize {
+        self.trans.len() * 4 + self.accept.len()
+    }
+
+    /// The state after `byte` from `state`.
+    #[inline]
+    pub fn next(&self, state: u32, byte: u8) -> u32 {
+        self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
+    }
+
+    /// Whether the bytes that led to `state` form a word of the language.
+    #[inline]
+    pub fn is_accepting(&self, state: u32) -> bool {
+        self.accept[state as usize]
+    }
+
+    /// The state after `bytes` from `state` ([`DEAD`] once dead).
+    pub fn walk(&self, mut state: u32, bytes: &[u8]) -> u32 {
+        for &b in bytes {
+            state = self.next(state, b);
+            if state == DEAD {
+                break;
+            }
+        }
+        state
+    }
+
+    /// Whether `bytes` is a word of the language.
+    pub fn matches(&self, bytes: &[u8]) -> bool {
+        self.is_accepting(self.walk(START, bytes))
+    }
+
+    fn with_classes(classes: [u8; 256], stride: usize) -> Self {
+        Self {
+            classes,
+            stride,
+            // The dead state.
+            trans: vec![DEAD; stride],
+            accept: vec![false],
+        }
+    }
+
+    fn push_state(&mut self, accepting: bool) {
+        self.trans.extend(std::iter::repeat_n(DEAD, self.stride));
+        self.accept.push(accepting);
+    }
+
+    fn check_size(&self, limits: &Limits) -> Result<(), BuildError> {
+        if self.len() > limits.max_states {
+            return Err(BuildError::TooLarge {
+                what: format!("more than {} states", limits.max_states),
+            });
+        }
+        Ok(())
+    }
+
+    /// The language of `hir`, matched as a whole (anchored at both ends).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`; [`BuildError::Regex`] when
+    /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
+    pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
+        let dfa = dense_dfa(hir, limits, StartKind::Anchored)?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| BuildError::Regex(e.to_string()))?;
+        Self::extract(&dfa, start, limits, |dfa, sid| {
+            let alive = !dfa.is_dead_state(sid);
+            let accepting = alive && dfa.is_match_state(dfa.next_eoi_state(sid));
+            (alive, accepting)
+        })
+        .map(Self::trim)
+    }
+
+    /// Every text that contains no match of `hir` anywhere (every state accepting): the
+    /// language of free text that must not hold a delimiter.
+    ///
+    /// Errors: as [`Self::from_hir`].
+    pub fn avoiding(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
+        let dfa = dense_dfa(hir, limits, StartKind::Unanchored)?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::No))
+            .map_err(|e| BuildError::Regex(e.to_string()))?;
+        Self::extract(&dfa, start, limits, |dfa, sid| {
+            // A match state (matches are reported one byte late) or a match ending right
+            // here both mean the text holds a match.
+            let hit = dfa.is_match_state(sid) || dfa.is_match_state(dfa.next_eoi_state(sid));
+            let alive = !dfa.is_dead_state(sid) && !hit;
+            (alive, alive)
+        })
+    }
+
+    /// Walks a regex-automata DFA from `start` into a table; `judge` says whether a state is
+    /// alive and whether it accepts.
+    fn extract(
+        dfa: &dense::DFA<Vec<u32>>,
+        start: regex_automata::util::primitives::StateID,
+        limits: &Limits,
+        judge: impl Fn(&dense::DFA<Vec<u32>>, regex_automata::util::primitives::StateID) -> (bool, bool),
+    ) -> Result<Self, BuildError> {
+        let bc = dfa.byte_classes();
+        let mut classes = [0u8; 256];
+        for (b, class) in classes.iter_mut().enumerate() {
+            *class = bc.get(b as u8);
+        }
+        let stride = bc.alphabet_len() - 1; // without the EOI class
+        let reps = representatives(&classes, stride);
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow = Grow::new();
+        let (alive, _) = judge(dfa, start);
+        if !alive {
+            table.push_state(false);
+            return Ok(table);
+        }
+        grow.id(start);
+        while let Some(sid) = grow.queue.pop_front() {
+            let (_, accepting) = judge(dfa, sid);
+            table.push_state(accepting);
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            for (c, &b) in reps.iter().enumerate() {
+                let next = dfa.next_state(sid, b);
+                let (alive, _) = judge(dfa, next);
+                table.trans[row * stride + c] = if alive { grow.id(next) } else { DEAD };
+            }
+        }
+        Ok(table)
+    }
+
+    /// Exactly `bytes`.
+    pub fn literal(bytes: &[u8]) -> Self {
+        let mut classes = [0u8; 256];
+        for &b in bytes {
+            classes[b as usize] = 1;
+        }
+        // Column 1 would be shared by all bytes of the literal; give each byte its own.
+        let mut n = 1u8;
+        let mut seen = [false; 256];
+        for &b in bytes {
+            if !seen[b as usize] {
+                seen[b as usize] = true;
+                classes[b as usize] = n;
+                n += 1;
+            }
+        }
+        let stride = n as usize;
+        let mut table = Self::with_classes(classes, stride);
+        for (i, &b) in bytes.iter().enumerate() {
+            table.push_state(false);
+            let row = i + 1;
+            table.trans[row * stride + classes[b as usize] as usize] = row as u32 + 1;
+        }
+        table.push_state(true);
+        table
+    }
+
+    /// The texts both tables accept.
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
+    pub fn intersect(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
+        let reps = representatives(&classes, stride);
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow = Grow::new();
+        grow.id((START, START));
+        while let Some((a, b)) = grow.queue.pop_front() {
+            table.push_state(self.is_accepting(a) && other.is_accepting(b));
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            for (c, &byte) in reps.iter().enumerate() {
+                let (na, nb) = (self.next(a, byte), other.next(b, byte));
+                table.trans[row * stride + c] = if na == DEAD || nb == DEAD {
+                    DEAD
+                } else {
+                    grow.id((na, nb))
+                };
+            }
+        }
+        Ok(table.trim())
+    }
+
+    /// Builds a table from any deterministic machine whose states are keys: `step` gives the
+    /// next key (or `None` for dead), `accepting` says whether a key accepts. Used for the
+    /// segment-graph determinization.
+    pub(crate) fn determinize<K, S, A>(
+        classes: [u8; 256],
+        stride: usize,
+        start: K,
+        mut step: S,
+        accepting: A,
+        limits: &Limits,
+    ) -> Result<Self, BuildError>
+    where
+        K: std::hash::Hash + Eq + Clone,
+        S: FnMut(&K, u8) -> Option<K>,
+        A: Fn(&K) -> bool,
+    {
+        let reps = representatives(&classes, stride);
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow = Grow::new();
+        grow.id(start);
+        while let Some(key) = grow.queue.pop_front() {
+            table.push_state(accepting(&key));
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            for (c, &byte) in reps.iter().enumerate() {
+                table.trans[row * stride + c] = match step(&key, byte) {
+                    Some(next) => grow.id(next),
+                    None => DEAD,
+                };
+            }
+        }
+        Ok(table.trim())
+    }
+
+    /// The byte-class maps of several tables merged (see [`Table::determinize`]).
+    pub(crate) fn merged_classes(tables: &[&Self]) -> ([u8; 256], usize) {
+        let maps: Vec<&[u8; 256]> = tables.iter().map(|t| &t.classes).collect();
+        merge_classes(&maps)
+    }
+
+    /// Every state that cannot reach an accepting state becomes [`DEAD`], and states that
+    /// are no longer reachable are dropped (ids renumbered breadth first).
+    pub fn trim(self) -> Self {
+        let n = self.len();
+        // Reverse edges, then a backward search from the accepting states.
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n {
+            for c in 0..self.stride {
+                let t = self.trans[s * self.stride + c];
+                if t != DEAD {
+                    reverse[t as usize].push(s as u32);
+                }
+            }
+        }
+        let mut live = vec![false; n];
+        let mut stack: Vec<u32> = (1..n as u32).filter(|&s| self.accept[s as usize]).collect();
+        for &s in &stack {
+            live[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            for &p in &reverse[s as usize] {
+                if !live[p as usize] {
+                    live[p as usize] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        let mut out = Self::with_classes(self.classes, self.stride);
+        if n <= 1 || !live[START as usize] {
+            out.push_state(false);
+            return out;
+        }
+        let mut ids = vec![DEAD; n];
+        let mut order = vec![START];
+        ids[START as usize] = 1;
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i] as usize;
+            i += 1;
+            for c in 0..self.stride {
+                let t = self.trans[s * self.stride + c];
+                if t != DEAD && live[t as usize] && ids[t as usize] == DEAD {
+                    ids[t as usize] = order.len() as u32 + 1;
+                    order.push(t);
+                }
+            }
+        }
+        for &s in &order {
+            let s = s as usize;
+            out.push_state(self.accept[s]);
+            let row = out.len() - 1;
+            for c in 0..self.stride {
+                let t = self.trans[s * self.stride + c];
+                out.trans[row * self.stride + c] = if live[t as usize] {
+                    ids[t as usize]
+                } else {
+                    DEAD
+                };
+            }
+        }
+        out
+    }
+}
+
+fn dense_dfa(
+    hir: &Hir,
+    limits: &Limits,
+    start_kind: StartKind,
+) -> Result<dense::DFA<Vec<u32>>, BuildError> {
+    let too_large = |e: &dyn std::fmt::Display| {
+        let text = e.to_string();
+        if text.contains("limit") {
+            BuildError::TooLarge { what: text }
+        } else {
+            BuildError::Regex(text)
+        }
+    };
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(limits.max_automaton_bytes))
+                .shrink(false),
+        )
+        .build_from_hir(hir)
+        .map_err(|e| too_large(&e))?;
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .start_kind(start_kind)
+                // Every match, not leftmost-first: the table is a language, not a search.
+                .match_kind(MatchKind::All)
+                .minimize(false)
+                .byte_classes(true)
+                .dfa_size_limit(Some(limits.max_automaton_bytes))
+                .determinize_size_limit(Some(limits.max_automaton_bytes)),
+        )
+        .build_from_nfa(&nfa)
+        .map_err(|e| too_large(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hir(pattern: &str) -> Hir {
+        regex_syntax::Parser::new().parse(pattern).unwrap()
+    }
+
+    #[test]
+    fn regex_languages_are_whole_matches() {
+        let t = Table::from_hir(&hir("ab+c|x"), &Limits::default()).unwrap();
+        assert!(t.matches(b"abc") && t.matches(b"abbbc") && t.matches(b"x"));
+        assert!(!t.matches(b"ab") && !t.matches(b"abcx") && !t.matches(b""));
+        // Trimmed: a live state can always finish.
+        assert_eq!(t.walk(START, b"abz"), DEAD);
+        assert_ne!(t.walk(START, b"ab"), DEAD);
+    }
+
+    #[test]
+    fn avoiding_rejects_every_occurrence() {
+        let t = Table::avoiding(&hir("</tool_call>|<\\|im_end\\|>"), &Limits::default()).unwrap();
+        assert!(t.matches(b"plain text </tool_cal> <|im_end|"));
+        assert!(t.matches(b""));
+        assert!(!t.matches(b"a</tool_call>"));
+        assert!(!t.matches(b"<|im_end|>b"));
+        // Overlapping starts are found too.
+        let t = Table::avoiding(&hir("abab"), &Limits::default()).unwrap();
+        assert!(!t.matches(b"aababab") && t.matches(b"abaab"));
+    }
+
+    #[test]
+    fn literals_and_intersections() {
+        let l = Table::literal(b"<think>");
+        assert!(l.matches(b"<think>") && !l.matches(b"<think") && !l.matches(b"<think>>"));
+        let a = Table::from_hir(&hir("[a-z]*"), &Limits::default()).unwrap();
+        let b = Table::avoiding(&hir("bad"), &Limits::default()).unwrap();
+        let both = a.intersect(&b, &Limits::default()).unwrap();
+        assert!(both.matches(b"good") && !both.matches(b"notbad") && !both.matches(b"A"));
+        // An empty intersection trims to a dead start.
+        let never = Table::literal(b"bad").intersect(&b, &Limits::default()).unwrap();
+        assert!(never.is_empty());
+    }
+
+    #[test]
+    fn limits_are_typed_errors() {
+        let small = Limits {
+            max_states: 10,
+            ..Limits::default()
+        };
+        let e = Table::from_hir(&hir("[a-z]{30}"), &small).unwrap_err();
+        assert!(matches!(e, BuildError::TooLarge { .. }), "{e}");
+    }
+}

@@ -1,0 +1,739 @@
+//! JSON Schema -> regular language: the JSON texts a schema admits, as regex-syntax HIR.
+//!
+//! The language is a subset of the schema's valid instances, chosen so that generation can
+//! follow it byte by byte:
+//!
+//! * objects write their declared properties in declaration order; required ones always,
+//!   optional ones may be left out; no undeclared property is ever written (a property that
+//!   is required but not declared is written with its `additionalProperties` schema);
+//! * strings: any JSON string (every escape, surrogate pairs only as pairs); `enum` and
+//!   `const` values in serde_json's compact encoding; `pattern` (ECMA-262, found anywhere in
+//!   the string, as JSON Schema says) written with serde_json's escapes; formats `date`,
+//!   `time`, `date-time` (RFC 3339 with upper-case `T`/`Z`, seconds 00-59, real month lengths
+//!   and leap years) and `uuid` (lower-case hex);
+//! * integers `-?(0|[1-9][0-9]{0,17})` (they fit in `i64`); numbers with at most 15 digits
+//!   before and after the point and a two-digit exponent (finite in `f64`);
+//! * `anyOf` as alternation; `$ref`/`$defs` followed, recursion unrolled
+//!   [`JsonOptions::max_recursion`] times;
+//! * a schema without a type (`{}`, `true`) admits any JSON value nested at most
+//!   [`JsonOptions::any_depth`] levels;
+//! * between JSON tokens at most [`JsonOptions::whitespace`] bytes of JSON whitespace
+//!   (default 0: compact), so a model can never run on in whitespace.
+//!
+//! At the recursion limit, a recursive optional property, array item or `anyOf` branch is
+//! not generated (the rest stays); when the schema needs the recursion (a required property,
+//! or every branch) compiling fails with [`CompileError`] naming the `$ref`: no required
+//! property is ever dropped silently.
+
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
+use serde_json::{Map, Value};
+
+use structured_outputs::schema::{check_subset, escape_token, Strictness};
+
+/// How JSON is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonOptions {
+    /// Most JSON whitespace bytes between two JSON tokens (default 0).
+    pub whitespace: usize,
+    /// How many times one `$ref` may be entered on one path (default 3).
+    pub max_recursion: usize,
+    /// Nesting levels of containers inside a value without a type (default 3).
+    pub any_depth: usize,
+}
+
+impl Default for JsonOptions {
+    fn default() -> Self {
+        Self {
+            whitespace: 0,
+            max_recursion: 3,
+            any_depth: 3,
+        }
+    }
+}
+
+/// A schema the generator cannot turn into a language.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pointer}: {reason}")]
+pub struct CompileError {
+    /// JSON pointer into the schema (`""` for the root).
+    pub pointer: String,
+    /// Why.
+    pub reason: String,
+}
+
+fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
+    CompileError {
+        pointer: pointer.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Parses one of this module's fixed patterns.
+fn re(pattern: &str) -> Hir {
+    match regex_syntax::Parser::new().parse(pattern) {
+        Ok(h) => h,
+        // The fixed patterns are tested; an error here is a bug in this file.
+        Err(e) => unreachable!("fixed pattern {pattern:?}: {e}"),
+    }
+}
+
+fn lit(s: &str) -> Hir {
+    Hir::literal(s.as_bytes())
+}
+
+fn cat(parts: Vec<Hir>) -> Hir {
+    Hir::concat(parts)
+}
+
+fn alt(parts: Vec<Hir>) -> Hir {
+    if parts.is_empty() {
+        Hir::fail()
+    } else {
+        Hir::alternation(parts)
+    }
+}
+
+fn repeat(sub: Hir, min: u32, max: Option<u32>) -> Hir {
+    Hir::repetition(Repetition {
+        min,
+        max,
+        greedy: true,
+        sub: Box::new(sub),
+    })
+}
+
+fn opt(sub: Hir) -> Hir {
+    repeat(sub, 0, Some(1))
+}
+
+/// serde_json's escape of a character that must be escaped in a JSON string, if it must.
+fn canonical_escape(c: char) -> Option<String> {
+    Some(match c {
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        '\t' => "\\t".into(),
+        '\u{8}' => "\\b".into(),
+        '\u{c}' => "\\f".into(),
+        c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32),
+        _ => return None,
+    })
+}
+
+/// One character of a JSON string as written: an unescaped character or any escape.
+fn string_char() -> Hir {
+    re(concat!(
+        r#"[^"\\\x00-\x1f]"#,
+        r#"|\\["\\/bfnrt]"#,
+        r"|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})",
+        r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}",
+    ))
+}
+
+/// Any JSON string.
+pub fn any_string() -> Hir {
+    cat(vec![lit("\""), repeat(string_char(), 0, None), lit("\"")])
+}
+
+const INTEGER: &str = r"-?(?:0|[1-9][0-9]{0,17})";
+const NUMBER: &str = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?";
+const DATE: &str = concat!(
+    r"(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])",
+    r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))",
+    r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)",
+);
+const TIME: &str = concat!(
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?",
+    r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
+);
+const UUID: &str = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+
+/// The string body (between the quotes) of a format.
+fn format_body(format: &str) -> Option<Hir> {
+    Some(match format {
+        "date" => re(DATE),
+        "time" => re(TIME),
+        "date-time" => re(&format!("{DATE}T{TIME}")),
+        "uuid" => re(UUID),
+        _ => return None,
+    })
+}
+
+/// A pattern's language over written JSON string text: what it matches in the decoded
+/// string, with each character written as serde_json writes it.
+fn encode_pattern(h: &Hir) -> Result<Hir, String> {
+    Ok(match h.kind() {
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(l) => {
+            let text = std::str::from_utf8(&l.0).map_err(|_| "a byte-level literal")?;
+            let mut out = String::new();
+            for c in text.chars() {
+                match canonical_escape(c) {
+                    Some(e) => out.push_str(&e),
+                    None => out.push(c),
+                }
+            }
+            lit(&out)
+        }
+        HirKind::Class(Class::Unicode(class)) => encode_class(class),
+        HirKind::Class(Class::Bytes(_)) => return Err("a byte-level class".into()),
+        HirKind::Look(_) => return Err("an anchor or a word boundary".into()),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(encode_pattern(&r.sub)?),
+        }),
+        HirKind::Capture(c) => encode_pattern(&c.sub)?,
+        HirKind::Concat(hs) => cat(hs.iter().map(encode_pattern).collect::<Result<_, _>>()?),
+        HirKind::Alternation(hs) => {
+            alt(hs.iter().map(encode_pattern).collect::<Result<_, _>>()?)
+        }
+    })
+}
+
+/// A character class over written JSON string text: the characters written as themselves,
+/// plus the escapes of those that serde_json escapes.
+fn encode_class(class: &ClassUnicode) -> Hir {
+    let mut plain = class.clone();
+    let mut escaped = ClassUnicode::new([
+        ClassUnicodeRange::new('\0', '\u{1f}'),
+        ClassUnicodeRange::new('"', '"'),
+        ClassUnicodeRange::new('\\', '\\'),
+    ]);
+    plain.difference(&escaped);
+    escaped.intersect(class);
+    let mut parts = Vec::new();
+    if plain.ranges().first().is_some() {
+        parts.push(Hir::class(Class::Unicode(plain)));
+    }
+    for range in escaped.ranges() {
+        for c in range.start()..=range.end() {
+            if let Some(e) = canonical_escape(c) {
+                parts.push(lit(&e));
+            }
+        }
+    }
+    alt(parts)
+}
+
+/// Compiles a schema document (its `$ref`s resolve against it) into JSON-text languages.
+pub struct SchemaLanguage<'a> {
+    document: &'a Value,
+    options: JsonOptions,
+    /// `$ref` targets entered on the current path.
+    path: Vec<String>,
+    /// The whitespace between tokens.
+    ws: Hir,
+}
+
+/// Annotation keywords (never change the language) and `$defs` (only a place for schemas).
+const INERT: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$schema",
+    "$id",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$defs",
+];
+
+impl<'a> SchemaLanguage<'a> {
+    /// A compiler for `document`.
+    pub fn new(document: &'a Value, options: JsonOptions) -> Self {
+        let ws = if options.whitespace == 0 {
+            Hir::empty()
+        } else {
+            repeat(re(r"[ \t\n\r]"), 0, Some(options.whitespace as u32))
+        };
+        Self {
+            document,
+            options,
+            path: Vec::new(),
+            ws,
+        }
+    }
+
+    /// The language of the whole document (a schema inside the structured-outputs subset;
+    /// `uniqueItems` is not generated).
+    ///
+    /// Errors: the subset gate's errors (first one), a schema whose language is empty, or a
+    /// construct generation does not cover (named with its pointer).
+    pub fn compile(mut self) -> Result<Hir, CompileError> {
+        if let Err(e) = check_subset(self.document, Strictness::Strict) {
+            let first = e.0.into_iter().next();
+            return Err(first.map_or_else(
+                || err("", "outside the supported subset"),
+                |e| err(&e.pointer, format!("{}: {}", e.keyword, e.reason)),
+            ));
+        }
+        let document = self.document;
+        match self.value(document, "")? {
+            Some(h) => Ok(h),
+            None => Err(err("", "the schema admits no value")),
+        }
+    }
+
+    /// Any JSON object nested at most `levels` levels (JSON mode: 5).
+    pub fn any_object(&self, levels: usize) -> Hir {
+        self.object_of_any(levels.saturating_sub(1))
+    }
+
+    fn value(&mut self, schema: &Value, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        let map = match schema {
+            Value::Bool(true) => return Ok(Some(self.any_value(self.options.any_depth))),
+            Value::Bool(false) => return Ok(None),
+            Value::Object(map) => map,
+            _ => return Err(err(pointer, "a schema is an object or a boolean")),
+        };
+        let active: Vec<&str> = map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !INERT.contains(k))
+            .collect();
+        if map.contains_key("$ref") {
+            if active.len() > 1 {
+                return Err(err(
+                    pointer,
+                    format!(
+                        "generation does not combine $ref with other keywords ({active:?}); \
+                         make the $ref the whole schema"
+                    ),
+                ));
+            }
+            return self.reference(map, pointer);
+        }
+        if let Some(members) = map.get("anyOf").and_then(Value::as_array) {
+            if active.len() > 1 {
+                return Err(err(
+                    pointer,
+                    format!(
+                        "generation does not combine anyOf with other keywords ({active:?}); \
+                         move them into the branches"
+                    ),
+                ));
+            }
+            let mut branches = Vec::new();
+            for (i, member) in members.iter().enumerate() {
+                if let Some(h) = self.value(member, &format!("{pointer}/anyOf/{i}"))? {
+                    branches.push(h);
+                }
+            }
+            return Ok(if branches.is_empty() {
+                None
+            } else {
+                Some(alt(branches))
+            });
+        }
+        if map.contains_key("uniqueItems") {
+            return Err(err(
+                &format!("{pointer}/uniqueItems"),
+                "uniqueItems is not generated",
+            ));
+        }
+        let types = self.types(map);
+        if map.contains_key("enum") || map.contains_key("const") {
+            return Ok(self.literals(map, &types));
+        }
+        let mut branches = Vec::new();
+        for t in &types {
+            let h = match *t {
+                "string" => Some(self.string(map, pointer)?),
+                "integer" => Some(re(INTEGER)),
+                "number" => Some(re(NUMBER)),
+                "boolean" => Some(re("true|false")),
+                "null" => Some(lit("null")),
+                "object" => self.object(map, pointer)?,
+                "array" => Some(self.array(map, pointer)?),
+                "any" => Some(self.any_value(self.options.any_depth)),
+                other => return Err(err(pointer, format!("unknown type {other:?}"))),
+            };
+            branches.extend(h);
+        }
+        Ok(if branches.is_empty() {
+            None
+        } else {
+            Some(alt(branches))
+        })
+    }
+
+    /// The types a schema's values may have: `type`, else guessed from its keywords (object
+    /// keywords: object; `items`: array; `pattern`/`format`: string), else any.
+    fn types(&self, map: &Map<String, Value>) -> Vec<&'static str> {
+        const ALL: [&str; 7] = [
+            "string", "integer", "number", "boolean", "null", "object", "array",
+        ];
+        let known = |t: &str| ALL.iter().copied().find(|a| *a == t);
+        match map.get("type") {
+            Some(Value::String(t)) => known(t).into_iter().collect(),
+            Some(Value::Array(ts)) => {
+                let mut out: Vec<&str> = ts.iter().filter_map(Value::as_str).filter_map(known).collect();
+                // `integer` is inside `number`: keep one language for both.
+                if out.contains(&"number") {
+                    out.retain(|t| *t != "integer");
+                }
+                out
+            }
+            _ => {
+                if ["properties", "required", "additionalProperties"]
+                    .iter()
+                    .any(|k| map.contains_key(*k))
+                {
+                    vec!["object"]
+                } else if map.contains_key("items") {
+                    vec!["array"]
+                } else if map.contains_key("pattern") || map.contains_key("format") {
+                    vec!["string"]
+                } else {
+                    vec!["any"]
+                }
+            }
+        }
+    }
+
+    fn reference(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        let r = map.get("$ref").and_then(Value::as_str).unwrap_or("");
+        let target = r
+            .strip_prefix('#')
+            .and_then(structured_outputs::schema::decode_fragment)
+            .ok_or_else(|| err(pointer, format!("$ref {r:?} is not within the document")))?;
+        let entered = self.path.iter().filter(|p| **p == target).count();
+        if entered >= self.options.max_recursion {
+            return Ok(None);
+        }
+        let document = self.document;
+        let schema = document
+            .pointer(&target)
+            .ok_or_else(|| err(pointer, format!("$ref {r:?} points to nothing")))?;
+        self.path.push(target.clone());
+        let out = self.value(schema, &target);
+        self.path.pop();
+        let out = out?;
+        if out.is_none() && entered + 1 >= self.options.max_recursion {
+            // Recursion cut here; callers decide whether that is allowed.
+            return Ok(None);
+        }
+        Ok(out)
+    }
+
+    /// `enum` and/or `const` as literals, keeping the values of the schema's types.
+    fn literals(&self, map: &Map<String, Value>, types: &[&str]) -> Option<Hir> {
+        let mut values: Vec<&Value> = match map.get("enum") {
+            Some(Value::Array(values)) => values.iter().collect(),
+            _ => Vec::new(),
+        };
+        if let Some(c) = map.get("const") {
+            if map.contains_key("enum") {
+                values.retain(|v| *v == c);
+            } else {
+                values.push(c);
+            }
+        }
+        let fits = |v: &Value| {
+            types.contains(&"any")
+                || types.iter().any(|t| match (*t, v) {
+                    ("string", Value::String(_)) => true,
+                    ("null", Value::Null) => true,
+                    ("boolean", Value::Bool(_)) => true,
+                    ("integer", Value::Number(n)) => {
+                        n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+                    }
+                    ("number", Value::Number(_)) => true,
+                    ("object", Value::Object(_)) => true,
+                    ("array", Value::Array(_)) => true,
+                    _ => false,
+                })
+        };
+        let mut seen = Vec::new();
+        let mut parts = Vec::new();
+        for v in values.into_iter().filter(|v| fits(v)) {
+            let text = v.to_string();
+            if !seen.contains(&text) {
+                parts.push(lit(&text));
+                seen.push(text);
+            }
+        }
+        if parts.is_empty() {
+            None
+        } else {
+            Some(alt(parts))
+        }
+    }
+
+    fn string(&self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
+        let format = map.get("format").and_then(Value::as_str);
+        let pattern = map.get("pattern").and_then(Value::as_str);
+        let body = match (format, pattern) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    pointer,
+                    "generation does not combine format and pattern in one string",
+                ))
+            }
+            (Some(f), None) => format_body(f)
+                .ok_or_else(|| err(&format!("{pointer}/format"), format!("format {f:?}")))?,
+            (None, Some(p)) => {
+                let at = format!("{pointer}/pattern");
+                let translated = jsonschema_regex::to_rust_regex(p)
+                    .map_err(|()| err(&at, "cannot translate the pattern"))?;
+                let hir = regex_syntax::Parser::new()
+                    .parse(&translated)
+                    .map_err(|e| err(&at, format!("invalid pattern: {e}")))?;
+                let encoded = encode_pattern(&hir)
+                    .map_err(|what| err(&at, format!("the pattern has {what}")))?;
+                let free = repeat(string_char(), 0, None);
+                cat(vec![free.clone(), encoded, free])
+            }
+            (None, None) => repeat(string_char(), 0, None),
+        };
+        Ok(cat(vec![lit("\""), body, lit("\"")]))
+    }
+
+    fn key(&self, name: &str) -> Hir {
+        cat(vec![
+            lit(&Value::String(name.to_string()).to_string()),
+            self.ws.clone(),
+            lit(":"),
+            self.ws.clone(),
+        ])
+    }
+
+    fn comma(&self) -> Hir {
+        cat(vec![self.ws.clone(), lit(","), self.ws.clone()])
+    }
+
+    fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        let required: Vec<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let properties = map.get("properties").and_then(Value::as_object);
+        let extra = map.get("additionalProperties");
+        // (member text, required) in declaration order; required-but-undeclared last.
+        let mut members: Vec<(Hir, bool)> = Vec::new();
+        if let Some(properties) = properties {
+            for (name, schema) in properties {
+                let at = format!("{pointer}/properties/{}", escape_token(name));
+                let needed = required.contains(&name.as_str());
+                match self.value(schema, &at)? {
+                    Some(v) => members.push((cat(vec![self.key(name), v]), needed)),
+                    None if needed => {
+                        return Err(err(
+                            &at,
+                            format!(
+                                "required property {name:?} needs a value deeper than the \
+                                 recursion limit ({} per $ref) or admits none",
+                                self.options.max_recursion
+                            ),
+                        ))
+                    }
+                    None => {}
+                }
+            }
+        }
+        for name in &required {
+            if properties.is_some_and(|p| p.contains_key(*name)) {
+                continue;
+            }
+            let at = format!("{pointer}/required");
+            let schema = extra.cloned().unwrap_or(Value::Bool(true));
+            match self.value(&schema, &format!("{pointer}/additionalProperties"))? {
+                Some(v) => members.push((cat(vec![self.key(name), v]), true)),
+                None => {
+                    return Err(err(
+                        &at,
+                        format!("required property {name:?} is not allowed by the object"),
+                    ))
+                }
+            }
+        }
+        if members.is_empty() {
+            return Ok(Some(cat(vec![lit("{"), self.ws.clone(), lit("}")])));
+        }
+        // rest[i]: members i.. after at least one was written (each led by a comma).
+        let n = members.len();
+        let mut rest = vec![Hir::empty(); n + 1];
+        for i in (0..n).rev() {
+            let (m, needed) = &members[i];
+            let item = cat(vec![self.comma(), m.clone()]);
+            rest[i] = cat(vec![if *needed { item } else { opt(item) }, rest[i + 1].clone()]);
+        }
+        // first(i): members i.. when none was written yet.
+        let mut first = if members.iter().any(|(_, needed)| *needed) {
+            Hir::fail()
+        } else {
+            Hir::empty()
+        };
+        for i in (0..n).rev() {
+            let (m, needed) = &members[i];
+            let with = cat(vec![m.clone(), rest[i + 1].clone()]);
+            first = if *needed { with } else { alt(vec![with, first]) };
+        }
+        Ok(Some(cat(vec![
+            lit("{"),
+            self.ws.clone(),
+            first,
+            self.ws.clone(),
+            lit("}"),
+        ])))
+    }
+
+    fn array(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
+        let item = match map.get("items") {
+            Some(schema) => self.value(schema, &format!("{pointer}/items"))?,
+            None => Some(self.any_value(self.options.any_depth)),
+        };
+        Ok(self.array_of(item))
+    }
+
+    fn array_of(&self, item: Option<Hir>) -> Hir {
+        let inner = match item {
+            Some(item) => opt(cat(vec![
+                item.clone(),
+                repeat(cat(vec![self.comma(), item]), 0, None),
+            ])),
+            None => Hir::empty(),
+        };
+        cat(vec![lit("["), self.ws.clone(), inner, self.ws.clone(), lit("]")])
+    }
+
+    /// Any JSON value with at most `levels` levels of containers.
+    fn any_value(&self, levels: usize) -> Hir {
+        let mut parts = vec![
+            any_string(),
+            re(NUMBER),
+            re("true|false|null"),
+        ];
+        if levels > 0 {
+            parts.push(self.array_of(Some(self.any_value(levels - 1))));
+            parts.push(self.object_of_any(levels - 1));
+        }
+        alt(parts)
+    }
+
+    /// Any object whose values have at most `levels` levels of containers.
+    fn object_of_any(&self, levels: usize) -> Hir {
+        let member = cat(vec![
+            any_string(),
+            self.ws.clone(),
+            lit(":"),
+            self.ws.clone(),
+            self.any_value(levels),
+        ]);
+        let inner = opt(cat(vec![
+            member.clone(),
+            repeat(cat(vec![self.comma(), member]), 0, None),
+        ]));
+        cat(vec![lit("{"), self.ws.clone(), inner, self.ws.clone(), lit("}")])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dfa::{Limits, Table};
+    use serde_json::json;
+
+    fn table(schema: Value) -> Table {
+        let hir = SchemaLanguage::new(&schema, JsonOptions::default())
+            .compile()
+            .unwrap();
+        Table::from_hir(&hir, &Limits::default()).unwrap()
+    }
+
+    #[test]
+    fn fixed_patterns_parse() {
+        for p in [INTEGER, NUMBER, DATE, TIME, UUID] {
+            re(p);
+        }
+        string_char();
+    }
+
+    #[test]
+    fn objects_keep_declared_order_and_required_members() {
+        let t = table(json!({"type": "object", "properties": {
+            "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}},
+            "required": ["b"]}));
+        for ok in [r#"{"b":""}"#, r#"{"a":1,"b":"x"}"#, r#"{"a":-3,"b":"x","c":true}"#, r#"{"b":"x","c":false}"#] {
+            assert!(t.matches(ok.as_bytes()), "{ok}");
+        }
+        for bad in [r#"{}"#, r#"{"a":1}"#, r#"{"b":"x","a":1}"#, r#"{"b":"x",}"#, r#"{"b":"x","d":1}"#, r#"{ "b":"x"}"#] {
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn strings_escapes_patterns_and_formats() {
+        let s = table(json!({"type": "string"}));
+        for ok in [r#""""#, r#""a\"b\\c\n\u00e9\ud83d\ude00""#, "\"é\""] {
+            assert!(s.matches(ok.as_bytes()), "{ok}");
+        }
+        for bad in [r#""a"#, "\"a\nb\"", r#""\ud800""#, r#""\x""#] {
+            assert!(!s.matches(bad.as_bytes()), "{bad}");
+        }
+        let p = table(json!({"type": "string", "pattern": "[0-9]{3}-\"x"}));
+        assert!(p.matches(br#""call 555-\"x now""#));
+        assert!(!p.matches(br#""call 55-\"x""#));
+        let d = table(json!({"type": "string", "format": "date"}));
+        assert!(d.matches(br#""2024-02-29""#) && !d.matches(br#""2023-02-29""#));
+        assert!(d.matches(br#""2000-02-29""#) && !d.matches(br#""1900-02-29""#));
+        assert!(!d.matches(br#""2024-04-31""#));
+        let u = table(json!({"format": "uuid"}));
+        assert!(u.matches(br#""123e4567-e89b-12d3-a456-426614174000""#));
+    }
+
+    #[test]
+    fn recursion_is_unrolled_and_required_recursion_is_an_error() {
+        let tree = json!({"$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["v"]}}, "$ref": "#/$defs/node"});
+        let t = table(tree);
+        assert!(t.matches(br#"{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}"#));
+        // Deeper than three nodes on one path is not generated.
+        assert!(!t.matches(br#"{"v":1,"kids":[{"v":2,"kids":[{"v":3,"kids":[{"v":4}]}]}]}"#));
+        let chain = json!({"$defs": {"n": {"type": "object", "properties": {
+            "next": {"$ref": "#/$defs/n"}}, "required": ["next"]}}, "$ref": "#/$defs/n"});
+        let e = SchemaLanguage::new(&chain, JsonOptions::default())
+            .compile()
+            .unwrap_err();
+        assert!(e.reason.contains("recursion limit"), "{e}");
+    }
+
+    #[test]
+    fn enums_consts_any_of_and_whitespace() {
+        let t = table(json!({"type": "object", "properties": {
+            "u": {"enum": ["C", "F", 3]}, "k": {"const": null},
+            "x": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"type": "string"}}]}},
+            "required": ["u", "k", "x"]}));
+        assert!(t.matches(br#"{"u":"F","k":null,"x":[]}"#));
+        assert!(t.matches(br#"{"u":3,"k":null,"x":["a","b"]}"#));
+        assert!(!t.matches(br#"{"u":"K","k":null,"x":1}"#));
+        let hir = SchemaLanguage::new(
+            &json!({"type": "object", "properties": {"a": {}}, "required": ["a"]}),
+            JsonOptions {
+                whitespace: 2,
+                ..JsonOptions::default()
+            },
+        )
+        .compile()
+        .unwrap();
+        let ws = Table::from_hir(&hir, &Limits::default()).unwrap();
+        assert!(ws.matches(b"{ \"a\" : [1, {\"b\": null}] }"));
+        assert!(!ws.matches(b"{   \"a\":1}"));
+    }
+}
