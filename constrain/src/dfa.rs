@@ -333,15 +333,17 @@ impl Table {
     }
 
     /// Builds a table from any deterministic machine whose states are keys: `step` gives the
-    /// next key (or `None` for dead), `accepting` says whether a key accepts. Used for the
-    /// segment-graph determinization.
-    pub(crate) fn determinize<K, S, A>(
+    /// next key (or `None` for dead), `accepting` says whether a key accepts. `keys` receives
+    /// the key of each state of the returned (trimmed) table, index = state (index 0, the
+    /// dead state, gets the start key as a placeholder).
+    pub(crate) fn determinize_keyed<K, S, A>(
         classes: [u8; 256],
         stride: usize,
         start: K,
         mut step: S,
         accepting: A,
         limits: &Limits,
+        keys: &mut Vec<K>,
     ) -> Result<Self, BuildError>
     where
         K: std::hash::Hash + Eq + Clone,
@@ -351,6 +353,7 @@ impl Table {
         let reps = representatives(&classes, stride);
         let mut table = Self::with_classes(classes, stride);
         let mut grow = Grow::new();
+        let mut found = vec![start.clone()];
         grow.id(start);
         while let Some(key) = grow.queue.pop_front() {
             table.push_state(accepting(&key));
@@ -358,12 +361,23 @@ impl Table {
             let row = table.len() - 1;
             for (c, &byte) in reps.iter().enumerate() {
                 table.trans[row * stride + c] = match step(&key, byte) {
-                    Some(next) => grow.id(next),
+                    Some(next) => {
+                        let before = grow.ids.len();
+                        let id = grow.id(next.clone());
+                        if grow.ids.len() > before {
+                            found.push(next);
+                        }
+                        id
+                    }
                     None => DEAD,
                 };
             }
         }
-        Ok(table.trim())
+        let (table, order) = table.trim_map();
+        keys.clear();
+        keys.push(found[0].clone());
+        keys.extend(order.iter().map(|&old| found[old as usize - 1].clone()));
+        Ok(table)
     }
 
     /// The byte-class maps of several tables merged (see [`Table::determinize`]).
@@ -375,6 +389,12 @@ impl Table {
     /// Every state that cannot reach an accepting state becomes [`DEAD`], and states that
     /// are no longer reachable are dropped (ids renumbered breadth first).
     pub fn trim(self) -> Self {
+        self.trim_map().0
+    }
+
+    /// [`Self::trim`], also giving the old id of each new state from 1 on (`order[i]` is the
+    /// old id of new state `i + 1`).
+    fn trim_map(self) -> (Self, Vec<u32>) {
         let n = self.len();
         // Reverse edges, then a backward search from the accepting states.
         let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -402,7 +422,7 @@ impl Table {
         let mut out = Self::with_classes(self.classes, self.stride);
         if n <= 1 || !live[START as usize] {
             out.push_state(false);
-            return out;
+            return (out, vec![START.min(n as u32 - 1).max(1)]);
         }
         let mut ids = vec![DEAD; n];
         let mut order = vec![START];
@@ -432,7 +452,7 @@ impl Table {
                 };
             }
         }
-        out
+        (out, order)
     }
 }
 

@@ -737,3 +737,19 @@ mod tests {
         assert!(!ws.matches(b"{   \"a\":1}"));
     }
 }
+#[cfg(test)]
+mod debug_any {
+    use super::*;
+    use crate::dfa::{Limits, Table};
+    #[test]
+    #[ignore]
+    fn any_sizes() {
+        let l = SchemaLanguage::new(&Value::Bool(true), JsonOptions::default());
+        for levels in 1..=5 {
+            let t = Table::from_hir(&l.any_object(levels), &Limits { max_states: 2_000_000, ..Limits::default() }).unwrap();
+            eprintln!("any object {levels} levels: {} states, {} classes", t.len(), t.classes());
+        }
+        for (n, p) in [("number", NUMBER), ("integer", INTEGER)] { eprintln!("{n}: {}", Table::from_hir(&re(p), &Limits::default()).unwrap().len()); }
+        eprintln!("string: {}", Table::from_hir(&any_string(), &Limits::default()).unwrap().len());
+    }
+}

@@ -4,4 +4,6 @@
 #![warn(missing_docs)]
 
 pub mod dfa;
+pub mod graph;
 pub mod json;
+pub mod template;

@@ -1,0 +1,228 @@
+//! Segment graphs: a whole response as a graph of byte languages, determinized into one
+//! [`Table`].
+//!
+//! A [`Segment`] is a language (a [`Table`]) plus the segments that may follow it: once the
+//! bytes read in a segment form one of its words, the next segment may start. A response is a
+//! path through the graph from a start segment to a segment marked `last`. [`Machine::build`]
+//! determinizes the graph (subset construction over `(segment, state)` pairs, all of them
+//! deterministic tables, so the sets stay small) into a single trimmed [`Table`], and keeps for
+//! each of its states the pairs it stands for, so that special tokens can be allowed only
+//! where a delimiter (or glue between regions) is being written.
+
+use std::sync::Arc;
+
+use crate::dfa::{BuildError, Limits, Table, DEAD, START};
+
+/// What a segment's bytes are, for special tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// A delimiter (open, close, end of turn): special tokens may write it.
+    Delimiter,
+    /// Text between regions that the template ignores (templates without an implicit field):
+    /// special tokens may be written there.
+    Glue,
+    /// Region content (free text, JSON, parameters): never a special token.
+    Body,
+}
+
+/// One language of the graph and where it leads.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    /// What may be written in the segment.
+    pub table: Arc<Table>,
+    /// Segments that may follow once the segment's bytes are a word of its language.
+    pub next: Vec<usize>,
+    /// The response may end after this segment.
+    pub last: bool,
+    /// What the bytes are.
+    pub kind: SegmentKind,
+    /// A short name for diagnostics (e.g. `tool_calls.open(get_weather)`).
+    pub name: String,
+}
+
+/// A graph of segments; see the module documentation.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// The segments, referred to by index.
+    pub segments: Vec<Segment>,
+    /// Where a response starts.
+    pub starts: Vec<usize>,
+}
+
+impl Graph {
+    /// Adds a segment (without successors) and returns its index.
+    pub fn add(&mut self, name: impl Into<String>, kind: SegmentKind, table: Table) -> usize {
+        self.segments.push(Segment {
+            table: Arc::new(table),
+            next: Vec::new(),
+            last: false,
+            kind,
+            name: name.into(),
+        });
+        self.segments.len() - 1
+    }
+
+    /// `from` may be followed by `to`.
+    pub fn link(&mut self, from: usize, to: usize) {
+        if !self.segments[from].next.contains(&to) {
+            self.segments[from].next.push(to);
+        }
+    }
+}
+
+/// A `(segment, state)` pair.
+type Element = (u32, u32);
+
+/// The determinized graph: one table over bytes, and for each of its states the pairs it
+/// stands for.
+#[derive(Debug)]
+pub struct Machine {
+    /// The language of whole responses (trimmed: every live state can still finish).
+    pub table: Table,
+    /// Per table state, the `(segment, state)` pairs (sorted).
+    elements: Vec<Box<[Element]>>,
+    /// The graph.
+    pub graph: Graph,
+}
+
+impl Machine {
+    /// Determinizes `graph`.
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
+    pub fn build(graph: Graph, limits: &Limits) -> Result<Self, BuildError> {
+        let tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
+        let (classes, stride) = Table::merged_classes(&tables);
+        let mut start: Vec<Element> = graph
+            .starts
+            .iter()
+            .map(|&s| (s as u32, START))
+            .collect();
+        closure(&graph, &mut start);
+        let mut keys: Vec<Vec<Element>> = Vec::new();
+        let table = Table::determinize_keyed(
+            classes,
+            stride,
+            start,
+            |set: &Vec<Element>, byte| {
+                let mut next: Vec<Element> = set
+                    .iter()
+                    .filter_map(|&(seg, state)| {
+                        let t = graph.segments[seg as usize].table.next(state, byte);
+                        (t != DEAD).then_some((seg, t))
+                    })
+                    .collect();
+                if next.is_empty() {
+                    return None;
+                }
+                closure(&graph, &mut next);
+                Some(next)
+            },
+            |set: &Vec<Element>| {
+                set.iter().any(|&(seg, state)| {
+                    let s = &graph.segments[seg as usize];
+                    s.last && s.table.is_accepting(state)
+                })
+            },
+            limits,
+            &mut keys,
+        )?;
+        let elements = keys.into_iter().map(Vec::into_boxed_slice).collect();
+        Ok(Self {
+            table,
+            elements,
+            graph,
+        })
+    }
+
+    /// The `(segment, state)` pairs a table state stands for.
+    pub fn elements(&self, state: u32) -> &[Element] {
+        self.elements
+            .get(state as usize)
+            .map_or(&[][..], |e| &e[..])
+    }
+
+    /// Whether a special token with text `text` may be written from `state`: some pair of the
+    /// state is in (or may start) a delimiter or glue segment, and `text` stays inside that
+    /// segment's language.
+    pub fn special_allowed(&self, state: u32, text: &[u8]) -> bool {
+        if text.is_empty() || self.table.walk(state, text) == DEAD {
+            return false;
+        }
+        self.elements(state).iter().any(|&(seg, s)| {
+            let segment = &self.graph.segments[seg as usize];
+            segment.kind != SegmentKind::Body && segment.table.walk(s, text) != DEAD
+        })
+    }
+}
+
+/// Adds, for every pair in an accepting state, the start of each following segment
+/// (repeatedly), then sorts and deduplicates.
+fn closure(graph: &Graph, set: &mut Vec<Element>) {
+    let mut i = 0;
+    while i < set.len() {
+        let (seg, state) = set[i];
+        let segment = &graph.segments[seg as usize];
+        if segment.table.is_accepting(state) {
+            for &n in &segment.next {
+                let e = (n as u32, START);
+                if !set.contains(&e) {
+                    set.push(e);
+                }
+            }
+        }
+        i += 1;
+    }
+    set.sort_unstable();
+    set.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re(p: &str) -> Table {
+        Table::from_hir(
+            &regex_syntax::Parser::new().parse(p).unwrap(),
+            &Limits::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn paths_through_the_graph() {
+        // <think> free </think> then text, or straight text; then <end>.
+        let mut g = Graph::default();
+        let open = g.add("open", SegmentKind::Delimiter, Table::literal(b"<think>"));
+        let body = g.add(
+            "body",
+            SegmentKind::Body,
+            Table::avoiding(
+                &regex_syntax::Parser::new().parse("</think>").unwrap(),
+                &Limits::default(),
+            )
+            .unwrap(),
+        );
+        let close = g.add("close", SegmentKind::Delimiter, Table::literal(b"</think>"));
+        let text = g.add("text", SegmentKind::Body, re("[a-z ]*"));
+        let end = g.add("end", SegmentKind::Delimiter, Table::literal(b"<end>"));
+        g.link(open, body);
+        g.link(body, close);
+        g.link(close, text);
+        g.link(text, end);
+        g.segments[end].last = true;
+        g.starts = vec![open, text];
+        let m = Machine::build(g, &Limits::default()).unwrap();
+        assert!(m.table.matches(b"<think>a<b</think>hi there<end>"));
+        assert!(m.table.matches(b"hello<end>") && m.table.matches(b"<end>"));
+        assert!(!m.table.matches(b"<think>a</think>b</think>x<end>"));
+        assert!(!m.table.matches(b"hello"));
+        // Special tokens only where a delimiter is written.
+        let s = m.table.walk(START, b"<think>");
+        assert!(!m.special_allowed(s, b"<end>"));
+        let s = m.table.walk(START, b"hi");
+        assert!(m.special_allowed(s, b"<end>"));
+        let s = m.table.walk(START, b"<think>x");
+        assert!(m.special_allowed(s, b"</think>"));
+        assert!(!m.special_allowed(s, b"<think>"));
+    }
+}

@@ -1,0 +1,986 @@
+//! A response template plus a request (tools, tool choice, response format) -> the byte
+//! language of valid whole responses, as a [`Machine`].
+//!
+//! The grammar follows the template's own fields and delimiters (their languages come from
+//! the template's patterns, with the tool name put in the `name` group where the open
+//! delimiter carries it):
+//!
+//! * an optional **reasoning** region first (a field named `reasoning_content`, `thinking` or
+//!   `reasoning` with an open and a close): any text without its close;
+//! * the **content**: with an implicit field, free text that holds no delimiter the parser
+//!   watches there (every explicit open and the implicit field's close); with a response
+//!   format, one JSON value of the format instead (any object nested at most 5 levels in JSON
+//!   mode; the schema's language in JSON Schema mode) with at most
+//!   [`Options::around_body`] whitespace bytes around it. A template whose `content` field has
+//!   its own open (gpt-oss) writes it as a region;
+//! * **tool calls** (`tool_calls` field), each a region whose body is exactly one call of a
+//!   declared tool with arguments in its parameters' language (strict tools: objects closed,
+//!   required parameters present), in one of three families:
+//!   - JSON call in delimiters (`content: json`, transform `{"type": "function", "function":
+//!     "{content}"}`: SmolLM3, Qwen3, Hermes): `{"name": N, "arguments": {...}}`;
+//!   - name in the open delimiter, JSON arguments (a `name` group in the open, transform
+//!     `function: {"name": "{name}", "arguments": "{content}"}`: gpt-oss, Gemma 4);
+//!   - XML parameters (`content: xml-inline` with Qwen3-Coder's `<parameter=K>` tags): one
+//!     `<parameter=K>\nV\n</parameter>\n` per written parameter, V typed by its schema;
+//! * the **end of turn**: the implicit field's close; templates without an implicit field end
+//!   after the content region or a tool call.
+//!
+//! Delimiters are bounded: at most [`Options::delimiter_slack`] bytes longer than their
+//! shortest form (a `\s*` or `[^<]*` inside cannot run on). Templates without an implicit
+//! field allow up to [`Options::glue`] bytes between regions (the parser ignores them; gpt-oss
+//! writes `<|start|>assistant<|channel|>commentary ` there).
+//!
+//! `tool_choice`: `auto` (content, then any number of calls), `required` (at least one call),
+//! `none` (no call), or one function by name (only that tool, at least once). With a response
+//! format, a turn is either the JSON content or tool calls (a turn of tool calls has no content
+//! to check).
+
+use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, Hir, HirKind};
+use serde_json::Value;
+
+use parser_runtime_core::tables::ContentSpec;
+use structured_outputs::{ResponseFormat, StrictTools};
+use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
+
+use crate::dfa::{BuildError, Limits, Table, DEAD, START};
+use crate::graph::{Graph, Machine, SegmentKind};
+use crate::json::{JsonOptions, SchemaLanguage};
+
+/// Which tools the response may call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ToolChoice {
+    /// Content and any number of calls (OpenAI `"auto"`).
+    #[default]
+    Auto,
+    /// At least one call (`"required"`).
+    Required,
+    /// No call (`"none"`).
+    None,
+    /// At least one call, all of this function.
+    Function(String),
+}
+
+impl ToolChoice {
+    /// From the OpenAI request field: `"auto"`, `"required"`, `"none"`, or
+    /// `{"type": "function", "function": {"name": N}}`; a bare name is also taken.
+    pub fn from_request(value: &Value) -> Result<Self, ConstrainError> {
+        match value {
+            Value::String(s) => Ok(match s.as_str() {
+                "auto" => Self::Auto,
+                "required" => Self::Required,
+                "none" => Self::None,
+                name => Self::Function(name.to_string()),
+            }),
+            Value::Object(_) => value
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .map(|n| Self::Function(n.to_string()))
+                .ok_or_else(|| cerr("tool_choice", "expected {\"function\": {\"name\": ...}}")),
+            _ => Err(cerr("tool_choice", "expected a string or a function object")),
+        }
+    }
+}
+
+/// What the response must satisfy.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// OpenAI tool JSON (`[{"type": "function", "function": {"name", "parameters"}}]`).
+    pub tools: Vec<Value>,
+    /// Which tools may be called.
+    pub tool_choice: ToolChoice,
+    /// The OpenAI `response_format` object, if any.
+    pub response_format: Option<Value>,
+}
+
+/// Knobs of the grammar.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// JSON writing (whitespace between tokens, recursion, untyped depth).
+    pub json: JsonOptions,
+    /// Table size bounds.
+    pub limits: Limits,
+    /// Bytes a delimiter may exceed its shortest form by (default 32).
+    pub delimiter_slack: usize,
+    /// Whitespace bytes allowed around a JSON body or JSON content (default 2).
+    pub around_body: usize,
+    /// Bytes allowed between regions in templates without an implicit field (default 64).
+    pub glue: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            json: JsonOptions::default(),
+            limits: Limits::default(),
+            delimiter_slack: 32,
+            around_body: 2,
+            glue: 64,
+        }
+    }
+}
+
+/// Why a template or request cannot be compiled into a constraint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {reason}")]
+pub struct ConstrainError {
+    /// Where: a template path (`fields.tool_calls.open_pattern`), a pointer into the tools
+    /// (`tools/0/function/parameters/properties/x`), `response_format...` or `tool_choice`.
+    pub at: String,
+    /// Why.
+    pub reason: String,
+}
+
+fn cerr(at: impl Into<String>, reason: impl Into<String>) -> ConstrainError {
+    ConstrainError {
+        at: at.into(),
+        reason: reason.into(),
+    }
+}
+
+fn build(at: &str, e: BuildError) -> ConstrainError {
+    cerr(at, e.to_string())
+}
+
+/// The tool-call family of a template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `{"name": N, "arguments": {...}}` inside the delimiters.
+    JsonCall,
+    /// The name in the open delimiter, JSON arguments in the body.
+    NamedJson,
+    /// The name in the open delimiter, `<parameter=K>` tags in the body.
+    XmlParameters,
+}
+
+/// A compiled constraint: the machine of valid whole responses.
+#[derive(Debug)]
+pub struct Constraint {
+    /// The determinized grammar.
+    pub machine: Machine,
+    /// The tool-call family, when the request has tools.
+    pub family: Option<Family>,
+}
+
+/// Reasoning field names, in preference order.
+const REASONING: &[&str] = &["reasoning_content", "thinking", "reasoning"];
+
+fn field_path(field: &FieldModel, key: &str) -> String {
+    format!("fields.{}.{key}", field.name)
+}
+
+/// The HIR of a delimiter: literal alternatives, or the pattern's branches (regex-syntax
+/// translation of the template's Python pattern) with the `name` group replaced by `name`.
+fn delimiter_hir(
+    spec: &DelimiterSpec,
+    name: Option<&str>,
+    at: &str,
+) -> Result<Hir, ConstrainError> {
+    match spec {
+        DelimiterSpec::Literals(list) => Ok(Hir::alternation(
+            list.iter().map(|l| Hir::literal(l.as_bytes())).collect(),
+        )),
+        DelimiterSpec::Pattern(p) => {
+            let translated = template_build::pyregex::to_dfa(p)
+                .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+            let mut branches = Vec::new();
+            for branch in &translated.branches {
+                if branch.lookahead.is_some() {
+                    return Err(cerr(
+                        at,
+                        "a delimiter ending in a look-ahead or `$` is not generated",
+                    ));
+                }
+                let hir = regex_syntax::Parser::new()
+                    .parse(&branch.main)
+                    .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                branches.push(match name {
+                    Some(n) => {
+                        let mut found = false;
+                        let h = replace_group(&hir, "name", n, &mut found);
+                        if !found {
+                            return Err(cerr(at, "no `name` group to write the tool name into"));
+                        }
+                        h
+                    }
+                    None => hir,
+                });
+            }
+            Ok(Hir::alternation(branches))
+        }
+    }
+}
+
+/// `hir` with every capture group called `group` replaced by the literal `text`.
+fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut bool) -> Hir {
+    match hir.kind() {
+        HirKind::Capture(c) if c.name.as_deref() == Some(group) => {
+            *found = true;
+            Hir::literal(text.as_bytes())
+        }
+        HirKind::Capture(c) => replace_group(&c.sub, group, text, found),
+        HirKind::Repetition(r) => {
+            let mut r = r.clone();
+            r.sub = Box::new(replace_group(&r.sub, group, text, found));
+            Hir::repetition(r)
+        }
+        HirKind::Concat(hs) => Hir::concat(
+            hs.iter()
+                .map(|h| replace_group(h, group, text, found))
+                .collect(),
+        ),
+        HirKind::Alternation(hs) => Hir::alternation(
+            hs.iter()
+                .map(|h| replace_group(h, group, text, found))
+                .collect(),
+        ),
+        _ => hir.clone(),
+    }
+}
+
+/// Any byte, `0..=max` times.
+fn bounded_length(max: usize) -> Hir {
+    Hir::repetition(regex_syntax::hir::Repetition {
+        min: 0,
+        max: Some(max as u32),
+        greedy: true,
+        sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
+            ClassBytesRange::new(0, 255),
+        ])))),
+    })
+}
+
+/// The length of the shortest word of `table`, if any.
+fn shortest(table: &Table) -> Option<usize> {
+    let mut seen = vec![false; table.len()];
+    let mut frontier = vec![START];
+    seen[START as usize] = true;
+    for len in 0..=table.len() {
+        if frontier.iter().any(|&s| table.is_accepting(s)) {
+            return Some(len);
+        }
+        let mut next = Vec::new();
+        for &s in &frontier {
+            for b in 0..=255u8 {
+                let t = table.next(s, b);
+                if t != DEAD && !seen[t as usize] {
+                    seen[t as usize] = true;
+                    next.push(t);
+                }
+            }
+        }
+        if next.is_empty() {
+            return None;
+        }
+        frontier = next;
+    }
+    None
+}
+
+struct Builder<'a> {
+    template: &'a TemplateModel,
+    options: Options,
+    graph: Graph,
+}
+
+impl Builder<'_> {
+    fn limits(&self) -> Limits {
+        self.options.limits
+    }
+
+    /// A delimiter's table, bounded in length.
+    fn delimiter(
+        &self,
+        spec: &DelimiterSpec,
+        name: Option<&str>,
+        at: &str,
+    ) -> Result<Table, ConstrainError> {
+        let hir = delimiter_hir(spec, name, at)?;
+        let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
+        let Some(min) = shortest(&table) else {
+            return Err(cerr(at, "the delimiter matches nothing"));
+        };
+        if min == 0 {
+            return Err(cerr(at, "a delimiter that matches the empty string is not generated"));
+        }
+        // Bounded in length, and never starting with whitespace: whitespace before a delimiter
+        // is written by the text before it (whose parser strips it), so a delimiter cannot
+        // start at every position of a whitespace run.
+        let shape = Hir::concat(vec![
+            regex_syntax::Parser::new()
+                .parse(r"\S")
+                .map_err(|e| cerr(at, e.to_string()))?,
+            bounded_length(min + self.options.delimiter_slack),
+        ]);
+        let bound = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
+        let out = table.intersect(&bound, &self.limits()).map_err(|e| build(at, e))?;
+        if out.is_empty() {
+            return Err(cerr(at, "the delimiter only has forms that start with whitespace"));
+        }
+        Ok(out)
+    }
+
+    /// Texts holding no match of any of `specs`.
+    fn avoiding(&self, specs: &[(&DelimiterSpec, String)]) -> Result<Table, ConstrainError> {
+        let mut parts = Vec::new();
+        for (spec, at) in specs {
+            parts.push(delimiter_hir(spec, None, at)?);
+        }
+        let at = specs.first().map_or_else(String::new, |(_, at)| at.clone());
+        Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))
+    }
+
+    fn table(&self, hir: &Hir, at: &str) -> Result<Table, ConstrainError> {
+        Table::from_hir(hir, &self.limits()).map_err(|e| build(at, e))
+    }
+
+    fn ws_around(&self) -> Hir {
+        Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: Some(self.options.around_body as u32),
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
+                ClassBytesRange::new(b'\t', b'\n'),
+                ClassBytesRange::new(b'\r', b'\r'),
+                ClassBytesRange::new(b' ', b' '),
+            ])))),
+        })
+    }
+}
+
+/// The parsed tool list: name -> parameters schema (closed, as strict tools read them).
+struct Tools {
+    tools: Vec<(String, Value)>,
+}
+
+fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
+    // The strict-tools rules first: the same contract the parsed message is checked with.
+    StrictTools::new(&request.tools).map_err(|e| {
+        let first = e.0.into_iter().next();
+        first.map_or_else(
+            || cerr("tools", "invalid"),
+            |e| cerr(format!("tools{}", e.pointer), format!("{}: {}", e.keyword, e.reason)),
+        )
+    })?;
+    let mut tools = Vec::new();
+    for tool in &request.tools {
+        let function = tool.get("function").unwrap_or(tool);
+        let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+        let parameters = function
+            .get("parameters")
+            .map(structured_outputs::schema::close_objects)
+            .unwrap_or(Value::Bool(true));
+        tools.push((name.to_string(), parameters));
+    }
+    if let ToolChoice::Function(name) = &request.tool_choice {
+        if !tools.iter().any(|(n, _)| n == name) {
+            return Err(cerr(
+                "tool_choice",
+                format!("{name:?} is not a declared tool"),
+            ));
+        }
+        tools.retain(|(n, _)| n == name);
+    }
+    Ok(Tools { tools })
+}
+
+fn family(field: &FieldModel) -> Result<Family, ConstrainError> {
+    let at = field_path(field, "transform");
+    let open_has_name = match &field.open {
+        Some(DelimiterSpec::Pattern(p)) => template_build::pyregex::group_names(p)
+            .map(|names| names.iter().any(|n| n == "name"))
+            .unwrap_or(false),
+        _ => false,
+    };
+    let whole = serde_json::json!({"type": "function", "function": "{content}"});
+    let named = |t: &Value| {
+        t.pointer("/function/name") == Some(&Value::from("{name}"))
+            && t.pointer("/function/arguments") == Some(&Value::from("{content}"))
+    };
+    match (&field.content, &field.transform) {
+        (ContentSpec::Json { allow_non_json: false, .. }, Some(t)) if *t == whole && !open_has_name => {
+            Ok(Family::JsonCall)
+        }
+        (ContentSpec::Json { allow_non_json: false, .. }, Some(t)) if named(t) && open_has_name => {
+            Ok(Family::NamedJson)
+        }
+        (ContentSpec::XmlInline { tag_pattern: Some(re), value_parser: None, .. }, Some(t))
+            if named(t) && open_has_name =>
+        {
+            // The parameter tags this family writes must read back as (key, value).
+            let probe = "<parameter=k_1>\nv a\n</parameter>\n";
+            let ok = matches!(re.captures(probe), Ok(Some(c))
+                if c.name("key").map(|m| m.as_str()) == Some("k_1")
+                    && c.name("value").map(|m| m.as_str()) == Some("v a"));
+            if ok {
+                Ok(Family::XmlParameters)
+            } else {
+                Err(cerr(
+                    field_path(field, "content_args.tag_pattern"),
+                    "only Qwen3-Coder's `<parameter=K>\\nV\\n</parameter>` tags are generated",
+                ))
+            }
+        }
+        _ => Err(cerr(
+            at,
+            "not a generated tool-call family (JSON call in delimiters, name in the open \
+             delimiter with JSON arguments, or XML parameters)",
+        )),
+    }
+}
+
+/// The language of one XML parameter value (the raw text between the tags), typed by its
+/// schema as strict-tools typing reads it.
+fn xml_value(
+    schema: &Value,
+    document: &Value,
+    json: JsonOptions,
+    at: &str,
+) -> Result<Hir, ConstrainError> {
+    let mut schema = schema;
+    for _ in 0..32 {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(r) => {
+                schema = r
+                    .strip_prefix('#')
+                    .and_then(structured_outputs::schema::decode_fragment)
+                    .and_then(|p| document.pointer(&p))
+                    .ok_or_else(|| cerr(at, format!("$ref {r:?} points to nothing")))?;
+            }
+            None => break,
+        }
+    }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => {
+            let mut out: Vec<&str> = Vec::new();
+            let values = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .chain(schema.get("const").cloned());
+            for v in values {
+                let t = structured_outputs::schema::type_name(&v);
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+            out
+        }
+    };
+    if types.len() != 1 || schema.get("anyOf").is_some() {
+        return Err(cerr(
+            at,
+            "an XML parameter is generated for exactly one type (no anyOf or type lists)",
+        ));
+    }
+    let literal_values = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| schema.get("const").map(|c| vec![c.clone()]));
+    if let Some(values) = literal_values {
+        let parts: Vec<Hir> = values
+            .iter()
+            .filter(|v| structured_outputs::schema::type_name(v) == types[0]
+                || (types[0] == "number" && v.is_number()))
+            .map(|v| match v {
+                Value::String(s) => Hir::literal(s.as_bytes()),
+                other => Hir::literal(other.to_string().as_bytes()),
+            })
+            .collect();
+        if parts.is_empty() {
+            return Err(cerr(at, "no value of the parameter's type"));
+        }
+        return Ok(Hir::alternation(parts));
+    }
+    let fixed = |p: &str| {
+        regex_syntax::Parser::new()
+            .parse(p)
+            .map_err(|e| cerr(at, e.to_string()))
+    };
+    match types[0] {
+        "string" => {
+            if schema.get("pattern").is_some() || schema.get("format").is_some() {
+                // The JSON language of the string, without its quotes and escapes, is not
+                // the raw text; generate formats and patterns only for JSON arguments.
+                Err(cerr(
+                    at,
+                    "pattern and format are generated for JSON arguments, not XML parameters",
+                ))
+            } else {
+                // Any text; the parameter's close tag is kept out by the caller.
+                fixed(r"(?s:.)*")
+            }
+        }
+        "integer" => fixed(r"-?(?:0|[1-9][0-9]{0,17})"),
+        "number" => fixed(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?"),
+        "boolean" => fixed("true|false"),
+        "null" => fixed("null"),
+        "object" | "array" => {
+            let doc = wrap_with_defs(schema, document);
+            SchemaLanguage::new(&doc, json)
+                .compile()
+                .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))
+        }
+        other => Err(cerr(at, format!("type {other:?}"))),
+    }
+}
+
+/// `schema` as a document of its own that still resolves the tool's `$defs`.
+fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
+    let mut out = schema.clone();
+    if let (Value::Object(map), Some(defs)) = (&mut out, document.get("$defs")) {
+        map.entry("$defs").or_insert_with(|| defs.clone());
+    }
+    out
+}
+
+/// Compiles the constraint. See the module documentation for the grammar.
+///
+/// Errors ([`ConstrainError`], naming the template path, the tools pointer or the request
+/// field): tools outside the strict-tools rules; a tool choice naming no tool; a response
+/// format outside the subset; a template whose tool-call field is not one of the
+/// [`Family`]s, whose content is not text, or whose delimiters end in a look-ahead; a schema
+/// generation does not cover; tables past [`Options::limits`].
+pub fn compile(
+    template: &TemplateModel,
+    request: &Request,
+    options: &Options,
+) -> Result<Constraint, ConstrainError> {
+    let mut b = Builder {
+        template,
+        options: *options,
+        graph: Graph::default(),
+    };
+    let tools = if request.tools.is_empty() || request.tool_choice == ToolChoice::None {
+        None
+    } else {
+        Some(read_tools(request)?)
+    };
+    let format = match &request.response_format {
+        None => ResponseFormat::Text,
+        Some(v) => ResponseFormat::from_request(v).map_err(|e| {
+            let first = e.0.into_iter().next();
+            first.map_or_else(
+                || cerr("response_format", "invalid"),
+                |e| cerr(format!("response_format{}", e.pointer), format!("{}: {}", e.keyword, e.reason)),
+            )
+        })?,
+    };
+    if matches!(request.tool_choice, ToolChoice::Required | ToolChoice::Function(_))
+        && tools.is_none()
+    {
+        return Err(cerr("tool_choice", "a call is required but no tool is declared"));
+    }
+    let fields = &template.fields;
+    let reasoning = REASONING.iter().find_map(|name| {
+        fields.iter().find(|f| {
+            f.name == *name
+                && f.open.is_some()
+                && f.close.is_some()
+                && matches!(f.content, ContentSpec::Text { .. })
+        })
+    });
+    let tool_field = fields.iter().find(|f| f.name == "tool_calls" && f.open.is_some());
+    let implicit = template.implicit.map(|i| &fields[i]);
+    let content_field = fields.iter().find(|f| f.name == "content");
+    if let Some(c) = content_field {
+        if !matches!(c.content, ContentSpec::Text { .. }) {
+            return Err(cerr(field_path(c, "content"), "content is generated only as text"));
+        }
+    }
+    let family = match (&tools, tool_field) {
+        (Some(_), Some(f)) => Some(family(f)?),
+        (Some(_), None) => {
+            return Err(cerr("fields", "the template has no tool_calls field with an open delimiter"))
+        }
+        (None, _) => None,
+    };
+
+    // Segments.
+    let mut starts = Vec::new();
+    // Reasoning.
+    let reasoning_segments = match reasoning {
+        Some(r) => {
+            let (open, close) = (r.open.as_ref(), r.close.as_ref());
+            let (Some(open), Some(close)) = (open, close) else { unreachable!("filtered") };
+            let o = b.delimiter(open, None, &field_path(r, "open"))?;
+            let body = b.avoiding(&[(close, field_path(r, "close"))])?;
+            let c = b.delimiter(close, None, &field_path(r, "close"))?;
+            let o = b.graph.add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
+            let body = b.graph.add(format!("{}.body", r.name), SegmentKind::Body, body);
+            let c = b.graph.add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
+            b.graph.link(o, body);
+            b.graph.link(body, c);
+            Some((o, c))
+        }
+        None => None,
+    };
+
+    // Tool calls: (open segments, close segments).
+    let mut call_opens = Vec::new();
+    let mut call_closes = Vec::new();
+    if let (Some(tools), Some(field), Some(family)) = (&tools, tool_field, family) {
+        let open = field.open.as_ref().ok_or_else(|| cerr("fields.tool_calls", "no open"))?;
+        let close_spec = field
+            .close
+            .as_ref()
+            .ok_or_else(|| cerr(field_path(field, "close"), "a tool call needs a close delimiter"))?;
+        let close_at = field_path(field, "close");
+        let guard = b.avoiding(&[(close_spec, close_at.clone())])?;
+        let close_table = b.delimiter(close_spec, None, &close_at)?;
+        let around = b.ws_around();
+        match family {
+            Family::JsonCall => {
+                let mut calls = Vec::new();
+                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
+                    let args = SchemaLanguage::new(parameters, options.json)
+                        .compile()
+                        .map_err(|e| cerr(format!("tools/{i}/function/parameters{}", e.pointer), e.reason))?;
+                    let ws = ws_hir(options.json.whitespace);
+                    calls.push(Hir::concat(vec![
+                        Hir::literal(&b"{"[..]),
+                        ws.clone(),
+                        Hir::literal(&b"\"name\""[..]),
+                        ws.clone(),
+                        Hir::literal(&b":"[..]),
+                        ws.clone(),
+                        Hir::literal(Value::from(name.as_str()).to_string().as_bytes()),
+                        ws.clone(),
+                        Hir::literal(&b","[..]),
+                        ws.clone(),
+                        Hir::literal(&b"\"arguments\""[..]),
+                        ws.clone(),
+                        Hir::literal(&b":"[..]),
+                        ws.clone(),
+                        args,
+                        ws,
+                        Hir::literal(&b"}"[..]),
+                    ]));
+                }
+                let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
+                let at = "tools";
+                let body = b.table(&body, at)?.intersect(&guard, &b.limits()).map_err(|e| build(at, e))?;
+                let o = b.delimiter(open, None, &field_path(field, "open"))?;
+                let o = b.graph.add("tool_calls.open", SegmentKind::Delimiter, o);
+                let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
+                let c = b.graph.add("tool_calls.close", SegmentKind::Delimiter, close_table);
+                b.graph.link(o, body);
+                b.graph.link(body, c);
+                call_opens.push(o);
+                call_closes.push(c);
+            }
+            Family::NamedJson | Family::XmlParameters => {
+                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
+                    let at = format!("tools/{i}/function/parameters");
+                    let body = if family == Family::NamedJson {
+                        let args = SchemaLanguage::new(parameters, options.json)
+                            .compile()
+                            .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))?;
+                        Hir::concat(vec![around.clone(), args, around.clone()])
+                    } else {
+                        xml_body(parameters, options.json, &at)?
+                    };
+                    let body = b.table(&body, &at)?.intersect(&guard, &b.limits()).map_err(|e| build(&at, e))?;
+                    if body.is_empty() {
+                        return Err(cerr(&at, "no call of this tool can be written inside the delimiters"));
+                    }
+                    let o = b.delimiter(open, Some(name), &field_path(field, "open"))?;
+                    let o = b.graph.add(format!("tool_calls.open({name})"), SegmentKind::Delimiter, o);
+                    let body = b.graph.add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
+                    let c = b.graph.add(format!("tool_calls.close({name})"), SegmentKind::Delimiter, close_table.clone());
+                    b.graph.link(o, body);
+                    b.graph.link(body, c);
+                    call_opens.push(o);
+                    call_closes.push(c);
+                }
+            }
+        }
+    }
+    let calls_required = matches!(request.tool_choice, ToolChoice::Required | ToolChoice::Function(_));
+
+    // Every explicit open (watched wherever no explicit region is open).
+    let opens: Vec<(&DelimiterSpec, String)> = fields
+        .iter()
+        .filter_map(|f| f.open.as_ref().map(|o| (o, field_path(f, "open"))))
+        .collect();
+
+    // The content value, when a response format asks for JSON.
+    let json_content = match &format {
+        ResponseFormat::Text => None,
+        ResponseFormat::JsonObject => Some(SchemaLanguage::new(&Value::Bool(true), options.json).any_object(structured_outputs::JSON_MODE_MAX_DEPTH)),
+        ResponseFormat::JsonSchema(schema) => Some(
+            SchemaLanguage::new(&schema.schema, options.json)
+                .compile()
+                .map_err(|e| cerr(format!("response_format/json_schema/schema{}", e.pointer), e.reason))?,
+        ),
+    };
+
+    match implicit {
+        Some(field) => {
+            // Free text (or JSON content), then calls, then the end of turn.
+            let mut watched = opens.clone();
+            if let Some(close) = &field.close {
+                watched.push((close, field_path(field, "close")));
+            }
+            let free = b.avoiding(&watched)?;
+            let end = match &field.close {
+                Some(close) => {
+                    let t = b.delimiter(close, None, &field_path(field, "close"))?;
+                    b.graph.add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
+                }
+                None => b.graph.add("end", SegmentKind::Delimiter, Table::literal(b"")),
+            };
+            b.graph.segments[end].last = true;
+            let content = match &json_content {
+                None => b.graph.add(format!("{}.text", field.name), SegmentKind::Body, free),
+                Some(json) => {
+                    let at = "response_format";
+                    let t = b
+                        .table(&Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]), at)?
+                        .intersect(&free, &b.limits())
+                        .map_err(|e| build(at, e))?;
+                    b.graph.add(format!("{}.json", field.name), SegmentKind::Body, t)
+                }
+            };
+            // What may come first (or right after the reasoning region): the content; with
+            // JSON content also a call directly (a turn of calls has no content); with calls
+            // required and JSON content only calls.
+            let text_content = json_content.is_none();
+            let mut entries = Vec::new();
+            if text_content || !calls_required {
+                entries.push(content);
+            }
+            if !text_content {
+                entries.extend(call_opens.iter().copied());
+            }
+            starts.extend(entries.iter().copied());
+            if let Some((o, c)) = reasoning_segments {
+                starts.push(o);
+                for &e in &entries {
+                    b.graph.link(c, e);
+                }
+            }
+            if !calls_required {
+                b.graph.link(content, end);
+            }
+            if text_content {
+                for &o in &call_opens {
+                    b.graph.link(content, o);
+                }
+            }
+            // After a call: a little whitespace (models write a newline between calls), then
+            // another call or the end of turn.
+            if !call_closes.is_empty() {
+                let gap = b.table(&b.ws_around(), "tool_calls")?;
+                let gap = b.graph.add("tool_calls.gap", SegmentKind::Body, gap);
+                for &c in &call_closes {
+                    b.graph.link(c, gap);
+                }
+                for &o in &call_opens {
+                    b.graph.link(gap, o);
+                }
+                b.graph.link(gap, end);
+            }
+        }
+        None => {
+            // No implicit field: regions separated by ignored glue; the turn ends after the
+            // content region or a call.
+            let glue_free = b.avoiding(&opens)?;
+            let glue_bound = b.table(&bounded_length(options.glue), "glue")?;
+            let glue = glue_free.intersect(&glue_bound, &b.limits()).map_err(|e| build("glue", e))?;
+            let content_region = match content_field {
+                Some(field) if !calls_required => {
+                    let (Some(open), Some(close)) = (&field.open, &field.close) else {
+                        return Err(cerr(field_path(field, "close"), "the content region needs an open and a close"));
+                    };
+                    let o = b.delimiter(open, None, &field_path(field, "open"))?;
+                    let close_at = field_path(field, "close");
+                    let guard = b.avoiding(&[(close, close_at.clone())])?;
+                    let body = match &json_content {
+                        None => guard,
+                        Some(json) => b
+                            .table(&Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]), "response_format")?
+                            .intersect(&guard, &b.limits())
+                            .map_err(|e| build("response_format", e))?,
+                    };
+                    let c = b.delimiter(close, None, &close_at)?;
+                    let o = b.graph.add("content.open", SegmentKind::Delimiter, o);
+                    let body = b.graph.add("content.body", SegmentKind::Body, body);
+                    let c = b.graph.add("content.close", SegmentKind::Delimiter, c);
+                    b.graph.link(o, body);
+                    b.graph.link(body, c);
+                    b.graph.segments[c].last = true;
+                    Some(o)
+                }
+                _ => None,
+            };
+            let g0 = b.graph.add("glue", SegmentKind::Glue, glue.clone());
+            starts.push(g0);
+            let mut after_glue: Vec<usize> = Vec::new();
+            after_glue.extend(content_region);
+            after_glue.extend(call_opens.iter().copied());
+            if after_glue.is_empty() {
+                return Err(cerr("fields", "the template has no content region to write"));
+            }
+            if let Some((o, c)) = reasoning_segments {
+                b.graph.link(g0, o);
+                let g1 = b.graph.add("glue", SegmentKind::Glue, glue.clone());
+                b.graph.link(c, g1);
+                for &n in &after_glue {
+                    b.graph.link(g1, n);
+                }
+            }
+            for &n in &after_glue {
+                b.graph.link(g0, n);
+            }
+            for &c in &call_closes {
+                b.graph.segments[c].last = true;
+                let g = b.graph.add("glue", SegmentKind::Glue, glue.clone());
+                b.graph.link(c, g);
+                for &o in &call_opens {
+                    b.graph.link(g, o);
+                }
+            }
+        }
+    }
+    b.graph.starts = starts;
+    let machine = Machine::build(b.graph, &options.limits).map_err(|e| build("response", e))?;
+    if machine.table.is_empty() {
+        return Err(cerr("response", "no response satisfies the template and the request"));
+    }
+    Ok(Constraint { machine, family })
+}
+
+fn ws_hir(n: usize) -> Hir {
+    if n == 0 {
+        Hir::empty()
+    } else {
+        Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: Some(n as u32),
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
+                ClassBytesRange::new(b'\t', b'\n'),
+                ClassBytesRange::new(b'\r', b'\r'),
+                ClassBytesRange::new(b' ', b' '),
+            ])))),
+        })
+    }
+}
+
+/// The body of an XML-parameters call: `\n` then `<parameter=K>\nV\n</parameter>\n` per
+/// written parameter (declared order, required ones always), each V kept free of the
+/// parameter's close tag.
+fn xml_body(parameters: &Value, json: JsonOptions, at: &str) -> Result<Hir, ConstrainError> {
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts = vec![Hir::literal(&b"\n"[..])];
+    if let Some(Value::Object(properties)) = parameters.get("properties") {
+        for (key, schema) in properties {
+            let p_at = format!("{at}/properties/{}", structured_outputs::schema::escape_token(key));
+            if key.contains('>') || key.contains('\n') {
+                return Err(cerr(p_at, "a parameter name with `>` or a newline cannot be a tag"));
+            }
+            let value = xml_value(schema, parameters, json, &p_at)?;
+            // The value may not hold the parameter's close tag (the tag pattern stops at the
+            // first one) nor start a new tag.
+            let tag = Hir::concat(vec![
+                Hir::literal(format!("<parameter={key}>\n").as_bytes()),
+                value,
+                Hir::literal(&b"\n</parameter>\n"[..]),
+            ]);
+            let tag = if required.contains(&key.as_str()) {
+                tag
+            } else {
+                Hir::repetition(regex_syntax::hir::Repetition {
+                    min: 0,
+                    max: Some(1),
+                    greedy: true,
+                    sub: Box::new(tag),
+                })
+            };
+            parts.push(tag);
+        }
+    }
+    Ok(Hir::concat(parts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(name: &str) -> TemplateModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../templates")
+            .join(format!("{name}.json"));
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let value = value.get("response_template").cloned().unwrap_or(value);
+        template_build::model::load(&value).unwrap()
+    }
+
+    fn weather() -> Vec<Value> {
+        vec![serde_json::json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"]}}})]
+    }
+
+    #[test]
+    fn smollm3_with_a_tool() {
+        let request = Request {
+            tools: weather(),
+            ..Request::default()
+        };
+        let c = compile(&template("smollm3"), &request, &Options::default()).unwrap();
+        let t = &c.machine.table;
+        assert_eq!(c.family, Some(Family::JsonCall));
+        for ok in [
+            "Hi there<|im_end|>",
+            "<think>\nhmm</think>\nSure.<|im_end|>",
+            "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call><|im_end|>",
+            "Checking.\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"A\",\"days\":2}}</tool_call>\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"B\"}}</tool_call>\n<|im_end|>",
+        ] {
+            assert!(t.matches(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "Hi there",
+            "<tool_call>{\"name\":\"get_wether\",\"arguments\":{\"city\":\"Paris\"}}</tool_call><|im_end|>",
+            "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"town\":\"Paris\"}}</tool_call><|im_end|>",
+            "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"days\":1}}</tool_call><|im_end|>",
+            "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"</tool_call>\"}}</tool_call><|im_end|>",
+            "text <think> more<|im_end|>",
+        ] {
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
+    }
+}
+#[cfg(test)]
+mod debug_sizes2 {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn sizes2() {
+        for name in ["smollm3", "qwen3", "hermes", "gpt-oss", "gemma-4", "qwen3-coder"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../templates/{name}.json"));
+            let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            let t = template_build::model::load(&value).unwrap();
+            let tools = vec![serde_json::json!({"type": "function", "function": {"name": "get_weather",
+                "parameters": {"type": "object", "properties": {
+                    "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["C", "F"]}},
+                    "required": ["city"]}}})];
+            for (label, r) in [("plain", Request::default()), ("tools", Request { tools: tools.clone(), ..Request::default() }),
+                ("json", Request { response_format: Some(serde_json::json!({"type": "json_object"})), ..Request::default() })] {
+                let start = std::time::Instant::now();
+                let c = compile(&t, &r, &Options::default());
+                eprintln!("{name} {label}: {:?} in {:?}", c.map(|c| (c.machine.table.len(), c.machine.table.classes())), start.elapsed());
+            }
+        }
+    }
+}
