@@ -107,10 +107,10 @@ impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
 fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
     let mut out = [0u8; 256];
     let mut seen: HashMap<Vec<u8>, u8> = HashMap::new();
-    for b in 0..256 {
+    for (b, slot) in out.iter_mut().enumerate() {
         let key: Vec<u8> = maps.iter().map(|m| m[b]).collect();
         let n = seen.len();
-        out[b] = *seen.entry(key).or_insert(n as u8);
+        *slot = *seen.entry(key).or_insert(n as u8);
     }
     let n = seen.len();
     (out, n)
@@ -120,8 +120,8 @@ fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
 fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
     let mut reps = vec![0u8; stride];
     let mut set = vec![false; stride];
-    for b in 0..256 {
-        let c = classes[b] as usize;
+    for (b, &class) in classes.iter().enumerate() {
+        let c = class as usize;
         if !set[c] {
             set[c] = true;
             reps[c] = b as u8;
@@ -531,7 +531,9 @@ mod tests {
         let both = a.intersect(&b, &Limits::default()).unwrap();
         assert!(both.matches(b"good") && !both.matches(b"notbad") && !both.matches(b"A"));
         // An empty intersection trims to a dead start.
-        let never = Table::literal(b"bad").intersect(&b, &Limits::default()).unwrap();
+        let never = Table::literal(b"bad")
+            .intersect(&b, &Limits::default())
+            .unwrap();
         assert!(never.is_empty());
     }
 

@@ -92,11 +92,7 @@ impl Machine {
     pub fn build(graph: Graph, limits: &Limits) -> Result<Self, BuildError> {
         let tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
         let (classes, stride) = Table::merged_classes(&tables);
-        let mut start: Vec<Element> = graph
-            .starts
-            .iter()
-            .map(|&s| (s as u32, START))
-            .collect();
+        let mut start: Vec<Element> = graph.starts.iter().map(|&s| (s as u32, START)).collect();
         closure(&graph, &mut start);
         let mut keys: Vec<Vec<Element>> = Vec::new();
         let table = Table::determinize_keyed(

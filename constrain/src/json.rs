@@ -187,9 +187,7 @@ fn encode_pattern(h: &Hir) -> Result<Hir, String> {
         }),
         HirKind::Capture(c) => encode_pattern(&c.sub)?,
         HirKind::Concat(hs) => cat(hs.iter().map(encode_pattern).collect::<Result<_, _>>()?),
-        HirKind::Alternation(hs) => {
-            alt(hs.iter().map(encode_pattern).collect::<Result<_, _>>()?)
-        }
+        HirKind::Alternation(hs) => alt(hs.iter().map(encode_pattern).collect::<Result<_, _>>()?),
     })
 }
 
@@ -205,7 +203,7 @@ fn encode_class(class: &ClassUnicode) -> Hir {
     plain.difference(&escaped);
     escaped.intersect(class);
     let mut parts = Vec::new();
-    if plain.ranges().first().is_some() {
+    if !plain.ranges().is_empty() {
         parts.push(Hir::class(Class::Unicode(plain)));
     }
     for range in escaped.ranges() {
@@ -372,7 +370,11 @@ impl<'a> SchemaLanguage<'a> {
         match map.get("type") {
             Some(Value::String(t)) => known(t).into_iter().collect(),
             Some(Value::Array(ts)) => {
-                let mut out: Vec<&str> = ts.iter().filter_map(Value::as_str).filter_map(known).collect();
+                let mut out: Vec<&str> = ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(known)
+                    .collect();
                 // `integer` is inside `number`: keep one language for both.
                 if out.contains(&"number") {
                     out.retain(|t| *t != "integer");
@@ -570,7 +572,10 @@ impl<'a> SchemaLanguage<'a> {
         for i in (0..n).rev() {
             let (m, needed) = &members[i];
             let item = cat(vec![self.comma(), m.clone()]);
-            rest[i] = cat(vec![if *needed { item } else { opt(item) }, rest[i + 1].clone()]);
+            rest[i] = cat(vec![
+                if *needed { item } else { opt(item) },
+                rest[i + 1].clone(),
+            ]);
         }
         // first(i): members i.. when none was written yet.
         let mut first = if members.iter().any(|(_, needed)| *needed) {
@@ -581,7 +586,11 @@ impl<'a> SchemaLanguage<'a> {
         for i in (0..n).rev() {
             let (m, needed) = &members[i];
             let with = cat(vec![m.clone(), rest[i + 1].clone()]);
-            first = if *needed { with } else { alt(vec![with, first]) };
+            first = if *needed {
+                with
+            } else {
+                alt(vec![with, first])
+            };
         }
         Ok(Some(cat(vec![
             lit("{"),
@@ -608,16 +617,18 @@ impl<'a> SchemaLanguage<'a> {
             ])),
             None => Hir::empty(),
         };
-        cat(vec![lit("["), self.ws.clone(), inner, self.ws.clone(), lit("]")])
+        cat(vec![
+            lit("["),
+            self.ws.clone(),
+            inner,
+            self.ws.clone(),
+            lit("]"),
+        ])
     }
 
     /// Any JSON value with at most `levels` levels of containers.
     fn any_value(&self, levels: usize) -> Hir {
-        let mut parts = vec![
-            any_string(),
-            re(NUMBER),
-            re("true|false|null"),
-        ];
+        let mut parts = vec![any_string(), re(NUMBER), re("true|false|null")];
         if levels > 0 {
             parts.push(self.array_of(Some(self.any_value(levels - 1))));
             parts.push(self.object_of_any(levels - 1));
@@ -638,7 +649,13 @@ impl<'a> SchemaLanguage<'a> {
             member.clone(),
             repeat(cat(vec![self.comma(), member]), 0, None),
         ]));
-        cat(vec![lit("{"), self.ws.clone(), inner, self.ws.clone(), lit("}")])
+        cat(vec![
+            lit("{"),
+            self.ws.clone(),
+            inner,
+            self.ws.clone(),
+            lit("}"),
+        ])
     }
 }
 
@@ -668,10 +685,22 @@ mod tests {
         let t = table(json!({"type": "object", "properties": {
             "a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}},
             "required": ["b"]}));
-        for ok in [r#"{"b":""}"#, r#"{"a":1,"b":"x"}"#, r#"{"a":-3,"b":"x","c":true}"#, r#"{"b":"x","c":false}"#] {
+        for ok in [
+            r#"{"b":""}"#,
+            r#"{"a":1,"b":"x"}"#,
+            r#"{"a":-3,"b":"x","c":true}"#,
+            r#"{"b":"x","c":false}"#,
+        ] {
             assert!(t.matches(ok.as_bytes()), "{ok}");
         }
-        for bad in [r#"{}"#, r#"{"a":1}"#, r#"{"b":"x","a":1}"#, r#"{"b":"x",}"#, r#"{"b":"x","d":1}"#, r#"{ "b":"x"}"#] {
+        for bad in [
+            r#"{}"#,
+            r#"{"a":1}"#,
+            r#"{"b":"x","a":1}"#,
+            r#"{"b":"x",}"#,
+            r#"{"b":"x","d":1}"#,
+            r#"{ "b":"x"}"#,
+        ] {
             assert!(!t.matches(bad.as_bytes()), "{bad}");
         }
     }
@@ -735,21 +764,5 @@ mod tests {
         let ws = Table::from_hir(&hir, &Limits::default()).unwrap();
         assert!(ws.matches(b"{ \"a\" : [1, {\"b\": null}] }"));
         assert!(!ws.matches(b"{   \"a\":1}"));
-    }
-}
-#[cfg(test)]
-mod debug_any {
-    use super::*;
-    use crate::dfa::{Limits, Table};
-    #[test]
-    #[ignore]
-    fn any_sizes() {
-        let l = SchemaLanguage::new(&Value::Bool(true), JsonOptions::default());
-        for levels in 1..=5 {
-            let t = Table::from_hir(&l.any_object(levels), &Limits { max_states: 2_000_000, ..Limits::default() }).unwrap();
-            eprintln!("any object {levels} levels: {} states, {} classes", t.len(), t.classes());
-        }
-        for (n, p) in [("number", NUMBER), ("integer", INTEGER)] { eprintln!("{n}: {}", Table::from_hir(&re(p), &Limits::default()).unwrap().len()); }
-        eprintln!("string: {}", Table::from_hir(&any_string(), &Limits::default()).unwrap().len());
     }
 }

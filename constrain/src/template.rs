@@ -76,7 +76,10 @@ impl ToolChoice {
                 .and_then(Value::as_str)
                 .map(|n| Self::Function(n.to_string()))
                 .ok_or_else(|| cerr("tool_choice", "expected {\"function\": {\"name\": ...}}")),
-            _ => Err(cerr("tool_choice", "expected a string or a function object")),
+            _ => Err(cerr(
+                "tool_choice",
+                "expected a string or a function object",
+            )),
         }
     }
 }
@@ -276,13 +279,12 @@ fn shortest(table: &Table) -> Option<usize> {
     None
 }
 
-struct Builder<'a> {
-    template: &'a TemplateModel,
+struct Builder {
     options: Options,
     graph: Graph,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn limits(&self) -> Limits {
         self.options.limits
     }
@@ -300,7 +302,10 @@ impl Builder<'_> {
             return Err(cerr(at, "the delimiter matches nothing"));
         };
         if min == 0 {
-            return Err(cerr(at, "a delimiter that matches the empty string is not generated"));
+            return Err(cerr(
+                at,
+                "a delimiter that matches the empty string is not generated",
+            ));
         }
         // Bounded in length, and never starting with whitespace: whitespace before a delimiter
         // is written by the text before it (whose parser strips it), so a delimiter cannot
@@ -312,9 +317,14 @@ impl Builder<'_> {
             bounded_length(min + self.options.delimiter_slack),
         ]);
         let bound = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let out = table.intersect(&bound, &self.limits()).map_err(|e| build(at, e))?;
+        let out = table
+            .intersect(&bound, &self.limits())
+            .map_err(|e| build(at, e))?;
         if out.is_empty() {
-            return Err(cerr(at, "the delimiter only has forms that start with whitespace"));
+            return Err(cerr(
+                at,
+                "the delimiter only has forms that start with whitespace",
+            ));
         }
         Ok(out)
     }
@@ -358,7 +368,12 @@ fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
         let first = e.0.into_iter().next();
         first.map_or_else(
             || cerr("tools", "invalid"),
-            |e| cerr(format!("tools{}", e.pointer), format!("{}: {}", e.keyword, e.reason)),
+            |e| {
+                cerr(
+                    format!("tools{}", e.pointer),
+                    format!("{}: {}", e.keyword, e.reason),
+                )
+            },
         )
     })?;
     let mut tools = Vec::new();
@@ -397,15 +412,28 @@ fn family(field: &FieldModel) -> Result<Family, ConstrainError> {
             && t.pointer("/function/arguments") == Some(&Value::from("{content}"))
     };
     match (&field.content, &field.transform) {
-        (ContentSpec::Json { allow_non_json: false, .. }, Some(t)) if *t == whole && !open_has_name => {
-            Ok(Family::JsonCall)
-        }
-        (ContentSpec::Json { allow_non_json: false, .. }, Some(t)) if named(t) && open_has_name => {
-            Ok(Family::NamedJson)
-        }
-        (ContentSpec::XmlInline { tag_pattern: Some(re), value_parser: None, .. }, Some(t))
-            if named(t) && open_has_name =>
-        {
+        (
+            ContentSpec::Json {
+                allow_non_json: false,
+                ..
+            },
+            Some(t),
+        ) if *t == whole && !open_has_name => Ok(Family::JsonCall),
+        (
+            ContentSpec::Json {
+                allow_non_json: false,
+                ..
+            },
+            Some(t),
+        ) if named(t) && open_has_name => Ok(Family::NamedJson),
+        (
+            ContentSpec::XmlInline {
+                tag_pattern: Some(re),
+                value_parser: None,
+                ..
+            },
+            Some(t),
+        ) if named(t) && open_has_name => {
             // The parameter tags this family writes must read back as (key, value).
             let probe = "<parameter=k_1>\nv a\n</parameter>\n";
             let ok = matches!(re.captures(probe), Ok(Some(c))
@@ -484,8 +512,10 @@ fn xml_value(
     if let Some(values) = literal_values {
         let parts: Vec<Hir> = values
             .iter()
-            .filter(|v| structured_outputs::schema::type_name(v) == types[0]
-                || (types[0] == "number" && v.is_number()))
+            .filter(|v| {
+                structured_outputs::schema::type_name(v) == types[0]
+                    || (types[0] == "number" && v.is_number())
+            })
             .map(|v| match v {
                 Value::String(s) => Hir::literal(s.as_bytes()),
                 other => Hir::literal(other.to_string().as_bytes()),
@@ -551,7 +581,6 @@ pub fn compile(
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
     let mut b = Builder {
-        template,
         options: *options,
         graph: Graph::default(),
     };
@@ -566,14 +595,24 @@ pub fn compile(
             let first = e.0.into_iter().next();
             first.map_or_else(
                 || cerr("response_format", "invalid"),
-                |e| cerr(format!("response_format{}", e.pointer), format!("{}: {}", e.keyword, e.reason)),
+                |e| {
+                    cerr(
+                        format!("response_format{}", e.pointer),
+                        format!("{}: {}", e.keyword, e.reason),
+                    )
+                },
             )
         })?,
     };
-    if matches!(request.tool_choice, ToolChoice::Required | ToolChoice::Function(_))
-        && tools.is_none()
+    if matches!(
+        request.tool_choice,
+        ToolChoice::Required | ToolChoice::Function(_)
+    ) && tools.is_none()
     {
-        return Err(cerr("tool_choice", "a call is required but no tool is declared"));
+        return Err(cerr(
+            "tool_choice",
+            "a call is required but no tool is declared",
+        ));
     }
     let fields = &template.fields;
     let reasoning = REASONING.iter().find_map(|name| {
@@ -584,18 +623,26 @@ pub fn compile(
                 && matches!(f.content, ContentSpec::Text { .. })
         })
     });
-    let tool_field = fields.iter().find(|f| f.name == "tool_calls" && f.open.is_some());
+    let tool_field = fields
+        .iter()
+        .find(|f| f.name == "tool_calls" && f.open.is_some());
     let implicit = template.implicit.map(|i| &fields[i]);
     let content_field = fields.iter().find(|f| f.name == "content");
     if let Some(c) = content_field {
         if !matches!(c.content, ContentSpec::Text { .. }) {
-            return Err(cerr(field_path(c, "content"), "content is generated only as text"));
+            return Err(cerr(
+                field_path(c, "content"),
+                "content is generated only as text",
+            ));
         }
     }
     let family = match (&tools, tool_field) {
         (Some(_), Some(f)) => Some(family(f)?),
         (Some(_), None) => {
-            return Err(cerr("fields", "the template has no tool_calls field with an open delimiter"))
+            return Err(cerr(
+                "fields",
+                "the template has no tool_calls field with an open delimiter",
+            ))
         }
         (None, _) => None,
     };
@@ -606,13 +653,21 @@ pub fn compile(
     let reasoning_segments = match reasoning {
         Some(r) => {
             let (open, close) = (r.open.as_ref(), r.close.as_ref());
-            let (Some(open), Some(close)) = (open, close) else { unreachable!("filtered") };
+            let (Some(open), Some(close)) = (open, close) else {
+                unreachable!("filtered")
+            };
             let o = b.delimiter(open, None, &field_path(r, "open"))?;
             let body = b.avoiding(&[(close, field_path(r, "close"))])?;
             let c = b.delimiter(close, None, &field_path(r, "close"))?;
-            let o = b.graph.add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
-            let body = b.graph.add(format!("{}.body", r.name), SegmentKind::Body, body);
-            let c = b.graph.add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
+            let o = b
+                .graph
+                .add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
+            let body = b
+                .graph
+                .add(format!("{}.body", r.name), SegmentKind::Body, body);
+            let c = b
+                .graph
+                .add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
             b.graph.link(o, body);
             b.graph.link(body, c);
             Some((o, c))
@@ -624,11 +679,16 @@ pub fn compile(
     let mut call_opens = Vec::new();
     let mut call_closes = Vec::new();
     if let (Some(tools), Some(field), Some(family)) = (&tools, tool_field, family) {
-        let open = field.open.as_ref().ok_or_else(|| cerr("fields.tool_calls", "no open"))?;
-        let close_spec = field
-            .close
+        let open = field
+            .open
             .as_ref()
-            .ok_or_else(|| cerr(field_path(field, "close"), "a tool call needs a close delimiter"))?;
+            .ok_or_else(|| cerr("fields.tool_calls", "no open"))?;
+        let close_spec = field.close.as_ref().ok_or_else(|| {
+            cerr(
+                field_path(field, "close"),
+                "a tool call needs a close delimiter",
+            )
+        })?;
         let close_at = field_path(field, "close");
         let guard = b.avoiding(&[(close_spec, close_at.clone())])?;
         let close_table = b.delimiter(close_spec, None, &close_at)?;
@@ -639,7 +699,12 @@ pub fn compile(
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let args = SchemaLanguage::new(parameters, options.json)
                         .compile()
-                        .map_err(|e| cerr(format!("tools/{i}/function/parameters{}", e.pointer), e.reason))?;
+                        .map_err(|e| {
+                            cerr(
+                                format!("tools/{i}/function/parameters{}", e.pointer),
+                                e.reason,
+                            )
+                        })?;
                     let ws = ws_hir(options.json.whitespace);
                     calls.push(Hir::concat(vec![
                         Hir::literal(&b"{"[..]),
@@ -663,11 +728,16 @@ pub fn compile(
                 }
                 let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
                 let at = "tools";
-                let body = b.table(&body, at)?.intersect(&guard, &b.limits()).map_err(|e| build(at, e))?;
+                let body = b
+                    .table(&body, at)?
+                    .intersect(&guard, &b.limits())
+                    .map_err(|e| build(at, e))?;
                 let o = b.delimiter(open, None, &field_path(field, "open"))?;
                 let o = b.graph.add("tool_calls.open", SegmentKind::Delimiter, o);
                 let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
-                let c = b.graph.add("tool_calls.close", SegmentKind::Delimiter, close_table);
+                let c = b
+                    .graph
+                    .add("tool_calls.close", SegmentKind::Delimiter, close_table);
                 b.graph.link(o, body);
                 b.graph.link(body, c);
                 call_opens.push(o);
@@ -684,14 +754,30 @@ pub fn compile(
                     } else {
                         xml_body(parameters, options.json, &at)?
                     };
-                    let body = b.table(&body, &at)?.intersect(&guard, &b.limits()).map_err(|e| build(&at, e))?;
+                    let body = b
+                        .table(&body, &at)?
+                        .intersect(&guard, &b.limits())
+                        .map_err(|e| build(&at, e))?;
                     if body.is_empty() {
-                        return Err(cerr(&at, "no call of this tool can be written inside the delimiters"));
+                        return Err(cerr(
+                            &at,
+                            "no call of this tool can be written inside the delimiters",
+                        ));
                     }
                     let o = b.delimiter(open, Some(name), &field_path(field, "open"))?;
-                    let o = b.graph.add(format!("tool_calls.open({name})"), SegmentKind::Delimiter, o);
-                    let body = b.graph.add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
-                    let c = b.graph.add(format!("tool_calls.close({name})"), SegmentKind::Delimiter, close_table.clone());
+                    let o = b.graph.add(
+                        format!("tool_calls.open({name})"),
+                        SegmentKind::Delimiter,
+                        o,
+                    );
+                    let body =
+                        b.graph
+                            .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
+                    let c = b.graph.add(
+                        format!("tool_calls.close({name})"),
+                        SegmentKind::Delimiter,
+                        close_table.clone(),
+                    );
                     b.graph.link(o, body);
                     b.graph.link(body, c);
                     call_opens.push(o);
@@ -700,7 +786,10 @@ pub fn compile(
             }
         }
     }
-    let calls_required = matches!(request.tool_choice, ToolChoice::Required | ToolChoice::Function(_));
+    let calls_required = matches!(
+        request.tool_choice,
+        ToolChoice::Required | ToolChoice::Function(_)
+    );
 
     // Every explicit open (watched wherever no explicit region is open).
     let opens: Vec<(&DelimiterSpec, String)> = fields
@@ -711,11 +800,19 @@ pub fn compile(
     // The content value, when a response format asks for JSON.
     let json_content = match &format {
         ResponseFormat::Text => None,
-        ResponseFormat::JsonObject => Some(SchemaLanguage::new(&Value::Bool(true), options.json).any_object(structured_outputs::JSON_MODE_MAX_DEPTH)),
+        ResponseFormat::JsonObject => Some(
+            SchemaLanguage::new(&Value::Bool(true), options.json)
+                .any_object(structured_outputs::JSON_MODE_MAX_DEPTH),
+        ),
         ResponseFormat::JsonSchema(schema) => Some(
             SchemaLanguage::new(&schema.schema, options.json)
                 .compile()
-                .map_err(|e| cerr(format!("response_format/json_schema/schema{}", e.pointer), e.reason))?,
+                .map_err(|e| {
+                    cerr(
+                        format!("response_format/json_schema/schema{}", e.pointer),
+                        e.reason,
+                    )
+                })?,
         ),
     };
 
@@ -730,20 +827,29 @@ pub fn compile(
             let end = match &field.close {
                 Some(close) => {
                     let t = b.delimiter(close, None, &field_path(field, "close"))?;
-                    b.graph.add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
+                    b.graph
+                        .add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
                 }
-                None => b.graph.add("end", SegmentKind::Delimiter, Table::literal(b"")),
+                None => b
+                    .graph
+                    .add("end", SegmentKind::Delimiter, Table::literal(b"")),
             };
             b.graph.segments[end].last = true;
             let content = match &json_content {
-                None => b.graph.add(format!("{}.text", field.name), SegmentKind::Body, free),
+                None => b
+                    .graph
+                    .add(format!("{}.text", field.name), SegmentKind::Body, free),
                 Some(json) => {
                     let at = "response_format";
                     let t = b
-                        .table(&Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]), at)?
+                        .table(
+                            &Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]),
+                            at,
+                        )?
                         .intersect(&free, &b.limits())
                         .map_err(|e| build(at, e))?;
-                    b.graph.add(format!("{}.json", field.name), SegmentKind::Body, t)
+                    b.graph
+                        .add(format!("{}.json", field.name), SegmentKind::Body, t)
                 }
             };
             // What may come first (or right after the reasoning region): the content; with
@@ -791,11 +897,16 @@ pub fn compile(
             // content region or a call.
             let glue_free = b.avoiding(&opens)?;
             let glue_bound = b.table(&bounded_length(options.glue), "glue")?;
-            let glue = glue_free.intersect(&glue_bound, &b.limits()).map_err(|e| build("glue", e))?;
+            let glue = glue_free
+                .intersect(&glue_bound, &b.limits())
+                .map_err(|e| build("glue", e))?;
             let content_region = match content_field {
                 Some(field) if !calls_required => {
                     let (Some(open), Some(close)) = (&field.open, &field.close) else {
-                        return Err(cerr(field_path(field, "close"), "the content region needs an open and a close"));
+                        return Err(cerr(
+                            field_path(field, "close"),
+                            "the content region needs an open and a close",
+                        ));
                     };
                     let o = b.delimiter(open, None, &field_path(field, "open"))?;
                     let close_at = field_path(field, "close");
@@ -803,7 +914,10 @@ pub fn compile(
                     let body = match &json_content {
                         None => guard,
                         Some(json) => b
-                            .table(&Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]), "response_format")?
+                            .table(
+                                &Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]),
+                                "response_format",
+                            )?
                             .intersect(&guard, &b.limits())
                             .map_err(|e| build("response_format", e))?,
                     };
@@ -824,7 +938,10 @@ pub fn compile(
             after_glue.extend(content_region);
             after_glue.extend(call_opens.iter().copied());
             if after_glue.is_empty() {
-                return Err(cerr("fields", "the template has no content region to write"));
+                return Err(cerr(
+                    "fields",
+                    "the template has no content region to write",
+                ));
             }
             if let Some((o, c)) = reasoning_segments {
                 b.graph.link(g0, o);
@@ -850,7 +967,10 @@ pub fn compile(
     b.graph.starts = starts;
     let machine = Machine::build(b.graph, &options.limits).map_err(|e| build("response", e))?;
     if machine.table.is_empty() {
-        return Err(cerr("response", "no response satisfies the template and the request"));
+        return Err(cerr(
+            "response",
+            "no response satisfies the template and the request",
+        ));
     }
     Ok(Constraint { machine, family })
 }
@@ -884,9 +1004,15 @@ fn xml_body(parameters: &Value, json: JsonOptions, at: &str) -> Result<Hir, Cons
     let mut parts = vec![Hir::literal(&b"\n"[..])];
     if let Some(Value::Object(properties)) = parameters.get("properties") {
         for (key, schema) in properties {
-            let p_at = format!("{at}/properties/{}", structured_outputs::schema::escape_token(key));
+            let p_at = format!(
+                "{at}/properties/{}",
+                structured_outputs::schema::escape_token(key)
+            );
             if key.contains('>') || key.contains('\n') {
-                return Err(cerr(p_at, "a parameter name with `>` or a newline cannot be a tag"));
+                return Err(cerr(
+                    p_at,
+                    "a parameter name with `>` or a newline cannot be a tag",
+                ));
             }
             let value = xml_value(schema, parameters, json, &p_at)?;
             // The value may not hold the parameter's close tag (the tag pattern stops at the
@@ -926,10 +1052,12 @@ mod tests {
     }
 
     fn weather() -> Vec<Value> {
-        vec![serde_json::json!({"type": "function", "function": {"name": "get_weather",
+        vec![
+            serde_json::json!({"type": "function", "function": {"name": "get_weather",
             "parameters": {"type": "object", "properties": {
                 "city": {"type": "string"}, "days": {"type": "integer"}},
-                "required": ["city"]}}})]
+                "required": ["city"]}}}),
+        ]
     }
 
     #[test]
@@ -958,29 +1086,6 @@ mod tests {
             "text <think> more<|im_end|>",
         ] {
             assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
-    }
-}
-#[cfg(test)]
-mod debug_sizes2 {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn sizes2() {
-        for name in ["smollm3", "qwen3", "hermes", "gpt-oss", "gemma-4", "qwen3-coder"] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../templates/{name}.json"));
-            let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-            let t = template_build::model::load(&value).unwrap();
-            let tools = vec![serde_json::json!({"type": "function", "function": {"name": "get_weather",
-                "parameters": {"type": "object", "properties": {
-                    "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["C", "F"]}},
-                    "required": ["city"]}}})];
-            for (label, r) in [("plain", Request::default()), ("tools", Request { tools: tools.clone(), ..Request::default() }),
-                ("json", Request { response_format: Some(serde_json::json!({"type": "json_object"})), ..Request::default() })] {
-                let start = std::time::Instant::now();
-                let c = compile(&t, &r, &Options::default());
-                eprintln!("{name} {label}: {:?} in {:?}", c.map(|c| (c.machine.table.len(), c.machine.table.classes())), start.elapsed());
-            }
         }
     }
 }

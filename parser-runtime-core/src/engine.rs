@@ -384,9 +384,12 @@ impl Sink for Collect<'_, '_> {
             field: self.names[field].clone(),
             value,
             #[cfg(feature = "contracts")]
-            violations: self
-                .regions
-                .check_new_calls(calls_before, self.tpl.fields[field].repeats),
+            violations: if self.tpl.fields[field].name == "tool_calls" {
+                self.regions
+                    .check_new_calls(calls_before, self.tpl.fields[field].repeats)
+            } else {
+                Vec::new()
+            },
         });
         Ok(())
     }
@@ -441,7 +444,8 @@ impl Regions {
         }
     }
 
-    /// Checks the tool calls a closing region added (strict tools): with `repeats` the calls
+    /// Checks the tool calls a closing `tool_calls` region added (strict tools; other fields
+    /// never change the message's `tool_calls`): with `repeats` the calls
     /// from index `before` on (the region appended them); otherwise the region replaced the
     /// list, so every call is checked again and the earlier calls' violations are dropped.
     /// Records the violations and returns the new calls'.

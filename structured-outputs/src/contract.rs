@@ -32,11 +32,13 @@ pub const STRICT_TOOLS_MAX_PROPERTIES: usize = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
-    /// The content is not JSON (JSON modes).
+    /// The content is not JSON (JSON modes), or a call's arguments are a string that is not
+    /// JSON (strict tools).
     NotJson,
     /// The content is JSON but not an object (JSON modes).
     NotObject,
-    /// JSON mode: nested deeper than [`JSON_MODE_MAX_DEPTH`].
+    /// Nested deeper than [`JSON_MODE_MAX_DEPTH`] (JSON mode) or [`JSON_READER_MAX_DEPTH`]
+    /// (JSON Schema mode content, tool-call arguments).
     TooDeep,
     /// Strict tools: a call names no declared tool.
     UnknownTool,
@@ -192,6 +194,15 @@ impl ResponseFormat {
         let parsed = match message.get("content") {
             Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
                 Ok(v) => v,
+                Err(e) if is_recursion_limit(&e) && !text.trim_start().starts_with('{') => {
+                    out.push(violation(
+                        ViolationKind::NotObject,
+                        "/content",
+                        "a JSON object",
+                        "a deeply nested array",
+                    ));
+                    return out;
+                }
                 Err(e) if is_recursion_limit(&e) => {
                     // serde_json read it as JSON up to a nesting it will not go past.
                     for pointer in containers_past(text, limit) {
@@ -619,7 +630,7 @@ impl StrictTools {
                 if let Some(Value::Object(declared)) = tool.declared.get("properties") {
                     for (param, schema) in declared {
                         let mut types = Vec::new();
-                        resolved_types(&tool.declared, schema, 0, &mut types);
+                        resolved_types(&tool.declared, schema, &mut types);
                         let types = types.into_iter().map(Value::from).collect();
                         let mut typed = Map::new();
                         typed.insert("type".into(), Value::Array(types));
@@ -659,12 +670,22 @@ impl StrictTools {
                     parsed = v;
                     &parsed
                 }
-                Err(_) => {
+                Err(e) if is_recursion_limit(&e) => {
+                    for p in containers_past(text, JSON_READER_MAX_DEPTH) {
+                        out.push(too_deep_violation(
+                            format!("{at}{p}"),
+                            JSON_READER_MAX_DEPTH,
+                            format!("a container at level {}", JSON_READER_MAX_DEPTH + 1),
+                        ));
+                    }
+                    return out;
+                }
+                Err(e) => {
                     out.push(violation(
-                        ViolationKind::TypeMismatch,
+                        ViolationKind::NotJson,
                         at,
-                        "object",
-                        describe(&Value::String(text.clone())),
+                        "a JSON object",
+                        format!("text that is not JSON ({e})"),
                     ));
                     return out;
                 }
@@ -675,6 +696,12 @@ impl StrictTools {
                 &parsed
             }
         };
+        // The value checks recurse with the value: past the reader's depth, stop there (the
+        // parser admits deeper JSON than the checker should walk on a small stack).
+        too_deep(arguments, &at, 1, JSON_READER_MAX_DEPTH, &mut out);
+        if !out.is_empty() {
+            return out;
+        }
         schema_violations(&tool.parameters, arguments, &at, &mut out);
         // An undeclared property of the arguments object itself is a hallucinated parameter.
         let top = format!("{at}/");
@@ -683,8 +710,13 @@ impl StrictTools {
                 .pointer
                 .strip_prefix(&top)
                 .is_some_and(|rest| !rest.contains('/'));
-            if v.kind == ViolationKind::AdditionalProperty && is_top {
-                let key = v.pointer[top.len()..].replace("~1", "/").replace("~0", "~");
+            let key = if is_top {
+                v.pointer[top.len()..].replace("~1", "/").replace("~0", "~")
+            } else {
+                String::new()
+            };
+            // (A declared parameter whose schema is `false` stays additional_property.)
+            if v.kind == ViolationKind::AdditionalProperty && is_top && !tool.names.contains(&key) {
                 v.kind = ViolationKind::UnknownParameter;
                 v.expected = format!("one of {:?}", tool.names);
                 v.found = format!("parameter {key:?}");
@@ -695,42 +727,55 @@ impl StrictTools {
     }
 }
 
-/// The JSON type names a parameter schema gives its values, for [`StrictTools::typing_tools`]
-/// (`depth` bounds `$ref`/`anyOf` chains; the gate already rejected cycles).
-fn resolved_types(document: &Value, schema: &Value, depth: usize, out: &mut Vec<String>) {
-    let Value::Object(map) = schema else { return };
-    if depth > 64 {
-        return;
-    }
-    let mut push = |t: &str| {
+/// The JSON type names a parameter schema gives its values, for [`StrictTools::typing_tools`]:
+/// a pre-order walk (the schema's `type`, else its `enum`/`const` value types, then its
+/// `$ref` target, then its `anyOf` members), each schema visited once, so the cost is linear
+/// in the schema (the gate bounds the fan-out and rejects cycles).
+fn resolved_types(document: &Value, schema: &Value, out: &mut Vec<String>) {
+    let push = |t: &str, out: &mut Vec<String>| {
         if !out.iter().any(|o| o == t) {
             out.push(t.to_string());
         }
     };
-    match map.get("type") {
-        Some(Value::String(t)) => push(t),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).for_each(&mut push),
-        _ => {
-            if let Some(Value::Array(values)) = map.get("enum") {
-                values.iter().for_each(|v| push(type_name(v)));
+    let mut seen: std::collections::HashSet<*const Value> = std::collections::HashSet::new();
+    let mut stack = vec![schema];
+    while let Some(schema) = stack.pop() {
+        let Value::Object(map) = schema else { continue };
+        let id: *const Value = schema;
+        if !seen.insert(id) {
+            continue;
+        }
+        match map.get("type") {
+            Some(Value::String(t)) => push(t, out),
+            Some(Value::Array(ts)) => {
+                for t in ts.iter().filter_map(Value::as_str) {
+                    push(t, out);
+                }
             }
-            if let Some(v) = map.get("const") {
-                push(type_name(v));
+            _ => {
+                if let Some(Value::Array(values)) = map.get("enum") {
+                    for v in values {
+                        push(type_name(v), out);
+                    }
+                }
+                if let Some(v) = map.get("const") {
+                    push(type_name(v), out);
+                }
             }
         }
-    }
-    if let Some(target) = map
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix('#'))
-        .and_then(crate::schema::decode_fragment)
-        .and_then(|p| document.pointer(&p))
-    {
-        resolved_types(document, target, depth + 1, out);
-    }
-    if let Some(Value::Array(members)) = map.get("anyOf") {
-        for member in members {
-            resolved_types(document, member, depth + 1, out);
+        // Children in reverse, so the stack visits the $ref target, then the members in
+        // order.
+        if let Some(Value::Array(members)) = map.get("anyOf") {
+            stack.extend(members.iter().rev());
+        }
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(crate::schema::decode_fragment)
+            .and_then(|p| document.pointer(&p))
+        {
+            stack.push(target);
         }
     }
 }

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 /// A schema the compiler does not admit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{pointer}: {keyword}: {reason}")]
+#[error("{}: {keyword}: {reason}", if pointer.is_empty() { "(root)" } else { pointer.as_str() })]
 pub struct SchemaError {
     /// JSON pointer of the offending place in the schema (RFC 6901, `""` for the root).
     pub pointer: String,
@@ -73,6 +73,13 @@ pub const FORMATS: &[&str] = &["date-time", "date", "time", "uuid"];
 const TYPES: &[&str] = &[
     "string", "integer", "number", "boolean", "object", "array", "null",
 ];
+
+fn has_duplicates(values: &[Value]) -> bool {
+    values
+        .iter()
+        .enumerate()
+        .any(|(i, v)| values[..i].contains(v))
+}
 
 /// RFC 6901 escaping of one reference token.
 pub fn escape_token(token: &str) -> String {
@@ -132,12 +139,14 @@ impl Gate {
                     }
                     _ => self.error(&at, key, "must be an object of schemas"),
                 },
-                "required" => {
-                    let ok = v.as_array().is_some_and(|a| a.iter().all(Value::is_string));
-                    if !ok {
-                        self.error(&at, key, "must be an array of property names");
+                "required" => match v.as_array() {
+                    Some(names) if names.iter().all(Value::is_string) => {
+                        if has_duplicates(names) {
+                            self.error(&at, key, "names a property twice");
+                        }
                     }
-                }
+                    _ => self.error(&at, key, "must be an array of property names"),
+                },
                 "additionalProperties" | "items" => {
                     if key == "items" && v.is_array() {
                         self.error(
@@ -225,6 +234,9 @@ impl Gate {
                 return;
             }
         };
+        if has_duplicates(&names.iter().map(|v| (*v).clone()).collect::<Vec<_>>()) {
+            self.error(at, "type", "names a type twice");
+        }
         for name in names {
             match name.as_str() {
                 Some(n) if TYPES.contains(&n) => {}
@@ -255,6 +267,17 @@ impl Gate {
             self.error(at, "$ref", "must be a string");
             return;
         };
+        if !r
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@/?%#".contains(c))
+        {
+            self.error(
+                at,
+                "$ref",
+                format!("{r:?} is not a URI reference (percent-encode other characters)"),
+            );
+            return;
+        }
         let target = r.strip_prefix('#').and_then(decode_fragment);
         match target {
             Some(target) => self.refs.push((owner.to_string(), at.to_string(), target)),
@@ -267,8 +290,9 @@ impl Gate {
     }
 
     /// After the walk: every reference lands on a place walked as a schema (so no keyword
-    /// reaches the checker unchecked), and no cycle of references and `anyOf` members comes
-    /// back to a schema without going through a property or an item.
+    /// reaches the checker unchecked), no cycle of references and `anyOf` members comes
+    /// back to a schema without going through a property or an item, and no schema fans out
+    /// through them to more than [`MAX_FAN_OUT`] schemas applied at one place of the value.
     fn check_references(&mut self) {
         let mut edges: HashMap<String, Vec<String>> = self.any_of.clone();
         for (owner, at, target) in self.refs.clone() {
@@ -394,6 +418,80 @@ pub fn decode_fragment(fragment: &str) -> Option<String> {
     }
 }
 
+/// The most schemas that `anyOf` members and `$ref` targets may apply at one place of a
+/// value, counted with repetitions (a diamond of references counts every path). Checking a
+/// value, and collecting its errors, costs about this much per place.
+pub const MAX_FAN_OUT: usize = 4096;
+
+impl Gate {
+    /// For every schema, the number of schemas it applies at the same place of the value
+    /// through `anyOf` and `$ref` (itself included, every path counted), memoized; an error
+    /// for the first schema past [`MAX_FAN_OUT`]. Runs after [`Self::check_references`]
+    /// found no cycle, so the edges form a DAG.
+    fn check_fan_out(&mut self) {
+        let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (owner, members) in &self.any_of {
+            edges
+                .entry(owner.as_str())
+                .or_default()
+                .extend(members.iter().map(String::as_str));
+        }
+        for (owner, _, target) in &self.refs {
+            edges
+                .entry(owner.as_str())
+                .or_default()
+                .push(target.as_str());
+        }
+        let mut memo: HashMap<&str, usize> = HashMap::new();
+        let mut nodes: Vec<&str> = edges.keys().copied().collect();
+        nodes.sort_unstable();
+        let mut over: Option<(String, usize)> = None;
+        'outer: for root in nodes {
+            // Iterative post-order: a chain of references may be very long.
+            let mut stack = vec![(root, false)];
+            while let Some((node, expanded)) = stack.pop() {
+                if memo.contains_key(node) {
+                    continue;
+                }
+                let children = edges.get(node).map(Vec::as_slice).unwrap_or(&[]);
+                if expanded {
+                    let total = children
+                        .iter()
+                        .map(|c| memo.get(c).copied().unwrap_or(1))
+                        .fold(1usize, usize::saturating_add);
+                    memo.insert(node, total);
+                    if total > MAX_FAN_OUT {
+                        over = Some((node.to_string(), total));
+                        break 'outer;
+                    }
+                } else {
+                    stack.push((node, true));
+                    for &c in children {
+                        if !memo.contains_key(c) {
+                            stack.push((c, false));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((node, total)) = over {
+            let count = if total == usize::MAX {
+                "too many".to_string()
+            } else {
+                total.to_string()
+            };
+            self.error(
+                &node,
+                "anyOf",
+                format!(
+                    "applies {count} schemas at one place through anyOf and $ref (at most \
+                     {MAX_FAN_OUT}); checking would take too long"
+                ),
+            );
+        }
+    }
+}
+
 fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -437,6 +535,9 @@ pub fn check_subset(schema: &Value, strictness: Strictness) -> Result<(), Schema
     };
     gate.schema(schema, "");
     gate.check_references();
+    if gate.errors.is_empty() {
+        gate.check_fan_out();
+    }
     if gate.errors.is_empty() {
         Ok(())
     } else {
@@ -685,10 +786,19 @@ pub fn compile(
         .should_validate_formats(true)
         .build(schema)
         .map_err(|e| {
+            // The checker validates the schema against its meta-schema: the error's instance
+            // path is the place in the schema.
+            let pointer = e.instance_path().as_str().to_string();
+            let keyword = pointer
+                .rsplit('/')
+                .next()
+                .filter(|k| !k.is_empty())
+                .unwrap_or("schema")
+                .to_string();
             SchemaErrors(vec![SchemaError {
-                pointer: String::new(),
-                keyword: "schema".into(),
-                reason: format!("cannot build the checker: {e}"),
+                pointer,
+                keyword,
+                reason: format!("the checker refuses it: {e}"),
             }])
         })?;
     let compiled = Arc::new(CompiledSchema {

@@ -75,15 +75,15 @@ fn strict_tools_guarantees() {
             (ViolationKind::UnknownParameter, format!("{ARGS}/town")),
         ]
     );
-    // Arguments given as a JSON string are checked the same way; a non-JSON string is not an
-    // object.
+    // Arguments given as a JSON string are checked the same way; a string that is not JSON
+    // is not_json.
     assert_eq!(
         kinds(&contract, call("get_weather", json!("{\"city\": 5}"))),
         [(ViolationKind::TypeMismatch, format!("{ARGS}/city"))]
     );
     assert_eq!(
         kinds(&contract, call("get_weather", json!("city=Paris"))),
-        [(ViolationKind::TypeMismatch, ARGS.to_string())]
+        [(ViolationKind::NotJson, ARGS.to_string())]
     );
 }
 
@@ -457,4 +457,104 @@ fn false_schemas_and_found_values() {
             (ViolationKind::TypeMismatch, "/content/c", "null"),
         ]
     );
+}
+
+/// A diamond of anyOf/$ref edges: 2^levels paths to the leaf at one place.
+fn diamond(levels: usize, leaf: Value) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..levels {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert(format!("d{levels}"), leaf);
+    json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "required": ["x"],
+           "$defs": defs})
+}
+
+#[test]
+fn fan_out_through_any_of_and_refs_is_bounded() {
+    // Each level applies its two members and their two references: about 2^(levels + 2)
+    // schemas at one place. 9 levels (2045) are admitted and checked quickly; 11 (8189) are
+    // refused at compile time.
+    let ok = ResponseFormat::json_schema(&diamond(9, json!({"type": "integer"})))
+        .expect("2045 schemas admitted");
+    let contract = Contract {
+        response_format: Some(ok),
+        ..Contract::default()
+    };
+    let v = contract.check(&message(
+        json!({"role": "assistant", "content": r#"{"x": "s"}"#}),
+    ));
+    assert_eq!(v.len(), 1, "{v:?}");
+    let e = ResponseFormat::json_schema(&diamond(11, json!({"type": "integer"})))
+        .expect_err("8189 schemas refused");
+    assert!(e.0[0].reason.contains("at most 4096"), "{e}");
+    let e = StrictTools::new(&[
+        json!({"name": "f", "parameters": diamond(40, json!({"type": "string"}))}),
+    ])
+    .expect_err("refused");
+    assert!(e.0.iter().any(|e| e.keyword == "anyOf"), "{e}");
+}
+
+#[test]
+fn deep_arguments_stop_at_the_reader_limit() {
+    let node = json!({"$defs": {"n": {"type": "object", "properties": {
+        "a": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]}}, "required": ["a"]}},
+        "type": "object", "properties": {"a": {"anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}]}},
+        "required": ["a"]});
+    let tools = StrictTools::new(&[json!({"name": "f", "parameters": node})]).expect("tools");
+    let contract = Contract {
+        strict_tools: Some(tools),
+        ..Contract::default()
+    };
+    let mut args = json!(null);
+    for _ in 0..900 {
+        args = json!({"a": args});
+    }
+    // Run on a small stack, as a worker thread would.
+    let got = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || kinds(&contract, call("f", args)))
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, ViolationKind::TooDeep);
+    assert_eq!(got[0].1.matches("/a").count(), 128, "{}", got[0].1);
+}
+
+#[test]
+fn schema_errors_name_their_place() {
+    for (schema, pointer, keyword) in [
+        (
+            json!({"type": "object", "properties": {"x": {}}, "required": ["x", "x"]}),
+            "/required",
+            "required",
+        ),
+        (json!({"type": ["string", "string"]}), "/type", "type"),
+        (
+            json!({"$defs": {"é": {}}, "$ref": "#/$defs/é"}),
+            "/$ref",
+            "$ref",
+        ),
+    ] {
+        let e = structured_outputs::compile(&schema, structured_outputs::Strictness::Strict)
+            .expect_err("refused");
+        assert_eq!(
+            (e.0[0].pointer.as_str(), e.0[0].keyword.as_str()),
+            (pointer, keyword),
+            "{e}"
+        );
+    }
+    let e = structured_outputs::compile(
+        &json!({"type": "object", "enum": []}),
+        structured_outputs::Strictness::Strict,
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("/enum"), "{e}");
+    let e = ResponseFormat::json_schema(&json!({"type": "array"})).unwrap_err();
+    assert!(e.to_string().starts_with("(root): type"), "{e}");
 }

@@ -352,3 +352,37 @@ fn a_replaced_tool_call_list_is_checked_again() {
         ]
     );
 }
+
+#[test]
+fn only_tool_call_closes_carry_violations() {
+    use parser_runtime::structured_outputs::{Contract, StrictTools};
+    let template = templates::by_name("smollm3").unwrap().unwrap();
+    let tools = [
+        json!({"type": "function", "function": {"name": "web_search",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                       "required": ["query"]}}}),
+    ];
+    let contract = std::sync::Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(&tools).unwrap()),
+        ..Contract::default()
+    });
+    let mut parser = ResponseParser::with_tools(template, "", &tools).unwrap();
+    parser.set_contract(contract);
+    let text = "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": 1}}\n</tool_call>\nDone.<|im_end|>";
+    let mut events = parser.feed(text).unwrap();
+    events.extend(parser.finalize().unwrap().1);
+    let closes: Vec<(String, usize)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RegionClose {
+                field, violations, ..
+            } => Some((field.to_string(), violations.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        closes,
+        [("tool_calls".to_string(), 1), ("content".to_string(), 0)]
+    );
+    assert_eq!(parser.violations().len(), 1);
+}
