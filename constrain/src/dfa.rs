@@ -225,7 +225,7 @@ impl Table {
         .map(Self::trim)
     }
 
-    /// Every text that contains no match of `hir` anywhere (every state accepting): the
+    /// Every UTF-8 text that contains no match of `hir` anywhere (every state accepting): the
     /// language of free text that must not hold a delimiter.
     ///
     /// Errors: as [`Self::from_hir`].
@@ -234,13 +234,21 @@ impl Table {
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::No))
             .map_err(|e| BuildError::Regex(e.to_string()))?;
-        Self::extract(&dfa, start, limits, |dfa, sid| {
+        let avoid = Self::extract(&dfa, start, limits, |dfa, sid| {
             // A match state (matches are reported one byte late) or a match ending right
             // here both mean the text holds a match.
             let hit = dfa.is_match_state(sid) || dfa.is_match_state(dfa.next_eoi_state(sid));
             let alive = !dfa.is_dead_state(sid) && !hit;
             (alive, alive)
-        })
+        })?;
+        // Text is UTF-8.
+        let utf8 = Self::from_hir(&Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::dot(regex_syntax::hir::Dot::AnyChar)),
+        }), limits)?;
+        avoid.intersect(&utf8, limits)
     }
 
     /// Walks a regex-automata DFA from `start` into a table; `judge` says whether a state is
@@ -384,6 +392,36 @@ impl Table {
     pub(crate) fn merged_classes(tables: &[&Self]) -> ([u8; 256], usize) {
         let maps: Vec<&[u8; 256]> = tables.iter().map(|t| &t.classes).collect();
         merge_classes(&maps)
+    }
+
+    /// Merges byte columns that every state treats alike (fewer columns, same language).
+    pub fn compact(self) -> Self {
+        let n = self.len();
+        let mut columns: HashMap<Vec<u32>, u8> = HashMap::new();
+        let mut classes = [0u8; 256];
+        let mut firsts: Vec<usize> = Vec::new();
+        for (b, class) in classes.iter_mut().enumerate() {
+            let old = self.classes[b] as usize;
+            let column: Vec<u32> = (0..n).map(|s| self.trans[s * self.stride + old]).collect();
+            let next = columns.len() as u8;
+            *class = *columns.entry(column).or_insert_with(|| {
+                firsts.push(old);
+                next
+            });
+        }
+        let stride = firsts.len();
+        let mut trans = Vec::with_capacity(n * stride);
+        for s in 0..n {
+            for &old in &firsts {
+                trans.push(self.trans[s * self.stride + old]);
+            }
+        }
+        Self {
+            classes,
+            stride,
+            trans,
+            accept: self.accept,
+        }
     }
 
     /// Every state that cannot reach an accepting state becomes [`DEAD`], and states that

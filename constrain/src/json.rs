@@ -673,6 +673,35 @@ mod tests {
     }
 
     #[test]
+    fn json_mode_reader() {
+        let t = any_object_table(5, 0, &Limits::default()).unwrap();
+        for ok in [
+            r#"{}"#,
+            r#"{"a":[1,-0.5e+12,true,null,"x\u00e9\n"],"b":{"c":{"d":{"e":[]}}}}"#,
+            "{\"é\":\"日本\"}",
+        ] {
+            assert!(t.matches(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            r#"[]"#,
+            r#"{"a":{"b":{"c":{"d":{"e":[1]}}}}}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1,}"#,
+            r#"{ "a":1}"#,
+            r#"{"a":"\ud800"}"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":tru}"#,
+            r#"{"a":1}}"#,
+        ] {
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
+        assert!(!t.matches(b"{\"a\":\"\xff\"}"));
+        let ws = any_object_table(5, 1, &Limits::default()).unwrap();
+        assert!(ws.matches(b"{ \"a\" : [1, 2] }") && !ws.matches(b"{  \"a\":1}"));
+        assert!(t.len() < 10_000, "{} states", t.len());
+    }
+
+    #[test]
     fn fixed_patterns_parse() {
         for p in [INTEGER, NUMBER, DATE, TIME, UUID] {
             re(p);
@@ -765,4 +794,262 @@ mod tests {
         assert!(ws.matches(b"{ \"a\" : [1, {\"b\": null}] }"));
         assert!(!ws.matches(b"{   \"a\":1}"));
     }
+}
+
+/// Where a bounded-depth JSON reader is inside a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Lex {
+    /// Only `{` (the top-level value is an object).
+    Top,
+    /// After `{`: a key or `}`.
+    ObjectStart,
+    /// After `,` in an object: a key.
+    Key,
+    /// After a key: `:`.
+    Colon,
+    /// A value.
+    Value,
+    /// After `[`: a value or `]`.
+    ArrayStart,
+    /// After a value: `,` or the container's close.
+    After,
+    /// Inside a string (`key`: it is a key).
+    Str { key: bool, sub: StrSub },
+    /// Inside a number.
+    Num(NumSub),
+    /// Inside `true`, `false` or `null`: the literal and how many bytes were read.
+    Lit(u8, u8),
+    /// The top-level object is closed.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum StrSub {
+    Plain,
+    Escape,
+    /// `\u` and this many hex digits so far.
+    Hex(u8),
+    /// UTF-8 continuation bytes still to come, and the range of the next one.
+    Utf8(u8, u8, u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum NumSub {
+    Minus,
+    Zero,
+    Int(u8),
+    Dot,
+    Frac(u8),
+    E,
+    ESign,
+    Exp(u8),
+}
+
+const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
+
+/// The reader's state: the open containers (`{` or `[`), the lexer state, and the whitespace
+/// bytes since the last token.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Reader {
+    stack: Vec<u8>,
+    lex: Lex,
+    ws: u8,
+}
+
+impl Reader {
+    fn with(&self, lex: Lex) -> Self {
+        Self {
+            stack: self.stack.clone(),
+            lex,
+            ws: 0,
+        }
+    }
+
+    fn step(&self, b: u8, levels: usize, whitespace: usize) -> Option<Self> {
+        let is_ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        let between = matches!(
+            self.lex,
+            Lex::ObjectStart | Lex::Key | Lex::Colon | Lex::Value | Lex::ArrayStart | Lex::After
+        );
+        if is_ws && between {
+            return ((self.ws as usize) < whitespace).then(|| Self {
+                ws: self.ws + 1,
+                ..self.clone()
+            });
+        }
+        match self.lex {
+            Lex::Top => (b == b'{').then(|| self.push(b'{', levels)).flatten(),
+            Lex::ObjectStart => match b {
+                b'"' => Some(self.with(Lex::Str { key: true, sub: StrSub::Plain })),
+                b'}' => Some(self.pop()),
+                _ => None,
+            },
+            Lex::Key => (b == b'"').then(|| self.with(Lex::Str { key: true, sub: StrSub::Plain })),
+            Lex::Colon => (b == b':').then(|| self.with(Lex::Value)),
+            Lex::Value => self.value_start(b, levels),
+            Lex::ArrayStart => match b {
+                b']' => Some(self.pop()),
+                _ => self.value_start(b, levels),
+            },
+            Lex::After => match (b, self.stack.last()) {
+                (b',', Some(b'{')) => Some(self.with(Lex::Key)),
+                (b',', Some(b'[')) => Some(self.with(Lex::Value)),
+                (b'}', Some(b'{')) | (b']', Some(b'[')) => Some(self.pop()),
+                _ => None,
+            },
+            Lex::Str { key, sub } => {
+                let next = match sub {
+                    StrSub::Plain => match b {
+                        b'"' => {
+                            return Some(self.with(if key { Lex::Colon } else { Lex::After }))
+                        }
+                        b'\\' => StrSub::Escape,
+                        0..=0x1f => return None,
+                        0x20..=0x7f => StrSub::Plain,
+                        0xc2..=0xdf => StrSub::Utf8(1, 0x80, 0xbf),
+                        0xe0 => StrSub::Utf8(2, 0xa0, 0xbf),
+                        0xe1..=0xec | 0xee..=0xef => StrSub::Utf8(2, 0x80, 0xbf),
+                        0xed => StrSub::Utf8(2, 0x80, 0x9f),
+                        0xf0 => StrSub::Utf8(3, 0x90, 0xbf),
+                        0xf1..=0xf3 => StrSub::Utf8(3, 0x80, 0xbf),
+                        0xf4 => StrSub::Utf8(3, 0x80, 0x8f),
+                        _ => return None,
+                    },
+                    StrSub::Utf8(rest, lo, hi) => {
+                        if b < lo || b > hi {
+                            return None;
+                        }
+                        if rest == 1 {
+                            StrSub::Plain
+                        } else {
+                            StrSub::Utf8(rest - 1, 0x80, 0xbf)
+                        }
+                    }
+                    StrSub::Escape => match b {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => StrSub::Plain,
+                        b'u' => StrSub::Hex(0),
+                        _ => return None,
+                    },
+                    // `\u` escapes of surrogates (`\uD...`) are not written: lone ones are not
+                    // JSON for serde_json, and every other character has a plain form.
+                    StrSub::Hex(0) if b.is_ascii_hexdigit() && !matches!(b, b'd' | b'D') => {
+                        StrSub::Hex(1)
+                    }
+                    StrSub::Hex(n @ 1..=2) if b.is_ascii_hexdigit() => StrSub::Hex(n + 1),
+                    StrSub::Hex(3) if b.is_ascii_hexdigit() => StrSub::Plain,
+                    StrSub::Hex(_) => return None,
+                };
+                Some(self.with(Lex::Str { key, sub: next }))
+            }
+            Lex::Num(sub) => {
+                let next = match (sub, b) {
+                    (NumSub::Minus, b'0') => Some(NumSub::Zero),
+                    (NumSub::Minus, b'1'..=b'9') => Some(NumSub::Int(1)),
+                    (NumSub::Int(n), b'0'..=b'9') if n < 16 => Some(NumSub::Int(n + 1)),
+                    (NumSub::Zero | NumSub::Int(_), b'.') => Some(NumSub::Dot),
+                    (NumSub::Dot, b'0'..=b'9') => Some(NumSub::Frac(1)),
+                    (NumSub::Frac(n), b'0'..=b'9') if n < 15 => Some(NumSub::Frac(n + 1)),
+                    (NumSub::Zero | NumSub::Int(_) | NumSub::Frac(_), b'e' | b'E') => {
+                        Some(NumSub::E)
+                    }
+                    (NumSub::E, b'+' | b'-') => Some(NumSub::ESign),
+                    (NumSub::E | NumSub::ESign, b'0'..=b'9') => Some(NumSub::Exp(1)),
+                    (NumSub::Exp(1), b'0'..=b'9') => Some(NumSub::Exp(2)),
+                    _ => None,
+                };
+                match next {
+                    Some(n) => Some(self.with(Lex::Num(n))),
+                    None if matches!(
+                        sub,
+                        NumSub::Zero | NumSub::Int(_) | NumSub::Frac(_) | NumSub::Exp(_)
+                    ) =>
+                    {
+                        // The number ended: this byte comes after the value.
+                        self.with(Lex::After).step(b, levels, whitespace)
+                    }
+                    None => None,
+                }
+            }
+            Lex::Lit(which, read) => {
+                let word = LITERALS[which as usize];
+                (word.get(read as usize) == Some(&b)).then(|| {
+                    if read as usize + 1 == word.len() {
+                        self.with(Lex::After)
+                    } else {
+                        self.with(Lex::Lit(which, read + 1))
+                    }
+                })
+            }
+            Lex::Done => None,
+        }
+    }
+
+    fn value_start(&self, b: u8, levels: usize) -> Option<Self> {
+        match b {
+            b'"' => Some(self.with(Lex::Str { key: false, sub: StrSub::Plain })),
+            b'-' => Some(self.with(Lex::Num(NumSub::Minus))),
+            b'0' => Some(self.with(Lex::Num(NumSub::Zero))),
+            b'1'..=b'9' => Some(self.with(Lex::Num(NumSub::Int(1)))),
+            b't' => Some(self.with(Lex::Lit(0, 1))),
+            b'f' => Some(self.with(Lex::Lit(1, 1))),
+            b'n' => Some(self.with(Lex::Lit(2, 1))),
+            b'{' | b'[' => self.push(b, levels),
+            _ => None,
+        }
+    }
+
+    fn push(&self, open: u8, levels: usize) -> Option<Self> {
+        if self.stack.len() >= levels {
+            return None;
+        }
+        let mut stack = self.stack.clone();
+        stack.push(open);
+        Some(Self {
+            stack,
+            lex: if open == b'{' { Lex::ObjectStart } else { Lex::ArrayStart },
+            ws: 0,
+        })
+    }
+
+    fn pop(&self) -> Self {
+        let mut stack = self.stack.clone();
+        stack.pop();
+        let lex = if stack.is_empty() { Lex::Done } else { Lex::After };
+        Self { stack, lex, ws: 0 }
+    }
+}
+
+/// JSON mode's language built directly (a bounded-depth JSON reader determinized, no regex):
+/// one JSON object nested at most `levels` levels (the object itself is level 1), at most
+/// `whitespace` bytes between tokens, strings valid UTF-8 (no `\uD...` escapes), numbers as
+/// in [`SchemaLanguage`].
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub fn any_object_table(
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    let mut classes = [0u8; 256];
+    // Each byte its own column: the reader treats many bytes alike, but a table of a few
+    // thousand states is small either way.
+    for (b, c) in classes.iter_mut().enumerate() {
+        *c = b as u8;
+    }
+    let start = Reader {
+        stack: Vec::new(),
+        lex: Lex::Top,
+        ws: 0,
+    };
+    let mut keys = Vec::new();
+    let table = crate::dfa::Table::determinize_keyed(
+        classes,
+        256,
+        start,
+        |r: &Reader, b| r.step(b, levels, whitespace),
+        |r: &Reader| r.lex == Lex::Done,
+        limits,
+        &mut keys,
+    )?;
+    Ok(table.compact())
 }

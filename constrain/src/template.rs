@@ -26,9 +26,10 @@
 //!   after the content region or a tool call.
 //!
 //! Delimiters are bounded: at most [`Options::delimiter_slack`] bytes longer than their
-//! shortest form (a `\s*` or `[^<]*` inside cannot run on). Templates without an implicit
-//! field allow up to [`Options::glue`] bytes between regions (the parser ignores them; gpt-oss
-//! writes `<|start|>assistant<|channel|>commentary ` there).
+//! shortest form (a `\s*` or `[^<]*` inside cannot run on), and never start with whitespace
+//! (the text before them writes it). Templates without an implicit field allow text between
+//! regions that holds no open delimiter (the parser ignores it; gpt-oss writes
+//! `<|start|>assistant<|channel|>commentary ` there), special tokens included.
 //!
 //! `tool_choice`: `auto` (content, then any number of calls), `required` (at least one call),
 //! `none` (no call), or one function by name (only that tool, at least once). With a response
@@ -102,12 +103,11 @@ pub struct Options {
     pub json: JsonOptions,
     /// Table size bounds.
     pub limits: Limits,
-    /// Bytes a delimiter may exceed its shortest form by (default 32).
+    /// How many times more than its minimum an unbounded repetition inside a delimiter
+    /// (`\s*`, `[^<]*`) may repeat (default 32).
     pub delimiter_slack: usize,
     /// Whitespace bytes allowed around a JSON body or JSON content (default 2).
     pub around_body: usize,
-    /// Bytes allowed between regions in templates without an implicit field (default 64).
-    pub glue: usize,
 }
 
 impl Default for Options {
@@ -117,7 +117,6 @@ impl Default for Options {
             limits: Limits::default(),
             delimiter_slack: 32,
             around_body: 2,
-            glue: 64,
         }
     }
 }
@@ -240,16 +239,28 @@ fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut bool) -> Hir {
     }
 }
 
-/// Any byte, `0..=max` times.
-fn bounded_length(max: usize) -> Hir {
-    Hir::repetition(regex_syntax::hir::Repetition {
-        min: 0,
-        max: Some(max as u32),
-        greedy: true,
-        sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
-            ClassBytesRange::new(0, 255),
-        ])))),
-    })
+/// `hir` with every unbounded repetition `{m,}` made `{m, m + slack}`.
+fn bound_repetitions(hir: &Hir, slack: u32) -> Hir {
+    match hir.kind() {
+        HirKind::Repetition(r) => {
+            let mut r = r.clone();
+            if r.max.is_none() {
+                r.max = Some(r.min.saturating_add(slack));
+            }
+            r.sub = Box::new(bound_repetitions(&r.sub, slack));
+            Hir::repetition(r)
+        }
+        HirKind::Capture(c) => {
+            let mut c = c.clone();
+            c.sub = Box::new(bound_repetitions(&c.sub, slack));
+            Hir::capture(c)
+        }
+        HirKind::Concat(hs) => Hir::concat(hs.iter().map(|h| bound_repetitions(h, slack)).collect()),
+        HirKind::Alternation(hs) => {
+            Hir::alternation(hs.iter().map(|h| bound_repetitions(h, slack)).collect())
+        }
+        _ => hir.clone(),
+    }
 }
 
 /// The length of the shortest word of `table`, if any.
@@ -296,35 +307,30 @@ impl Builder {
         name: Option<&str>,
         at: &str,
     ) -> Result<Table, ConstrainError> {
-        let hir = delimiter_hir(spec, name, at)?;
+        // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
+        // than its minimum, so a delimiter cannot run on.
+        let hir = bound_repetitions(
+            &delimiter_hir(spec, name, at)?,
+            self.options.delimiter_slack as u32,
+        );
+        // Never starting with whitespace: whitespace before a delimiter is written by the
+        // text before it (whose parser strips it), so a delimiter cannot start at every
+        // position of a whitespace run.
+        let shape = regex_syntax::Parser::new()
+            .parse(r"\S(?s:.)*")
+            .map_err(|e| cerr(at, e.to_string()))?;
+        let hir = Hir::concat(vec![hir]);
         let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
-        let Some(min) = shortest(&table) else {
-            return Err(cerr(at, "the delimiter matches nothing"));
-        };
-        if min == 0 {
-            return Err(cerr(
-                at,
-                "a delimiter that matches the empty string is not generated",
-            ));
-        }
-        // Bounded in length, and never starting with whitespace: whitespace before a delimiter
-        // is written by the text before it (whose parser strips it), so a delimiter cannot
-        // start at every position of a whitespace run.
-        let shape = Hir::concat(vec![
-            regex_syntax::Parser::new()
-                .parse(r"\S")
-                .map_err(|e| cerr(at, e.to_string()))?,
-            bounded_length(min + self.options.delimiter_slack),
-        ]);
-        let bound = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let out = table
-            .intersect(&bound, &self.limits())
-            .map_err(|e| build(at, e))?;
+        let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
+        let out = table.intersect(&shape, &self.limits()).map_err(|e| build(at, e))?;
         if out.is_empty() {
             return Err(cerr(
                 at,
-                "the delimiter only has forms that start with whitespace",
+                "the delimiter matches nothing that starts without whitespace",
             ));
+        }
+        if shortest(&out) == Some(0) {
+            return Err(cerr(at, "a delimiter that matches the empty string is not generated"));
         }
         Ok(out)
     }
@@ -334,6 +340,29 @@ impl Builder {
         let mut parts = Vec::new();
         for (spec, at) in specs {
             parts.push(delimiter_hir(spec, None, at)?);
+        }
+        let at = specs.first().map_or_else(String::new, |(_, at)| at.clone());
+        Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))
+    }
+
+    /// Text between regions: it holds no prefix literal of any open delimiter (regex-syntax's
+    /// literal extractor: every match of the open starts with one of them), so once a
+    /// delimiter is being written the text before it has ended and the two never overlap.
+    /// A delimiter without such literals falls back to avoiding its whole pattern.
+    fn glue(&self, specs: &[(&DelimiterSpec, String)]) -> Result<Table, ConstrainError> {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let mut parts = Vec::new();
+        for (spec, at) in specs {
+            let hir = delimiter_hir(spec, None, at)?;
+            let mut extractor = Extractor::new();
+            extractor.kind(ExtractKind::Prefix);
+            let seq = extractor.extract(&hir);
+            match seq.literals() {
+                Some(lits) if !lits.is_empty() && lits.iter().all(|l| !l.as_bytes().is_empty()) => {
+                    parts.extend(lits.iter().map(|l| Hir::literal(l.as_bytes())));
+                }
+                _ => parts.push(hir),
+            }
         }
         let at = specs.first().map_or_else(String::new, |(_, at)| at.clone());
         Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))
@@ -797,23 +826,31 @@ pub fn compile(
         .filter_map(|f| f.open.as_ref().map(|o| (o, field_path(f, "open"))))
         .collect();
 
-    // The content value, when a response format asks for JSON.
+    // The content value, when a response format asks for JSON: the value with a little
+    // whitespace around it.
     let json_content = match &format {
         ResponseFormat::Text => None,
         ResponseFormat::JsonObject => Some(
-            SchemaLanguage::new(&Value::Bool(true), options.json)
-                .any_object(structured_outputs::JSON_MODE_MAX_DEPTH),
+            crate::json::any_object_table(
+                structured_outputs::JSON_MODE_MAX_DEPTH,
+                options.json.whitespace,
+                &options.limits,
+            )
+            .map_err(|e| build("response_format", e))?,
         ),
-        ResponseFormat::JsonSchema(schema) => Some(
-            SchemaLanguage::new(&schema.schema, options.json)
+        ResponseFormat::JsonSchema(schema) => {
+            let hir = SchemaLanguage::new(&schema.schema, options.json)
                 .compile()
-                .map_err(|e| {
-                    cerr(
-                        format!("response_format/json_schema/schema{}", e.pointer),
-                        e.reason,
-                    )
-                })?,
-        ),
+                .map_err(|e| cerr(format!("response_format/json_schema/schema{}", e.pointer), e.reason))?;
+            Some(b.table(&hir, "response_format")?)
+        }
+    };
+    let json_content = match json_content {
+        None => None,
+        Some(value) => {
+            let ws = b.table(&b.ws_around(), "response_format")?;
+            Some(concat(vec![ws.clone(), value, ws], &options.limits).map_err(|e| build("response_format", e))?)
+        }
     };
 
     match implicit {
@@ -840,16 +877,10 @@ pub fn compile(
                     .graph
                     .add(format!("{}.text", field.name), SegmentKind::Body, free),
                 Some(json) => {
-                    let at = "response_format";
-                    let t = b
-                        .table(
-                            &Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]),
-                            at,
-                        )?
+                    let t = json
                         .intersect(&free, &b.limits())
-                        .map_err(|e| build(at, e))?;
-                    b.graph
-                        .add(format!("{}.json", field.name), SegmentKind::Body, t)
+                        .map_err(|e| build("response_format", e))?;
+                    b.graph.add(format!("{}.json", field.name), SegmentKind::Body, t)
                 }
             };
             // What may come first (or right after the reasoning region): the content; with
@@ -895,11 +926,7 @@ pub fn compile(
         None => {
             // No implicit field: regions separated by ignored glue; the turn ends after the
             // content region or a call.
-            let glue_free = b.avoiding(&opens)?;
-            let glue_bound = b.table(&bounded_length(options.glue), "glue")?;
-            let glue = glue_free
-                .intersect(&glue_bound, &b.limits())
-                .map_err(|e| build("glue", e))?;
+            let glue = b.glue(&opens)?;
             let content_region = match content_field {
                 Some(field) if !calls_required => {
                     let (Some(open), Some(close)) = (&field.open, &field.close) else {
@@ -913,11 +940,7 @@ pub fn compile(
                     let guard = b.avoiding(&[(close, close_at.clone())])?;
                     let body = match &json_content {
                         None => guard,
-                        Some(json) => b
-                            .table(
-                                &Hir::concat(vec![b.ws_around(), json.clone(), b.ws_around()]),
-                                "response_format",
-                            )?
+                        Some(json) => json
                             .intersect(&guard, &b.limits())
                             .map_err(|e| build("response_format", e))?,
                     };
@@ -973,6 +996,24 @@ pub fn compile(
         ));
     }
     Ok(Constraint { machine, family })
+}
+
+/// The concatenation of `tables`.
+fn concat(tables: Vec<Table>, limits: &Limits) -> Result<Table, BuildError> {
+    let mut g = Graph::default();
+    let mut prev: Option<usize> = None;
+    for (i, t) in tables.into_iter().enumerate() {
+        let s = g.add(format!("part{i}"), SegmentKind::Body, t);
+        match prev {
+            Some(p) => g.link(p, s),
+            None => g.starts.push(s),
+        }
+        prev = Some(s);
+    }
+    if let Some(p) = prev {
+        g.segments[p].last = true;
+    }
+    Ok(Machine::build(g, limits)?.table)
 }
 
 fn ws_hir(n: usize) -> Hir {
