@@ -179,6 +179,11 @@ impl Table {
         state
     }
 
+    /// Whether `bytes` read from `state` ends in an accepting state.
+    pub fn matches_from(&self, state: u32, bytes: &[u8]) -> bool {
+        self.is_accepting(self.walk(state, bytes))
+    }
+
     /// Whether `bytes` is a word of the language.
     pub fn matches(&self, bytes: &[u8]) -> bool {
         self.is_accepting(self.walk(START, bytes))
@@ -242,13 +247,32 @@ impl Table {
             (alive, alive)
         })?;
         // Text is UTF-8.
-        let utf8 = Self::from_hir(&Hir::repetition(regex_syntax::hir::Repetition {
-            min: 0,
-            max: None,
-            greedy: true,
-            sub: Box::new(Hir::dot(regex_syntax::hir::Dot::AnyChar)),
-        }), limits)?;
+        let utf8 = Self::from_hir(
+            &Hir::repetition(regex_syntax::hir::Repetition {
+                min: 0,
+                max: None,
+                greedy: true,
+                sub: Box::new(Hir::dot(regex_syntax::hir::Dot::AnyChar)),
+            }),
+            limits,
+        )?;
         avoid.intersect(&utf8, limits)
+    }
+
+    /// Every UTF-8 text after which no match of `hir` is in progress: the unanchored search
+    /// is back in its start state (no partial match pending). Free text that ends this way
+    /// cannot start a match that a delimiter written next would complete.
+    ///
+    /// Errors: as [`Self::from_hir`].
+    pub fn quiet(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
+        let dfa = dense_dfa(hir, limits, StartKind::Unanchored)?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::No))
+            .map_err(|e| BuildError::Regex(e.to_string()))?;
+        let quiet = Self::extract(&dfa, start, limits, |dfa, sid| {
+            (!dfa.is_dead_state(sid), sid == start)
+        })?;
+        Ok(quiet.trim())
     }
 
     /// Walks a regex-automata DFA from `start` into a table; `judge` says whether a state is

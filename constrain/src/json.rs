@@ -880,11 +880,19 @@ impl Reader {
         match self.lex {
             Lex::Top => (b == b'{').then(|| self.push(b'{', levels)).flatten(),
             Lex::ObjectStart => match b {
-                b'"' => Some(self.with(Lex::Str { key: true, sub: StrSub::Plain })),
+                b'"' => Some(self.with(Lex::Str {
+                    key: true,
+                    sub: StrSub::Plain,
+                })),
                 b'}' => Some(self.pop()),
                 _ => None,
             },
-            Lex::Key => (b == b'"').then(|| self.with(Lex::Str { key: true, sub: StrSub::Plain })),
+            Lex::Key => (b == b'"').then(|| {
+                self.with(Lex::Str {
+                    key: true,
+                    sub: StrSub::Plain,
+                })
+            }),
             Lex::Colon => (b == b':').then(|| self.with(Lex::Value)),
             Lex::Value => self.value_start(b, levels),
             Lex::ArrayStart => match b {
@@ -900,9 +908,7 @@ impl Reader {
             Lex::Str { key, sub } => {
                 let next = match sub {
                     StrSub::Plain => match b {
-                        b'"' => {
-                            return Some(self.with(if key { Lex::Colon } else { Lex::After }))
-                        }
+                        b'"' => return Some(self.with(if key { Lex::Colon } else { Lex::After })),
                         b'\\' => StrSub::Escape,
                         0..=0x1f => return None,
                         0x20..=0x7f => StrSub::Plain,
@@ -986,7 +992,10 @@ impl Reader {
 
     fn value_start(&self, b: u8, levels: usize) -> Option<Self> {
         match b {
-            b'"' => Some(self.with(Lex::Str { key: false, sub: StrSub::Plain })),
+            b'"' => Some(self.with(Lex::Str {
+                key: false,
+                sub: StrSub::Plain,
+            })),
             b'-' => Some(self.with(Lex::Num(NumSub::Minus))),
             b'0' => Some(self.with(Lex::Num(NumSub::Zero))),
             b'1'..=b'9' => Some(self.with(Lex::Num(NumSub::Int(1)))),
@@ -1006,7 +1015,11 @@ impl Reader {
         stack.push(open);
         Some(Self {
             stack,
-            lex: if open == b'{' { Lex::ObjectStart } else { Lex::ArrayStart },
+            lex: if open == b'{' {
+                Lex::ObjectStart
+            } else {
+                Lex::ArrayStart
+            },
             ws: 0,
         })
     }
@@ -1014,7 +1027,11 @@ impl Reader {
     fn pop(&self) -> Self {
         let mut stack = self.stack.clone();
         stack.pop();
-        let lex = if stack.is_empty() { Lex::Done } else { Lex::After };
+        let lex = if stack.is_empty() {
+            Lex::Done
+        } else {
+            Lex::After
+        };
         Self { stack, lex, ws: 0 }
     }
 }

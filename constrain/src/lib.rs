@@ -5,5 +5,8 @@
 
 pub mod dfa;
 pub mod graph;
+pub mod index;
 pub mod json;
+pub mod sample;
 pub mod template;
+pub mod vocab;

@@ -177,9 +177,21 @@ fn delimiter_hir(
     name: Option<&str>,
     at: &str,
 ) -> Result<Hir, ConstrainError> {
+    Ok(delimiter_parts(spec, name, at)?.0)
+}
+
+/// [`delimiter_hir`], plus the texts the delimiter must not contain for the parser to
+/// capture exactly `name` (the name followed by a character its greedy group also takes).
+fn delimiter_parts(
+    spec: &DelimiterSpec,
+    name: Option<&str>,
+    at: &str,
+) -> Result<(Hir, Vec<Hir>), ConstrainError> {
+    let mut overruns = Vec::new();
     match spec {
-        DelimiterSpec::Literals(list) => Ok(Hir::alternation(
-            list.iter().map(|l| Hir::literal(l.as_bytes())).collect(),
+        DelimiterSpec::Literals(list) => Ok((
+            Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
+            overruns,
         )),
         DelimiterSpec::Pattern(p) => {
             let translated = template_build::pyregex::to_dfa(p)
@@ -197,26 +209,80 @@ fn delimiter_hir(
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
                 branches.push(match name {
                     Some(n) => {
-                        let mut found = false;
-                        let h = replace_group(&hir, "name", n, &mut found);
-                        if !found {
+                        let mut group = None;
+                        let h = replace_group(&hir, "name", n, &mut group);
+                        let Some(group) = group else {
                             return Err(cerr(at, "no `name` group to write the tool name into"));
+                        };
+                        // The parser's group is greedy: the name may not be followed by a
+                        // character the group would also take (`[^\s<]+` in gpt-oss), or
+                        // the captured name would be longer than the tool's.
+                        match name_class(&group) {
+                            Some(class) => {
+                                let overrun = Hir::concat(vec![Hir::literal(n.as_bytes()), class]);
+                                overruns.push(overrun);
+                                h
+                            }
+                            None => h,
                         }
-                        h
                     }
                     None => hir,
                 });
             }
-            Ok(Hir::alternation(branches))
+            Ok((Hir::alternation(branches), overruns))
         }
     }
 }
 
-/// `hir` with every capture group called `group` replaced by the literal `text`.
-fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut bool) -> Hir {
+/// `hir` without a leading optional whitespace run (`\s*` at the start of a branch): a
+/// partial match of only that run is harmless before a delimiter (it only moves whitespace
+/// from the text into the delimiter).
+fn without_leading_whitespace(hir: &Hir) -> Hir {
+    fn is_space_run(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Repetition(r) if r.min == 0 => match r.sub.kind() {
+                HirKind::Class(Class::Unicode(c)) => c
+                    .ranges()
+                    .iter()
+                    .all(|r| (r.start()..=r.end()).all(char::is_whitespace)),
+                HirKind::Class(Class::Bytes(c)) => c
+                    .ranges()
+                    .iter()
+                    .all(|r| (r.start()..=r.end()).all(|b| b.is_ascii_whitespace())),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    match hir.kind() {
+        HirKind::Alternation(hs) => {
+            Hir::alternation(hs.iter().map(without_leading_whitespace).collect())
+        }
+        HirKind::Concat(hs) if hs.first().is_some_and(is_space_run) => {
+            Hir::concat(hs[1..].to_vec())
+        }
+        _ => hir.clone(),
+    }
+}
+
+/// The class a name group repeats (`[^\s<]` of `[^\s<]+`), if it is one.
+fn name_class(group: &Hir) -> Option<Hir> {
+    match group.kind() {
+        HirKind::Repetition(r) => match r.sub.kind() {
+            HirKind::Class(_) => Some((*r.sub).clone()),
+            _ => None,
+        },
+        HirKind::Capture(c) => name_class(&c.sub),
+        _ => None,
+    }
+}
+
+/// `hir` with every capture group called `group` replaced by the literal `text`; `found`
+/// receives the group's pattern.
+fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut Option<Hir>) -> Hir {
     match hir.kind() {
         HirKind::Capture(c) if c.name.as_deref() == Some(group) => {
-            *found = true;
+            *found = Some((*c.sub).clone());
             Hir::literal(text.as_bytes())
         }
         HirKind::Capture(c) => replace_group(&c.sub, group, text, found),
@@ -255,7 +321,9 @@ fn bound_repetitions(hir: &Hir, slack: u32) -> Hir {
             c.sub = Box::new(bound_repetitions(&c.sub, slack));
             Hir::capture(c)
         }
-        HirKind::Concat(hs) => Hir::concat(hs.iter().map(|h| bound_repetitions(h, slack)).collect()),
+        HirKind::Concat(hs) => {
+            Hir::concat(hs.iter().map(|h| bound_repetitions(h, slack)).collect())
+        }
         HirKind::Alternation(hs) => {
             Hir::alternation(hs.iter().map(|h| bound_repetitions(h, slack)).collect())
         }
@@ -309,10 +377,8 @@ impl Builder {
     ) -> Result<Table, ConstrainError> {
         // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
         // than its minimum, so a delimiter cannot run on.
-        let hir = bound_repetitions(
-            &delimiter_hir(spec, name, at)?,
-            self.options.delimiter_slack as u32,
-        );
+        let (hir, overruns) = delimiter_parts(spec, name, at)?;
+        let hir = bound_repetitions(&hir, self.options.delimiter_slack as u32);
         // Never starting with whitespace: whitespace before a delimiter is written by the
         // text before it (whose parser strips it), so a delimiter cannot start at every
         // position of a whitespace run.
@@ -322,7 +388,16 @@ impl Builder {
         let hir = Hir::concat(vec![hir]);
         let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
         let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let out = table.intersect(&shape, &self.limits()).map_err(|e| build(at, e))?;
+        let mut out = table
+            .intersect(&shape, &self.limits())
+            .map_err(|e| build(at, e))?;
+        if !overruns.is_empty() {
+            let avoid = Table::avoiding(&Hir::alternation(overruns), &self.limits())
+                .map_err(|e| build(at, e))?;
+            out = out
+                .intersect(&avoid, &self.limits())
+                .map_err(|e| build(at, e))?;
+        }
         if out.is_empty() {
             return Err(cerr(
                 at,
@@ -330,19 +405,34 @@ impl Builder {
             ));
         }
         if shortest(&out) == Some(0) {
-            return Err(cerr(at, "a delimiter that matches the empty string is not generated"));
+            return Err(cerr(
+                at,
+                "a delimiter that matches the empty string is not generated",
+            ));
         }
         Ok(out)
     }
 
-    /// Texts holding no match of any of `specs`.
+    /// Texts holding no match of any of `specs`, and ending with no partial match of one
+    /// pending (leading whitespace aside): the parser takes the earliest match, so a partial
+    /// match left at the end would be completed by the delimiter written next and open the
+    /// region earlier (`<function=x` then `<tool_call>\n<function=f>` in Qwen3-Coder).
     fn avoiding(&self, specs: &[(&DelimiterSpec, String)]) -> Result<Table, ConstrainError> {
         let mut parts = Vec::new();
+        let mut cores = Vec::new();
         for (spec, at) in specs {
-            parts.push(delimiter_hir(spec, None, at)?);
+            let hir = delimiter_hir(spec, None, at)?;
+            cores.push(without_leading_whitespace(&hir));
+            parts.push(hir);
         }
         let at = specs.first().map_or_else(String::new, |(_, at)| at.clone());
-        Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))
+        let avoid =
+            Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))?;
+        let quiet =
+            Table::quiet(&Hir::alternation(cores), &self.limits()).map_err(|e| build(&at, e))?;
+        avoid
+            .intersect(&quiet, &self.limits())
+            .map_err(|e| build(&at, e))
     }
 
     /// Text between regions: it holds no prefix literal of any open delimiter (regex-syntax's
@@ -841,7 +931,12 @@ pub fn compile(
         ResponseFormat::JsonSchema(schema) => {
             let hir = SchemaLanguage::new(&schema.schema, options.json)
                 .compile()
-                .map_err(|e| cerr(format!("response_format/json_schema/schema{}", e.pointer), e.reason))?;
+                .map_err(|e| {
+                    cerr(
+                        format!("response_format/json_schema/schema{}", e.pointer),
+                        e.reason,
+                    )
+                })?;
             Some(b.table(&hir, "response_format")?)
         }
     };
@@ -849,7 +944,10 @@ pub fn compile(
         None => None,
         Some(value) => {
             let ws = b.table(&b.ws_around(), "response_format")?;
-            Some(concat(vec![ws.clone(), value, ws], &options.limits).map_err(|e| build("response_format", e))?)
+            Some(
+                concat(vec![ws.clone(), value, ws], &options.limits)
+                    .map_err(|e| build("response_format", e))?,
+            )
         }
     };
 
@@ -880,7 +978,8 @@ pub fn compile(
                     let t = json
                         .intersect(&free, &b.limits())
                         .map_err(|e| build("response_format", e))?;
-                    b.graph.add(format!("{}.json", field.name), SegmentKind::Body, t)
+                    b.graph
+                        .add(format!("{}.json", field.name), SegmentKind::Body, t)
                 }
             };
             // What may come first (or right after the reasoning region): the content; with

@@ -1,0 +1,297 @@
+//! Token masks: which vocabulary tokens may come next in a constrained generation.
+//!
+//! A [`TokenIndex`] pairs a compiled [`Constraint`] with a [`Vocabulary`]. The ordinary tokens
+//! are laid out as a byte trie in pre-order; the mask of a machine state is computed by
+//! walking the trie through the machine's table, skipping a whole subtree as soon as its
+//! prefix is dead, so the cost is the number of live trie nodes. Special tokens are allowed
+//! only where a delimiter (or ignored glue) is written ([`Machine::special_allowed`]), EOS only
+//! in accepting states or where its text is the delimiter that completes the response. Masks are computed on first use per state and cached; the index is
+//! `Send + Sync` and can serve concurrent requests.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::dfa::{Table, DEAD, START};
+use crate::graph::Machine;
+use crate::template::Constraint;
+use crate::vocab::Vocabulary;
+
+/// A set of token ids (a bitset over the vocabulary).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    words: Vec<u64>,
+}
+
+impl Mask {
+    fn new(len: usize) -> Self {
+        Self {
+            words: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    fn insert(&mut self, id: u32) {
+        self.words[id as usize / 64] |= 1 << (id % 64);
+    }
+
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: u32) -> bool {
+        self.words
+            .get(id as usize / 64)
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
+    }
+
+    /// How many ids are in the set.
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The ids in the set, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros();
+                w &= w - 1;
+                Some(i as u32 * 64 + bit)
+            })
+        })
+    }
+
+    /// The `n`-th id of the set (ascending), if any.
+    pub fn nth(&self, mut n: usize) -> Option<u32> {
+        for (i, &w) in self.words.iter().enumerate() {
+            let ones = w.count_ones() as usize;
+            if n < ones {
+                let mut w = w;
+                for _ in 0..n {
+                    w &= w - 1;
+                }
+                return Some(i as u32 * 64 + w.trailing_zeros());
+            }
+            n -= ones;
+        }
+        None
+    }
+
+    /// The 64-bit words, bit `id % 64` of word `id / 64` (the layout samplers apply to logits).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+}
+
+/// What a token does to a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The generation goes on in this state.
+    Next(u32),
+    /// An EOS token in an accepting state: the generation is complete.
+    End,
+}
+
+/// The vocabulary trie in pre-order: node `k` has a byte, a depth (1-based) and the index
+/// just past its subtree; tokens are attached to the node where their bytes end.
+#[derive(Debug)]
+struct Trie {
+    byte: Vec<u8>,
+    depth: Vec<u32>,
+    end: Vec<u32>,
+    /// `tokens[first[k]..first[k + 1]]` end at node `k`.
+    first: Vec<u32>,
+    tokens: Vec<u32>,
+    max_depth: usize,
+}
+
+impl Trie {
+    fn new(vocab: &Vocabulary) -> Self {
+        let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
+            .filter(|&id| !vocab.is_special(id) && !vocab.token(id).is_empty())
+            .map(|id| (vocab.token(id), id))
+            .collect();
+        entries.sort_unstable();
+        let mut trie = Self {
+            byte: Vec::new(),
+            depth: Vec::new(),
+            end: Vec::new(),
+            first: Vec::new(),
+            tokens: Vec::new(),
+            max_depth: 0,
+        };
+        let mut path: Vec<u32> = Vec::new(); // node index per depth
+        let mut attached: Vec<(u32, u32)> = Vec::new(); // (node, token)
+        let mut prev: &[u8] = &[];
+        for (bytes, id) in entries {
+            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            while path.len() > common {
+                let node = path.pop().unwrap_or(0);
+                trie.end[node as usize] = trie.byte.len() as u32;
+            }
+            for (d, &b) in bytes.iter().enumerate().skip(common) {
+                path.push(trie.byte.len() as u32);
+                trie.byte.push(b);
+                trie.depth.push(d as u32 + 1);
+                trie.end.push(0);
+            }
+            trie.max_depth = trie.max_depth.max(bytes.len());
+            if let Some(&node) = path.last() {
+                attached.push((node, id));
+            }
+            prev = bytes;
+        }
+        while let Some(node) = path.pop() {
+            trie.end[node as usize] = trie.byte.len() as u32;
+        }
+        attached.sort_unstable();
+        let mut first = vec![0u32; trie.byte.len() + 1];
+        for &(node, _) in &attached {
+            first[node as usize + 1] += 1;
+        }
+        for k in 1..first.len() {
+            first[k] += first[k - 1];
+        }
+        trie.first = first;
+        trie.tokens = attached.into_iter().map(|(_, id)| id).collect();
+        trie
+    }
+}
+
+/// Masks over a vocabulary for one compiled constraint. See the module documentation.
+#[derive(Debug)]
+pub struct TokenIndex {
+    constraint: Arc<Constraint>,
+    vocab: Arc<Vocabulary>,
+    trie: Trie,
+    /// Special tokens that are not EOS.
+    specials: Vec<u32>,
+    masks: Vec<OnceLock<Arc<Mask>>>,
+}
+
+impl TokenIndex {
+    /// Builds the trie of `vocab` (cost: sorting the vocabulary once) for `constraint`.
+    pub fn new(constraint: Arc<Constraint>, vocab: Arc<Vocabulary>) -> Self {
+        let trie = Trie::new(&vocab);
+        let specials = (0..vocab.len() as u32)
+            .filter(|&id| vocab.is_special(id) && !vocab.eos().contains(&id))
+            .collect();
+        let states = constraint.machine.table.len();
+        Self {
+            constraint,
+            vocab,
+            trie,
+            specials,
+            masks: (0..states).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The machine.
+    pub fn machine(&self) -> &Machine {
+        &self.constraint.machine
+    }
+
+    fn table(&self) -> &Table {
+        &self.constraint.machine.table
+    }
+
+    /// The vocabulary.
+    pub fn vocab(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    /// The state before any token.
+    pub fn start(&self) -> u32 {
+        START
+    }
+
+    /// Whether the output so far is a whole valid response (EOS is allowed).
+    pub fn is_accepting(&self, state: u32) -> bool {
+        self.table().is_accepting(state)
+    }
+
+    /// The tokens allowed in `state`, computed on first use and cached. An invalid or dead
+    /// state has an empty mask.
+    pub fn allowed(&self, state: u32) -> Arc<Mask> {
+        match self.masks.get(state as usize) {
+            Some(cell) if state != DEAD => {
+                cell.get_or_init(|| Arc::new(self.compute(state))).clone()
+            }
+            _ => Arc::new(Mask::new(self.vocab.len())),
+        }
+    }
+
+    /// Whether masks for `state` are already cached.
+    pub fn is_cached(&self, state: u32) -> bool {
+        self.masks
+            .get(state as usize)
+            .is_some_and(|c| c.get().is_some())
+    }
+
+    fn compute(&self, state: u32) -> Mask {
+        let table = self.table();
+        let trie = &self.trie;
+        let mut mask = Mask::new(self.vocab.len());
+        let mut states = vec![DEAD; trie.max_depth + 1];
+        states[0] = state;
+        let mut k = 0usize;
+        let n = trie.byte.len();
+        while k < n {
+            let d = trie.depth[k] as usize;
+            let s = table.next(states[d - 1], trie.byte[k]);
+            if s == DEAD {
+                k = trie.end[k] as usize;
+                continue;
+            }
+            states[d] = s;
+            for &id in &trie.tokens[trie.first[k] as usize..trie.first[k + 1] as usize] {
+                mask.insert(id);
+            }
+            k += 1;
+        }
+        for &id in &self.specials {
+            if self.machine().special_allowed(state, self.vocab.token(id)) {
+                mask.insert(id);
+            }
+        }
+        for &id in self.vocab.eos() {
+            if self.ends(state, id) {
+                mask.insert(id);
+            }
+        }
+        mask
+    }
+
+    /// Whether EOS token `id` may end the generation in `state`: the state accepts, or the
+    /// token's text is a delimiter that completes the response from here (gpt-oss's
+    /// `<|call|>` and `<|return|>` both close a region and stop).
+    fn ends(&self, state: u32, id: u32) -> bool {
+        if self.is_accepting(state) {
+            return true;
+        }
+        let text = self.vocab.token(id);
+        !text.is_empty()
+            && self.machine().special_allowed(state, text)
+            && self.is_accepting(self.table().walk(state, text))
+    }
+
+    /// The state after `token` from `state`: [`Step::End`] for an EOS that may end the
+    /// generation here, `None` for a token the mask does not allow.
+    pub fn advance(&self, state: u32, token: u32) -> Option<Step> {
+        if state == DEAD || token as usize >= self.vocab.len() {
+            return None;
+        }
+        if self.vocab.eos().contains(&token) {
+            return self.ends(state, token).then_some(Step::End);
+        }
+        let bytes = self.vocab.token(token);
+        if bytes.is_empty() {
+            return None;
+        }
+        if self.vocab.is_special(token) && !self.machine().special_allowed(state, bytes) {
+            return None;
+        }
+        match self.table().walk(state, bytes) {
+            DEAD => None,
+            next => Some(Step::Next(next)),
+        }
+    }
+}
