@@ -4,6 +4,9 @@
 //! rtpl parse  (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F]
 //!             [--response-format F] [--strict-tools] [FILE|-]
 //! rtpl stream (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
+//! rtpl constrain (--template T | --model NAME) [--tools F] [--tool-choice auto|required|none|NAME]
+//!             [--response-format F] --vocab V [--special TEXT=ID]... [--eos TEXT]...
+//!             [--sample N] [--seed S] [--whitespace N]
 //! rtpl check T...
 //! rtpl list
 //! rtpl run-cases [--merge-chunks] < cases.jsonl
@@ -45,6 +48,9 @@ enum Command {
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
         chunk_bytes: u64,
     },
+    /// Sample outputs under token masks (the template plus the request's tools and response
+    /// format compiled into a constraint); print one JSON line per sample.
+    Constrain(ConstrainArgs),
     /// Validate templates; print one diagnostic per problem.
     Check {
         /// Template files (a template JSON or a tokenizer_config.json).
@@ -98,6 +104,45 @@ struct ParseArgs {
     input: String,
 }
 
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["template", "model"])))]
+struct ConstrainArgs {
+    /// Template: a response-template JSON file or a tokenizer_config.json.
+    #[arg(long, short, conflicts_with = "model")]
+    template: Option<PathBuf>,
+    /// A vendored template by name (see `rtpl list`).
+    #[arg(long, short)]
+    model: Option<String>,
+    /// Tools (OpenAI tool JSON list): calls are constrained to them (strict tools).
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// `auto`, `required`, `none`, or a function name (only that tool, at least one call).
+    #[arg(long, default_value = "auto")]
+    tool_choice: String,
+    /// A response format file (the OpenAI `response_format` object).
+    #[arg(long)]
+    response_format: Option<PathBuf>,
+    /// Vocabulary: `o200k_base`, `cl100k_base`, `o200k_harmony`, a `.tiktoken` file (give its
+    /// special tokens with --special and --eos), or a Hugging Face tokenizer.json.
+    #[arg(long)]
+    vocab: String,
+    /// A special token of a `.tiktoken` file, `TEXT=ID` (repeatable).
+    #[arg(long)]
+    special: Vec<String>,
+    /// A token text that ends generation (repeatable; default: the vocabulary's own).
+    #[arg(long)]
+    eos: Vec<String>,
+    /// How many outputs to sample.
+    #[arg(long, default_value_t = 1)]
+    sample: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Most JSON whitespace bytes between JSON tokens (0: compact).
+    #[arg(long, default_value_t = 0)]
+    whitespace: usize,
+}
+
 /// A failure: message for stderr and exit code.
 struct Failure(String, u8);
 
@@ -140,6 +185,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parse(args) => cmd_parse(&args),
         Command::Stream { args, chunk_bytes } => cmd_stream(&args, chunk_bytes as usize),
+        Command::Constrain(args) => cmd_constrain(&args),
         Command::Check { templates } => cmd_check(&templates),
         Command::List => cmd_list(),
         Command::RunCases { merge_chunks } => cmd_run_cases(merge_chunks),
@@ -433,6 +479,146 @@ fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
         let text = serde_json::to_string(&result).map_err(write_failure)?;
         writeln!(out, "{text}").map_err(write_failure)?;
         out.flush().map_err(write_failure)?;
+    }
+    Ok(())
+}
+
+fn read_json(path: &Path, what: &str) -> Result<Value, Failure> {
+    let text = read_text(path, what)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::data(format!("{}: invalid JSON: {e}", path.display())))
+}
+
+fn load_vocab(args: &ConstrainArgs) -> Result<constrain::vocab::Vocabulary, Failure> {
+    use constrain::vocab::Vocabulary;
+    let eos: Vec<&str> = args.eos.iter().map(String::as_str).collect();
+    let path = Path::new(&args.vocab);
+    let vocab = if ["o200k_base", "cl100k_base", "o200k_harmony"].contains(&args.vocab.as_str()) {
+        Vocabulary::builtin(&args.vocab)
+    } else if path.extension().is_some_and(|x| x == "tiktoken") {
+        let mut specials = Vec::new();
+        for s in &args.special {
+            let (text, id) = s
+                .rsplit_once('=')
+                .and_then(|(t, id)| id.parse::<u32>().ok().map(|id| (t.to_string(), id)))
+                .ok_or_else(|| Failure::usage(format!("--special {s:?}: expected TEXT=ID")))?;
+            specials.push((text, id));
+        }
+        if eos.is_empty() {
+            return Err(Failure::usage(
+                "a .tiktoken file has no special tokens: give --special TEXT=ID and --eos TEXT \
+                 (o200k_base: --special '<|endoftext|>=199999' --eos '<|endoftext|>')",
+            ));
+        }
+        Vocabulary::from_tiktoken(
+            &args.vocab,
+            &read_text(path, "vocabulary")?,
+            &specials,
+            &eos,
+        )
+    } else {
+        let names = (!eos.is_empty()).then_some(eos.as_slice());
+        Vocabulary::from_hf_tokenizer(&args.vocab, &read_text(path, "vocabulary")?, names)
+    };
+    vocab.map_err(|e| Failure::data(e.to_string()))
+}
+
+fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
+    use constrain::template::{compile, Options, Request, ToolChoice};
+    use std::sync::Arc;
+    // The template twice: its model for the constraint, its tables for parsing the samples.
+    let (text, name) = match (&args.template, &args.model) {
+        (Some(path), _) => (read_text(path, "template")?, path.display().to_string()),
+        (None, Some(name)) => match templates::source(name) {
+            Some(text) => (text.to_string(), name.clone()),
+            None => {
+                return Err(Failure::usage(format!(
+                    "no vendored template named {name:?}; available: {}",
+                    templates::names().collect::<Vec<_>>().join(", ")
+                )))
+            }
+        },
+        (None, None) => return Err(Failure::usage("pass --template FILE or --model NAME")),
+    };
+    let located = |e: template_build::TemplateErrors| Failure::data(one_line(&e.with_file(&name)));
+    let value = template_build::compile::template_value_from_text(&text).map_err(located)?;
+    let model = template_build::model::load(&value).map_err(located)?;
+    let compiled = template_build::compile(&value).map_err(located)?;
+    let tools = match &args.tools {
+        None => Vec::new(),
+        Some(f) => match read_json(f, "tools")? {
+            Value::Array(list) => list,
+            _ => {
+                return Err(Failure::data(format!(
+                    "{}: tools must be a JSON list",
+                    f.display()
+                )))
+            }
+        },
+    };
+    let response_format = match &args.response_format {
+        None => None,
+        Some(f) => Some(read_json(f, "response format")?),
+    };
+    let tool_choice = ToolChoice::from_request(&Value::String(args.tool_choice.clone()))
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let request = Request {
+        tools: tools.clone(),
+        tool_choice,
+        response_format: response_format.clone(),
+    };
+    let mut options = Options::default();
+    options.json.whitespace = args.whitespace;
+    let constraint =
+        compile(&model, &request, &options).map_err(|e| Failure::data(format!("{name}: {e}")))?;
+    let vocab = load_vocab(args)?;
+    let contract = Arc::new(Contract {
+        response_format: match &response_format {
+            None => None,
+            Some(v) => {
+                Some(ResponseFormat::from_request(v).map_err(|e| Failure::data(e.to_string()))?)
+            }
+        },
+        strict_tools: if tools.is_empty() {
+            None
+        } else {
+            Some(StrictTools::new(&tools).map_err(|e| Failure::data(e.to_string()))?)
+        },
+    });
+    let index = constrain::index::TokenIndex::new(Arc::new(constraint), Arc::new(vocab));
+    let sampler =
+        constrain::sample::Sampler::new(&index, constrain::sample::SampleOptions::default());
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(args.seed);
+    let mut broken = false;
+    let mut out = std::io::stdout().lock();
+    for _ in 0..args.sample {
+        let sample = sampler.sample(&mut rng);
+        let text = String::from_utf8_lossy(&sample.text).into_owned();
+        let mut line = json!({"text": text, "tokens": sample.tokens.len()});
+        if !sample.complete {
+            line["incomplete"] = json!(true);
+            broken = true;
+        }
+        match parser_runtime::parse_response_checked(&compiled, &text, "", &tools, contract.clone())
+        {
+            Ok((message, violations)) => {
+                broken |= !violations.is_empty();
+                line["message"] = Value::Object(message);
+                line["violations"] = serde_json::to_value(&violations).unwrap_or(Value::Null);
+            }
+            Err(e) => {
+                broken = true;
+                line["error"] = json!(e.to_string());
+            }
+        }
+        serde_json::to_writer(&mut out, &line).map_err(write_failure)?;
+        writeln!(out).map_err(write_failure)?;
+    }
+    if broken {
+        return Err(Failure(
+            "a sample broke the contract (see its line)".into(),
+            3,
+        ));
     }
     Ok(())
 }

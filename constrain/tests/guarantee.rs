@@ -119,15 +119,24 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    for template in [
+    let main = [
         "smollm3",
         "qwen3",
         "hermes",
         "gpt-oss",
         "gemma-4",
         "qwen3-coder",
-    ] {
-        let xml = template == "qwen3-coder";
+    ];
+    let more = [
+        "ernie-4.5",
+        "granite-4",
+        "llama3.1",
+        "qwen3-thinking",
+        "seed-oss",
+    ];
+    for template in main.iter().chain(&more).copied() {
+        let samples = if main.contains(&template) { 250 } else { 60 };
+        let xml = template == "qwen3-coder" || template == "seed-oss";
         let mut tools = vec![weather()];
         if xml {
             tools = xml_tools();
@@ -187,7 +196,7 @@ fn cases() -> Vec<Case> {
                 template,
                 label,
                 request,
-                samples: 250,
+                samples,
             });
         }
     }

@@ -13,6 +13,7 @@
 //! ```
 
 include!(concat!(env!("OUT_DIR"), "/templates.rs"));
+include!(concat!(env!("OUT_DIR"), "/sources.rs"));
 
 use parser_runtime::statics::TableError;
 use parser_runtime::CompiledTemplate;
@@ -116,4 +117,14 @@ pub fn by_name(name: &str) -> Option<Result<&'static CompiledTemplate, TableErro
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, lazy)| lazy().get())
+}
+
+/// The JSON text of the vendored template `name` (as in `templates/NAME.json`), for tools that
+/// compile the template further (e.g. into token masks); `None` when there is no such
+/// template.
+pub fn source(name: &str) -> Option<&'static str> {
+    SOURCES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
 }
