@@ -585,7 +585,10 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
             Some(StrictTools::new(&tools).map_err(|e| Failure::data(e.to_string()))?)
         },
     });
-    let index = constrain::index::TokenIndex::new(Arc::new(constraint), Arc::new(vocab));
+    let index = constrain::index::TokenIndex::new(
+        Arc::new(constraint),
+        Arc::new(constrain::index::VocabIndex::new(vocab)),
+    );
     let sampler =
         constrain::sample::Sampler::new(&index, constrain::sample::SampleOptions::default());
     let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(args.seed);

@@ -2,7 +2,7 @@
 //! constrain --example try_sample -- smollm3 20`.
 use std::sync::Arc;
 
-use constrain::index::TokenIndex;
+use constrain::index::{TokenIndex, VocabIndex};
 use constrain::sample::{SampleOptions, Sampler};
 use constrain::template::{compile, Options, Request};
 use constrain::vocab::Vocabulary;
@@ -42,7 +42,7 @@ fn main() {
     })
     .unwrap();
     let t2 = std::time::Instant::now();
-    let index = TokenIndex::new(Arc::new(c), Arc::new(vocab));
+    let index = TokenIndex::new(Arc::new(c), Arc::new(VocabIndex::new(vocab)));
     let t3 = std::time::Instant::now();
     let sampler = Sampler::new(&index, SampleOptions::default());
     let mut rng = rand::rngs::SmallRng::seed_from_u64(7);

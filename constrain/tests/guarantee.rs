@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use constrain::index::{Step, TokenIndex};
+use constrain::index::{Step, TokenIndex, VocabIndex};
 use constrain::json::JsonOptions;
 use constrain::sample::{SampleOptions, Sampler};
 use constrain::template::{compile, Options, Request, ToolChoice};
@@ -22,16 +22,20 @@ use parser_runtime::structured_outputs::{Contract, ResponseFormat, StrictTools};
 use rand::SeedableRng;
 use serde_json::{json, Value};
 
-fn vocab(name: &str) -> Arc<Vocabulary> {
-    static BASE: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    static HARMONY: OnceLock<Arc<Vocabulary>> = OnceLock::new();
+fn vocab(name: &str) -> Arc<VocabIndex> {
+    static BASE: OnceLock<Arc<VocabIndex>> = OnceLock::new();
+    static HARMONY: OnceLock<Arc<VocabIndex>> = OnceLock::new();
     let cell = if name == "o200k_harmony" {
         &HARMONY
     } else {
         &BASE
     };
-    cell.get_or_init(|| Arc::new(Vocabulary::builtin(name).expect("built-in vocabulary")))
-        .clone()
+    cell.get_or_init(|| {
+        Arc::new(VocabIndex::new(
+            Vocabulary::builtin(name).expect("built-in vocabulary"),
+        ))
+    })
+    .clone()
 }
 
 fn model(name: &str) -> template_build::TemplateModel {
@@ -362,14 +366,15 @@ fn valid_outputs_are_accepted_token_by_token() {
             constraint.machine.table.matches(text.as_bytes()),
             "{template}: the text is not in the language: {text:?}"
         );
-        let vocab = vocab(vocab_name);
+        let prepared = vocab(vocab_name);
+        let vocab = prepared.vocab();
         let bpe = match vocab_name {
             "o200k_harmony" => tiktoken_rs::o200k_harmony(),
             _ => tiktoken_rs::o200k_base(),
         }
         .unwrap();
         let ids = bpe.encode_with_special_tokens(&text);
-        let index = TokenIndex::new(Arc::new(constraint), vocab.clone());
+        let index = TokenIndex::new(Arc::new(constraint), prepared.clone());
         let mut state = index.start();
         let mut ended = false;
         for (i, &id) in ids.iter().enumerate() {
