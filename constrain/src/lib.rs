@@ -1,6 +1,61 @@
 //! # constrain
 //!
-//! Structured outputs enforced during generation (work in progress).
+//! Structured outputs enforced during generation: a response template plus the request's
+//! tools, `tool_choice` and response format compiled into one byte-level DFA of valid whole
+//! responses ([`template::compile`]), and token masks over a vocabulary
+//! ([`index::TokenIndex`]).
+//!
+//! Layers, each on the one before:
+//!
+//! * [`dfa`]: explicit DFA tables with byte classes (from regex-syntax HIR through
+//!   regex-automata, literals, texts avoiding a pattern, intersection, trimming);
+//! * [`json`]: the structured-outputs JSON Schema subset as a regular language (and JSON
+//!   mode's bounded-depth reader);
+//! * [`graph`]: segment graphs (delimiters, bodies, free text) determinized into one table;
+//! * [`template`]: the grammar of a response template's regions for a request;
+//! * [`vocab`], [`index`]: vocabularies and per-state masks; [`sample`]: a sampler for tests
+//!   and `rtpl constrain`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use constrain::index::{Step, TokenIndex, VocabIndex};
+//! use constrain::template::{compile, Options, Request, ToolChoice};
+//! use constrain::vocab::Vocabulary;
+//! use serde_json::json;
+//!
+//! let model = template_build::model::load(&serde_json::from_str(
+//!     templates::source("qwen3").unwrap())?)?;
+//! let request = Request {
+//!     tools: vec![json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+//!         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})],
+//!     tool_choice: ToolChoice::Required,
+//!     ..Request::default()
+//! };
+//! let constraint = compile(&model, &request, &Options::default())?;
+//! // Once per vocabulary; shared by every index over it.
+//! let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base")?));
+//! let index = TokenIndex::new(Arc::new(constraint), vocab.clone());
+//!
+//! // Walk a valid output token by token: every token is in the mask of its state.
+//! let text = "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}</tool_call><|im_end|>";
+//! let bpe = tiktoken_rs::o200k_base()?;
+//! let mut state = index.start();
+//! for token in bpe.encode_ordinary(text) {
+//!     assert!(index.allowed(state).contains(token));
+//!     match index.advance(state, token) {
+//!         Some(Step::Next(next)) => state = next,
+//!         other => panic!("{other:?}"),
+//!     }
+//! }
+//! let eos = vocab.vocab().eos()[0];
+//! assert_eq!(index.advance(state, eos), Some(Step::End));
+//! // A hallucinated tool name is masked out as soon as it diverges.
+//! let state = bpe.encode_ordinary("<tool_call>{\"name\":\"get_").into_iter()
+//!     .fold(index.start(), |s, t| match index.advance(s, t) { Some(Step::Next(n)) => n, _ => 0 });
+//! let wrong = bpe.encode_ordinary("time")[0];
+//! assert!(!index.allowed(state).contains(wrong));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod dfa;

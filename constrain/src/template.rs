@@ -1178,6 +1178,43 @@ fn xml_body(parameters: &Value, json: JsonOptions, at: &str) -> Result<Hir, Cons
     Ok(Hir::concat(parts))
 }
 
+/// A constraint for one JSON value of `schema` alone (no template): what JSON-Schema engines
+/// constrain, for comparisons. `schema` is `None` for JSON mode (any object nested at most 5
+/// levels). The language is the value with no whitespace around it.
+///
+/// Errors: the schema's ([`SchemaLanguage::compile`]), or tables past `options.limits`.
+pub fn compile_schema(
+    schema: Option<&Value>,
+    options: &Options,
+) -> Result<Constraint, ConstrainError> {
+    let table = match schema {
+        None => crate::json::any_object_table(
+            structured_outputs::JSON_MODE_MAX_DEPTH,
+            options.json.whitespace,
+            &options.limits,
+        )
+        .map_err(|e| build("schema", e))?,
+        Some(schema) => {
+            let hir = SchemaLanguage::new(schema, options.json)
+                .compile()
+                .map_err(|e| cerr(format!("schema{}", e.pointer), e.reason))?;
+            Table::from_hir(&hir, &options.limits).map_err(|e| build("schema", e))?
+        }
+    };
+    let mut graph = Graph::default();
+    let value = graph.add("value", SegmentKind::Body, table);
+    graph.segments[value].last = true;
+    graph.starts.push(value);
+    let machine = Machine::build(graph, &options.limits).map_err(|e| build("schema", e))?;
+    if machine.table.is_empty() {
+        return Err(cerr("schema", "the schema admits no value"));
+    }
+    Ok(Constraint {
+        machine,
+        family: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1228,41 +1265,4 @@ mod tests {
             assert!(!t.matches(bad.as_bytes()), "{bad}");
         }
     }
-}
-
-/// A constraint for one JSON value of `schema` alone (no template): what JSON-Schema engines
-/// constrain, for comparisons. `schema` is `None` for JSON mode (any object nested at most 5
-/// levels). The language is the value with no whitespace around it.
-///
-/// Errors: the schema's ([`SchemaLanguage::compile`]), or tables past `options.limits`.
-pub fn compile_schema(
-    schema: Option<&Value>,
-    options: &Options,
-) -> Result<Constraint, ConstrainError> {
-    let table = match schema {
-        None => crate::json::any_object_table(
-            structured_outputs::JSON_MODE_MAX_DEPTH,
-            options.json.whitespace,
-            &options.limits,
-        )
-        .map_err(|e| build("schema", e))?,
-        Some(schema) => {
-            let hir = SchemaLanguage::new(schema, options.json)
-                .compile()
-                .map_err(|e| cerr(format!("schema{}", e.pointer), e.reason))?;
-            Table::from_hir(&hir, &options.limits).map_err(|e| build("schema", e))?
-        }
-    };
-    let mut graph = Graph::default();
-    let value = graph.add("value", SegmentKind::Body, table);
-    graph.segments[value].last = true;
-    graph.starts.push(value);
-    let machine = Machine::build(graph, &options.limits).map_err(|e| build("schema", e))?;
-    if machine.table.is_empty() {
-        return Err(cerr("schema", "the schema admits no value"));
-    }
-    Ok(Constraint {
-        machine,
-        family: None,
-    })
 }
