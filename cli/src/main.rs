@@ -493,9 +493,16 @@ fn load_vocab(args: &ConstrainArgs) -> Result<constrain::vocab::Vocabulary, Fail
     use constrain::vocab::Vocabulary;
     let eos: Vec<&str> = args.eos.iter().map(String::as_str).collect();
     let path = Path::new(&args.vocab);
+    let tiktoken_file = path.extension().is_some_and(|x| x == "tiktoken");
+    if !args.special.is_empty() && !tiktoken_file {
+        return Err(Failure::usage(
+            "--special is for .tiktoken files (built-in vocabularies and tokenizer.json list \
+             their own special tokens)",
+        ));
+    }
     let vocab = if ["o200k_base", "cl100k_base", "o200k_harmony"].contains(&args.vocab.as_str()) {
         Vocabulary::builtin(&args.vocab)
-    } else if path.extension().is_some_and(|x| x == "tiktoken") {
+    } else if tiktoken_file {
         let mut specials = Vec::new();
         for s in &args.special {
             let (text, id) = s

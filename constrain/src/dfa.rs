@@ -275,6 +275,61 @@ impl Table {
         Ok(quiet.trim())
     }
 
+    /// Every text with no non-empty suffix `s` such that `s` followed by a non-empty prefix of a
+    /// word of `next` is a word of `pattern` (both anchored tables): text after which writing
+    /// `next` cannot complete a match of `pattern` that started inside the text. Exact where
+    /// [`Self::quiet`] is conservative.
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub fn no_bad_suffix(pattern: &Self, next: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        let (classes, stride) = merge_classes(&[&pattern.classes, &next.classes]);
+        let reps = representatives(&classes, stride);
+        // Pattern states from which some non-empty prefix of a `next` word reaches acceptance.
+        let mut bad = vec![false; pattern.len()];
+        for q in 1..pattern.len() as u32 {
+            let mut seen = std::collections::HashSet::new();
+            let mut stack = vec![(q, START)];
+            'search: while let Some((p, n)) = stack.pop() {
+                for &b in &reps {
+                    let (p2, n2) = (pattern.next(p, b), next.next(n, b));
+                    if p2 == DEAD || n2 == DEAD {
+                        continue;
+                    }
+                    if pattern.is_accepting(p2) {
+                        bad[q as usize] = true;
+                        break 'search;
+                    }
+                    if seen.insert((p2, n2)) {
+                        stack.push((p2, n2));
+                    }
+                }
+            }
+        }
+        let (pclasses, pstride) = (pattern.classes, pattern.stride);
+        let mut keys = Vec::new();
+        Self::determinize_keyed(
+            pclasses,
+            pstride,
+            Vec::<u32>::new(),
+            |set: &Vec<u32>, byte| {
+                // Every pending suffix, plus the one starting at this byte.
+                let mut next: Vec<u32> = set
+                    .iter()
+                    .copied()
+                    .chain(std::iter::once(START))
+                    .map(|s| pattern.next(s, byte))
+                    .filter(|&s| s != DEAD)
+                    .collect();
+                next.sort_unstable();
+                next.dedup();
+                Some(next)
+            },
+            |set: &Vec<u32>| set.iter().all(|&s| !bad[s as usize]),
+            limits,
+            &mut keys,
+        )
+    }
+
     /// Walks a regex-automata DFA from `start` into a table; `judge` says whether a state is
     /// alive and whether it accepts.
     fn extract(

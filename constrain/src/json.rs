@@ -21,9 +21,9 @@
 //!   (default 0: compact), so a model can never run on in whitespace.
 //!
 //! At the recursion limit, a recursive optional property, array item or `anyOf` branch is
-//! not generated (the rest stays); when the schema needs the recursion (a required property,
-//! or every branch) compiling fails with [`CompileError`] naming the `$ref`: no required
-//! property is ever dropped silently.
+//! not generated (the rest stays; an object whose required property is cut is itself not
+//! generated there); when nothing is left (the recursion is needed) compiling fails with a
+//! [`CompileError`] naming the required property: no required property is ever dropped.
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
 use serde_json::{Map, Value};
@@ -216,6 +216,29 @@ fn encode_class(class: &ClassUnicode) -> Hir {
     alt(parts)
 }
 
+/// The most regex-syntax nodes one schema's language may have (checked before pieces are
+/// duplicated, so a schema cannot exhaust memory before the automaton limits apply).
+pub const MAX_HIR_NODES: usize = 400_000;
+
+/// The number of nodes of `hir`, counting at most to `cap`.
+fn hir_size(hir: &Hir, cap: usize) -> usize {
+    let mut count = 0;
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        match h.kind() {
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => stack.extend(hs),
+            _ => {}
+        }
+    }
+    count
+}
+
 /// Compiles a schema document (its `$ref`s resolve against it) into JSON-text languages.
 pub struct SchemaLanguage<'a> {
     document: &'a Value,
@@ -224,6 +247,8 @@ pub struct SchemaLanguage<'a> {
     path: Vec<String>,
     /// The whitespace between tokens.
     ws: Hir,
+    /// The first required property found without a value (recursion cut, or none admitted).
+    cut: Option<String>,
 }
 
 /// Annotation keywords (never change the language) and `$defs` (only a place for schemas).
@@ -254,6 +279,7 @@ impl<'a> SchemaLanguage<'a> {
             options,
             path: Vec::new(),
             ws,
+            cut: None,
         }
     }
 
@@ -273,7 +299,18 @@ impl<'a> SchemaLanguage<'a> {
         let document = self.document;
         match self.value(document, "")? {
             Some(h) => Ok(h),
-            None => Err(err("", "the schema admits no value")),
+            None => Err(match self.cut {
+                Some(at) => err(
+                    &at,
+                    format!(
+                        "this required property needs a value deeper than the recursion limit \
+                         ({} entries per $ref on a path) or admits none, so the schema admits \
+                         no value",
+                        self.options.max_recursion
+                    ),
+                ),
+                None => err("", "the schema admits no value"),
+            }),
         }
     }
 
@@ -533,15 +570,11 @@ impl<'a> SchemaLanguage<'a> {
                 let needed = required.contains(&name.as_str());
                 match self.value(schema, &at)? {
                     Some(v) => members.push((cat(vec![self.key(name), v]), needed)),
+                    // The object has no value here (an anyOf branch holding it falls away);
+                    // if nothing is left, compiling fails naming this property.
                     None if needed => {
-                        return Err(err(
-                            &at,
-                            format!(
-                                "required property {name:?} needs a value deeper than the \
-                                 recursion limit ({} per $ref) or admits none",
-                                self.options.max_recursion
-                            ),
-                        ))
+                        self.cut.get_or_insert(at);
+                        return Ok(None);
                     }
                     None => {}
                 }
@@ -566,39 +599,67 @@ impl<'a> SchemaLanguage<'a> {
         if members.is_empty() {
             return Ok(Some(cat(vec![lit("{"), self.ws.clone(), lit("}")])));
         }
-        // rest[i]: members i.. after at least one was written (each led by a comma).
-        let n = members.len();
-        let mut rest = vec![Hir::empty(); n + 1];
-        for i in (0..n).rev() {
-            let (m, needed) = &members[i];
-            let item = cat(vec![self.comma(), m.clone()]);
-            rest[i] = cat(vec![
-                if *needed { item } else { opt(item) },
-                rest[i + 1].clone(),
-            ]);
-        }
-        // first(i): members i.. when none was written yet.
-        let mut first = if members.iter().any(|(_, needed)| *needed) {
-            Hir::fail()
-        } else {
-            Hir::empty()
+        let body = match members.iter().position(|(_, needed)| *needed) {
+            // Linear: optional members before the first required one are written with a
+            // comma after them, the others with a comma before.
+            Some(k) => {
+                let mut parts = Vec::new();
+                for (m, _) in &members[..k] {
+                    parts.push(opt(cat(vec![m.clone(), self.comma()])));
+                }
+                parts.push(members[k].0.clone());
+                for (m, needed) in &members[k + 1..] {
+                    let item = cat(vec![self.comma(), m.clone()]);
+                    parts.push(if *needed { item } else { opt(item) });
+                }
+                cat(parts)
+            }
+            // Only optional members (schemas outside the contract rules): which one comes
+            // first decides the commas, quadratic in the members.
+            None => {
+                self.check_size(
+                    &members.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+                    members.len(),
+                    pointer,
+                )?;
+                let n = members.len();
+                let mut rest = vec![Hir::empty(); n + 1];
+                for i in (0..n).rev() {
+                    let item = cat(vec![self.comma(), members[i].0.clone()]);
+                    rest[i] = cat(vec![opt(item), rest[i + 1].clone()]);
+                }
+                let mut first = Hir::empty();
+                for i in (0..n).rev() {
+                    let with = cat(vec![members[i].0.clone(), rest[i + 1].clone()]);
+                    first = alt(vec![with, first]);
+                }
+                first
+            }
         };
-        for i in (0..n).rev() {
-            let (m, needed) = &members[i];
-            let with = cat(vec![m.clone(), rest[i + 1].clone()]);
-            first = if *needed {
-                with
-            } else {
-                alt(vec![with, first])
-            };
-        }
         Ok(Some(cat(vec![
             lit("{"),
             self.ws.clone(),
-            first,
+            body,
             self.ws.clone(),
             lit("}"),
         ])))
+    }
+
+    /// Fails when writing `parts` `copies` times would pass [`MAX_HIR_NODES`] (nested arrays
+    /// double their item per level; an object of only optional members is quadratic).
+    fn check_size(&self, parts: &[Hir], copies: usize, pointer: &str) -> Result<(), CompileError> {
+        let cap = MAX_HIR_NODES / copies.max(1);
+        let total: usize = parts.iter().map(|h| hir_size(h, cap + 1)).sum();
+        if total > cap {
+            return Err(err(
+                pointer,
+                format!(
+                    "the schema is too large to generate: more than {MAX_HIR_NODES} regex nodes \
+                     (nested arrays double their items per level)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn array(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
@@ -606,6 +667,9 @@ impl<'a> SchemaLanguage<'a> {
             Some(schema) => self.value(schema, &format!("{pointer}/items"))?,
             None => Some(self.any_value(self.options.any_depth)),
         };
+        if let Some(item) = &item {
+            self.check_size(std::slice::from_ref(item), 2, pointer)?;
+        }
         Ok(self.array_of(item))
     }
 
@@ -770,6 +834,13 @@ mod tests {
             .compile()
             .unwrap_err();
         assert!(e.reason.contains("recursion limit"), "{e}");
+        // Recursion through anyOf with a branch that ends it: the recursive branch falls away
+        // at the limit.
+        let expr = json!({"$defs": {"f": {"anyOf": [
+            {"type": "object", "properties": {"not": {"$ref": "#/$defs/f"}}, "required": ["not"]},
+            {"type": "string"}]}}, "$ref": "#/$defs/f"});
+        let t = table(expr);
+        assert!(t.matches(br#"{"not":{"not":"x"}}"#) && t.matches(br#""x""#));
     }
 
     #[test]

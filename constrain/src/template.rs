@@ -186,12 +186,12 @@ fn delimiter_parts(
     spec: &DelimiterSpec,
     name: Option<&str>,
     at: &str,
-) -> Result<(Hir, Vec<Hir>), ConstrainError> {
-    let mut overruns = Vec::new();
+) -> Result<(Hir, Vec<NameSplit>), ConstrainError> {
+    let mut splits = Vec::new();
     match spec {
         DelimiterSpec::Literals(list) => Ok((
             Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
-            overruns,
+            splits,
         )),
         DelimiterSpec::Pattern(p) => {
             let translated = template_build::pyregex::to_dfa(p)
@@ -207,31 +207,66 @@ fn delimiter_parts(
                 let hir = regex_syntax::Parser::new()
                     .parse(&branch.main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
-                branches.push(match name {
-                    Some(n) => {
-                        let mut group = None;
-                        let h = replace_group(&hir, "name", n, &mut group);
-                        let Some(group) = group else {
-                            return Err(cerr(at, "no `name` group to write the tool name into"));
-                        };
-                        // The parser's group is greedy: the name may not be followed by a
-                        // character the group would also take (`[^\s<]+` in gpt-oss), or
-                        // the captured name would be longer than the tool's.
-                        match name_class(&group) {
-                            Some(class) => {
-                                let overrun = Hir::concat(vec![Hir::literal(n.as_bytes()), class]);
-                                overruns.push(overrun);
-                                h
-                            }
-                            None => h,
-                        }
+                let Some(n) = name else {
+                    branches.push(hir);
+                    continue;
+                };
+                let mut group = None;
+                let h = replace_group(&hir, "name", n, &mut group);
+                let Some(group) = group else {
+                    return Err(cerr(at, "no `name` group to write the tool name into"));
+                };
+                // The name must be a match of the group, or the parser reads another name.
+                let fits = Table::from_hir(&group, &Limits::default())
+                    .map(|t| t.matches(n.as_bytes()))
+                    .unwrap_or(false);
+                if !fits {
+                    return Err(cerr(
+                        at,
+                        format!("the tool name {n:?} does not match the template's name group"),
+                    ));
+                }
+                // The parser's group is greedy: what follows the name may not start with a
+                // character the group also takes (`[^\s<]+` in gpt-oss), or the captured name
+                // would be longer than the tool's. Split the branch after the name.
+                match (name_class(&group), split_after_group(&hir, "name", n)) {
+                    (Some(class), Some((pre, post))) => splits.push(NameSplit { pre, post, class }),
+                    (Some(_), None) => {
+                        return Err(cerr(
+                            at,
+                            "the `name` group is not at the top level of the delimiter pattern",
+                        ))
                     }
-                    None => hir,
-                });
+                    (None, _) => branches.push(h),
+                }
             }
-            Ok((Hir::alternation(branches), overruns))
+            Ok((Hir::alternation(branches), splits))
         }
     }
+}
+
+/// A delimiter branch cut after the tool name: `pre` ends with the name, `post` may not start
+/// with a character of `class` (the name group's repeated class).
+struct NameSplit {
+    pre: Hir,
+    post: Hir,
+    class: Hir,
+}
+
+/// Splits a branch (a concatenation with the `group` capture at its top level) into the part
+/// up to and including the group (replaced by `text`) and the rest.
+fn split_after_group(hir: &Hir, group: &str, text: &str) -> Option<(Hir, Hir)> {
+    let items: Vec<Hir> = match hir.kind() {
+        HirKind::Concat(hs) => hs.clone(),
+        _ => vec![hir.clone()],
+    };
+    let k = items.iter().position(
+        |h| matches!(h.kind(), HirKind::Capture(c) if c.name.as_deref() == Some(group)),
+    )?;
+    let mut pre: Vec<Hir> = items[..k].to_vec();
+    pre.push(Hir::literal(text.as_bytes()));
+    let post: Vec<Hir> = items[k + 1..].to_vec();
+    Some((Hir::concat(pre), Hir::concat(post)))
 }
 
 /// `hir` without a leading optional whitespace run (`\s*` at the start of a branch): a
@@ -377,27 +412,53 @@ impl Builder {
     ) -> Result<Table, ConstrainError> {
         // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
         // than its minimum, so a delimiter cannot run on.
-        let (hir, overruns) = delimiter_parts(spec, name, at)?;
-        let hir = bound_repetitions(&hir, self.options.delimiter_slack as u32);
+        let (hir, splits) = delimiter_parts(spec, name, at)?;
+        let slack = self.options.delimiter_slack as u32;
+        let mut tables = Vec::new();
+        // Branches without a split name (an empty alternation is the empty language).
+        let plain = Table::from_hir(&bound_repetitions(&hir, slack), &self.limits())
+            .map_err(|e| build(at, e))?;
+        if !plain.is_empty() {
+            tables.push(plain);
+        }
+        for split in splits {
+            let pre = Table::from_hir(&bound_repetitions(&split.pre, slack), &self.limits())
+                .map_err(|e| build(at, e))?;
+            let post = Table::from_hir(&bound_repetitions(&split.post, slack), &self.limits())
+                .map_err(|e| build(at, e))?;
+            // Empty, or starting with a character outside the name group's class.
+            let mut outside = match split.class.kind() {
+                HirKind::Class(Class::Unicode(c)) => c.clone(),
+                _ => return Err(cerr(at, "the name group's class is not a Unicode class")),
+            };
+            outside.negate();
+            let head = Hir::concat(vec![
+                Hir::class(Class::Unicode(outside)),
+                Hir::repetition(regex_syntax::hir::Repetition {
+                    min: 0,
+                    max: None,
+                    greedy: true,
+                    sub: Box::new(Hir::dot(regex_syntax::hir::Dot::AnyChar)),
+                }),
+            ]);
+            let head = Hir::alternation(vec![Hir::empty(), head]);
+            let head = Table::from_hir(&head, &self.limits()).map_err(|e| build(at, e))?;
+            let post = post
+                .intersect(&head, &self.limits())
+                .map_err(|e| build(at, e))?;
+            tables.push(concat(vec![pre, post], &self.limits()).map_err(|e| build(at, e))?);
+        }
+        let table = union(tables, &self.limits()).map_err(|e| build(at, e))?;
         // Never starting with whitespace: whitespace before a delimiter is written by the
         // text before it (whose parser strips it), so a delimiter cannot start at every
         // position of a whitespace run.
         let shape = regex_syntax::Parser::new()
             .parse(r"\S(?s:.)*")
             .map_err(|e| cerr(at, e.to_string()))?;
-        let hir = Hir::concat(vec![hir]);
-        let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
         let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let mut out = table
+        let out = table
             .intersect(&shape, &self.limits())
             .map_err(|e| build(at, e))?;
-        if !overruns.is_empty() {
-            let avoid = Table::avoiding(&Hir::alternation(overruns), &self.limits())
-                .map_err(|e| build(at, e))?;
-            out = out
-                .intersect(&avoid, &self.limits())
-                .map_err(|e| build(at, e))?;
-        }
         if out.is_empty() {
             return Err(cerr(
                 at,
@@ -433,6 +494,29 @@ impl Builder {
         avoid
             .intersect(&quiet, &self.limits())
             .map_err(|e| build(&at, e))
+    }
+
+    /// The body of an explicit region (only its close is watched): no match of the close,
+    /// and no ending that the close, written next, would complete into an earlier match
+    /// (exact, so Llama 3.1's JSON body may end in `}` before its close `}<|eot_id|>`).
+    fn body_guard(
+        &self,
+        close: &DelimiterSpec,
+        close_table: &Table,
+        at: &str,
+    ) -> Result<Table, ConstrainError> {
+        let hir = delimiter_hir(close, None, at)?;
+        let avoid = Table::avoiding(&hir, &self.limits()).map_err(|e| build(at, e))?;
+        let core = bound_repetitions(
+            &without_leading_whitespace(&hir),
+            self.options.delimiter_slack as u32,
+        );
+        let core = Table::from_hir(&core, &self.limits()).map_err(|e| build(at, e))?;
+        let end =
+            Table::no_bad_suffix(&core, close_table, &self.limits()).map_err(|e| build(at, e))?;
+        avoid
+            .intersect(&end, &self.limits())
+            .map_err(|e| build(at, e))
     }
 
     /// Text between regions: it holds no prefix literal of any open delimiter (regex-syntax's
@@ -776,8 +860,8 @@ pub fn compile(
                 unreachable!("filtered")
             };
             let o = b.delimiter(open, None, &field_path(r, "open"))?;
-            let body = b.avoiding(&[(close, field_path(r, "close"))])?;
             let c = b.delimiter(close, None, &field_path(r, "close"))?;
+            let body = b.body_guard(close, &c, &field_path(r, "close"))?;
             let o = b
                 .graph
                 .add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
@@ -809,8 +893,41 @@ pub fn compile(
             )
         })?;
         let close_at = field_path(field, "close");
-        let guard = b.avoiding(&[(close_spec, close_at.clone())])?;
         let close_table = b.delimiter(close_spec, None, &close_at)?;
+        let mut guard = b.body_guard(close_spec, &close_table, &close_at)?;
+        // The json content parser's dialect rewrites its body before reading it: bare keys
+        // after `{` or `,` are quoted (`unquoted_keys`, also inside strings) and custom string
+        // quotes are extracted (`string_delims`). Standard JSON is written, so its strings may
+        // hold neither.
+        if let ContentSpec::Json {
+            unquoted_keys,
+            string_delims,
+            ..
+        } = &field.content
+        {
+            let mut risky = Vec::new();
+            if *unquoted_keys {
+                risky.push(
+                    regex_syntax::Parser::new()
+                        // A superset of the parser's Unicode `\w` (whose tables differ from
+                        // regex-syntax's): any run without JSON structure or whitespace.
+                        .parse(r#"[{,][^\s"{}\[\],:]+:"#)
+                        .map_err(|e| cerr(&close_at, e.to_string()))?,
+                );
+            }
+            for (open, close) in string_delims {
+                risky.push(Hir::literal(open.as_bytes()));
+                risky.push(Hir::literal(close.as_bytes()));
+            }
+            if !risky.is_empty() {
+                let at = field_path(field, "content_args");
+                let dialect = Table::avoiding(&Hir::alternation(risky), &b.limits())
+                    .map_err(|e| build(&at, e))?;
+                guard = guard
+                    .intersect(&dialect, &b.limits())
+                    .map_err(|e| build(&at, e))?;
+            }
+        }
         let around = b.ws_around();
         match family {
             Family::JsonCall => {
@@ -869,12 +986,14 @@ pub fn compile(
                         let args = SchemaLanguage::new(parameters, options.json)
                             .compile()
                             .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))?;
-                        Hir::concat(vec![around.clone(), args, around.clone()])
+                        b.table(
+                            &Hir::concat(vec![around.clone(), args, around.clone()]),
+                            &at,
+                        )?
                     } else {
-                        xml_body(parameters, options.json, &at)?
+                        xml_body(parameters, options.json, &options.limits, &at)?
                     };
-                    let body = b
-                        .table(&body, &at)?
+                    let body = body
                         .intersect(&guard, &b.limits())
                         .map_err(|e| build(&at, e))?;
                     if body.is_empty() {
@@ -1010,6 +1129,11 @@ pub fn compile(
             }
             // After a call: a little whitespace (models write a newline between calls), then
             // another call or the end of turn.
+            // A turn may also stop right after a call: the model's EOS ends it (Llama 3.1's
+            // call close `}<|eot_id|>` already holds its end-of-turn token).
+            for &c in &call_closes {
+                b.graph.segments[c].last = true;
+            }
             if !call_closes.is_empty() {
                 let gap = b.table(&b.ws_around(), "tool_calls")?;
                 let gap = b.graph.add("tool_calls.gap", SegmentKind::Body, gap);
@@ -1036,14 +1160,15 @@ pub fn compile(
                     };
                     let o = b.delimiter(open, None, &field_path(field, "open"))?;
                     let close_at = field_path(field, "close");
-                    let guard = b.avoiding(&[(close, close_at.clone())])?;
+                    let close_table = b.delimiter(close, None, &close_at)?;
+                    let guard = b.body_guard(close, &close_table, &close_at)?;
                     let body = match &json_content {
                         None => guard,
                         Some(json) => json
                             .intersect(&guard, &b.limits())
                             .map_err(|e| build("response_format", e))?,
                     };
-                    let c = b.delimiter(close, None, &close_at)?;
+                    let c = close_table;
                     let o = b.graph.add("content.open", SegmentKind::Delimiter, o);
                     let body = b.graph.add("content.body", SegmentKind::Body, body);
                     let c = b.graph.add("content.close", SegmentKind::Delimiter, c);
@@ -1097,6 +1222,20 @@ pub fn compile(
     Ok(Constraint { machine, family })
 }
 
+/// The union of `tables` (an empty list: the empty language).
+fn union(tables: Vec<Table>, limits: &Limits) -> Result<Table, BuildError> {
+    let mut g = Graph::default();
+    for (i, t) in tables.into_iter().enumerate() {
+        let s = g.add(format!("part{i}"), SegmentKind::Body, t);
+        g.segments[s].last = true;
+        g.starts.push(s);
+    }
+    if g.starts.is_empty() {
+        return Table::literal(b"").intersect(&Table::literal(b"x"), limits);
+    }
+    Ok(Machine::build(g, limits)?.table)
+}
+
 /// The concatenation of `tables`.
 fn concat(tables: Vec<Table>, limits: &Limits) -> Result<Table, BuildError> {
     let mut g = Graph::default();
@@ -1133,15 +1272,22 @@ fn ws_hir(n: usize) -> Hir {
 }
 
 /// The body of an XML-parameters call: `\n` then `<parameter=K>\nV\n</parameter>\n` per
-/// written parameter (declared order, required ones always), each V kept free of the
-/// parameter's close tag.
-fn xml_body(parameters: &Value, json: JsonOptions, at: &str) -> Result<Hir, ConstrainError> {
+/// written parameter (declared order, required ones always), each V free of
+/// `</parameter>` (the tag pattern ends the value at the first one).
+fn xml_body(
+    parameters: &Value,
+    json: JsonOptions,
+    limits: &Limits,
+    at: &str,
+) -> Result<Table, ConstrainError> {
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut parts = vec![Hir::literal(&b"\n"[..])];
+    let no_close =
+        Table::avoiding(&Hir::literal(&b"</parameter>"[..]), limits).map_err(|e| build(at, e))?;
+    let mut parts = vec![(Table::literal(b"\n"), false)];
     if let Some(Value::Object(properties)) = parameters.get("properties") {
         for (key, schema) in properties {
             let p_at = format!(
@@ -1155,27 +1301,45 @@ fn xml_body(parameters: &Value, json: JsonOptions, at: &str) -> Result<Hir, Cons
                 ));
             }
             let value = xml_value(schema, parameters, json, &p_at)?;
-            // The value may not hold the parameter's close tag (the tag pattern stops at the
-            // first one) nor start a new tag.
-            let tag = Hir::concat(vec![
-                Hir::literal(format!("<parameter={key}>\n").as_bytes()),
-                value,
-                Hir::literal(&b"\n</parameter>\n"[..]),
-            ]);
-            let tag = if required.contains(&key.as_str()) {
-                tag
-            } else {
-                Hir::repetition(regex_syntax::hir::Repetition {
-                    min: 0,
-                    max: Some(1),
-                    greedy: true,
-                    sub: Box::new(tag),
-                })
-            };
-            parts.push(tag);
+            let value = Table::from_hir(&value, limits)
+                .and_then(|t| t.intersect(&no_close, limits))
+                .map_err(|e| build(&p_at, e))?;
+            let tag = concat(
+                vec![
+                    Table::literal(format!("<parameter={key}>\n").as_bytes()),
+                    value,
+                    Table::literal(b"\n</parameter>\n"),
+                ],
+                limits,
+            )
+            .map_err(|e| build(&p_at, e))?;
+            parts.push((tag, !required.contains(&key.as_str())));
         }
     }
-    Ok(Hir::concat(parts))
+    sequence(parts, limits).map_err(|e| build(at, e))
+}
+
+/// The concatenation of `parts`, each `(table, optional)`.
+fn sequence(parts: Vec<(Table, bool)>, limits: &Limits) -> Result<Table, BuildError> {
+    let mut g = Graph::default();
+    let mut junction = g.add("j0", SegmentKind::Body, Table::literal(b""));
+    g.starts.push(junction);
+    for (i, (table, optional)) in parts.into_iter().enumerate() {
+        let part = g.add(format!("part{i}"), SegmentKind::Body, table);
+        let next = g.add(
+            format!("j{}", i + 1),
+            SegmentKind::Body,
+            Table::literal(b""),
+        );
+        g.link(junction, part);
+        g.link(part, next);
+        if optional {
+            g.link(junction, next);
+        }
+        junction = next;
+    }
+    g.segments[junction].last = true;
+    Ok(Machine::build(g, limits)?.table)
 }
 
 /// A constraint for one JSON value of `schema` alone (no template): what JSON-Schema engines

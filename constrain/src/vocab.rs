@@ -3,8 +3,8 @@
 //!
 //! Loaders: tiktoken `.tiktoken` files (`base64(token bytes) rank` per line), the
 //! vocabularies tiktoken-rs ships (`o200k_base`, `cl100k_base`, `o200k_harmony`), and Hugging
-//! Face `tokenizer.json` (BPE or WordPiece/Unigram vocabularies with byte-level or
-//! SentencePiece (`▁`, `<0xNN>`) token text, plus `added_tokens`).
+//! Face `tokenizer.json` (BPE or Unigram vocabularies with byte-level or SentencePiece (`▁`,
+//! `<0xNN>`) token text, plus `added_tokens`; WordPiece `##` pieces are not read).
 
 use std::collections::HashMap;
 
@@ -38,6 +38,10 @@ pub struct Vocabulary {
     /// Ids that end a generation.
     eos: Vec<u32>,
 }
+
+/// The largest token id a loader accepts (ids index a table: a bigger one is an error, not
+/// an allocation).
+pub const MAX_TOKEN_ID: u64 = 1 << 24;
 
 /// Names that end a generation when a tokenizer file does not say (EOS of common models).
 pub const DEFAULT_EOS: &[&str] = &[
@@ -147,6 +151,11 @@ impl Vocabulary {
                 .decode(b64)
                 .map_err(|e| at(&format!("base64: {e}")))?;
             let rank: usize = rank.parse().map_err(|_| at("the rank is not a number"))?;
+            if rank as u64 > MAX_TOKEN_ID {
+                return Err(at(&format!(
+                    "rank {rank} is over the limit of {MAX_TOKEN_ID}"
+                )));
+            }
             if rank >= tokens.len() {
                 tokens.resize(rank + 1, Vec::new());
             }
@@ -166,9 +175,25 @@ impl Vocabulary {
     ) -> Result<Self, VocabError> {
         let mut special_ids = Vec::new();
         for (text, id) in specials {
+            if u64::from(*id) > MAX_TOKEN_ID {
+                return Err(verr(
+                    source_name,
+                    format!("special id {id} is over the limit of {MAX_TOKEN_ID}"),
+                ));
+            }
             let id_usize = *id as usize;
             if id_usize >= tokens.len() {
                 tokens.resize(id_usize + 1, Vec::new());
+            }
+            let old = &tokens[id_usize];
+            if !old.is_empty() && old != text.as_bytes() {
+                return Err(verr(
+                    source_name,
+                    format!(
+                        "special token {text:?} would replace token {id} ({:?})",
+                        String::from_utf8_lossy(old)
+                    ),
+                ));
             }
             tokens[id_usize] = text.as_bytes().to_vec();
             special_ids.push(*id);
@@ -281,11 +306,19 @@ impl Vocabulary {
             }
         };
         let mut tokens: Vec<Vec<u8>> = Vec::new();
-        let mut put = |id: usize, bytes: Vec<u8>| {
+        let mut put = |id: u64, bytes: Vec<u8>| -> Result<(), VocabError> {
+            if id > MAX_TOKEN_ID {
+                return Err(verr(
+                    source_name,
+                    format!("token id {id} is over the limit of {MAX_TOKEN_ID}"),
+                ));
+            }
+            let id = id as usize;
             if id >= tokens.len() {
                 tokens.resize(id + 1, Vec::new());
             }
             tokens[id] = bytes;
+            Ok(())
         };
         match json.pointer("/model/vocab") {
             Some(Value::Object(vocab)) => {
@@ -296,13 +329,13 @@ impl Vocabulary {
                             format!("model.vocab.{token}: the id is not a number"),
                         )
                     })?;
-                    put(id as usize, decode(token));
+                    put(id, decode(token))?;
                 }
             }
             Some(Value::Array(pieces)) => {
                 for (id, piece) in pieces.iter().enumerate() {
                     let token = piece.get(0).and_then(Value::as_str).unwrap_or("");
-                    put(id, decode(token));
+                    put(id as u64, decode(token))?;
                 }
             }
             _ => return Err(verr(source_name, "no model.vocab")),
@@ -316,7 +349,7 @@ impl Vocabulary {
                 let content = t.get("content").and_then(Value::as_str).unwrap_or("");
                 let special = t.get("special").and_then(Value::as_bool).unwrap_or(false);
                 // Added tokens are matched as whole strings, not byte-level text.
-                put(id as usize, content.as_bytes().to_vec());
+                put(id, content.as_bytes().to_vec())?;
                 if special {
                     specials.push((content.to_string(), id as u32));
                 }
@@ -330,6 +363,17 @@ impl Vocabulary {
                 .filter(|n| specials.iter().any(|(t, _)| t == n))
                 .collect(),
         };
+        if names.is_empty() {
+            return Err(verr(
+                source_name,
+                "no end-of-generation token found among the special tokens (give its text, \
+                 e.g. `--eos '<seed:eos>'`)",
+            ));
+        }
+        // Special ids replace whatever `model.vocab` had there.
+        for (_, id) in &specials {
+            tokens[*id as usize].clear();
+        }
         Self::with_specials(source_name, tokens, &specials, &names)
     }
 }
@@ -390,10 +434,26 @@ mod tests {
         assert_eq!(v.token(4), b"<tool_call>");
         assert_eq!(v.eos(), [3]);
         let sp = r#"{"decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}]},
-            "model": {"type": "BPE", "vocab": {"▁hi": 0, "<0x0A>": 1}}, "added_tokens": []}"#;
+            "model": {"type": "BPE", "vocab": {"▁hi": 0, "<0x0A>": 1}},
+            "added_tokens": [{"id": 2, "content": "</s>", "special": true}]}"#;
         let v = Vocabulary::from_hf_tokenizer("s", sp, None).unwrap();
         assert_eq!((v.token(0), v.token(1)), (&b" hi"[..], &b"\n"[..]));
         assert!(Vocabulary::from_hf_tokenizer("x", "{}", None).is_err());
+        // No EOS among the specials, a huge id, a special over an ordinary token: errors.
+        let no_eos = r#"{"model": {"vocab": {"a": 0}}, "added_tokens": [{"id": 1, "content": "<x>", "special": true}]}"#;
+        assert!(Vocabulary::from_hf_tokenizer("n", no_eos, None)
+            .unwrap_err()
+            .reason
+            .contains("--eos"));
+        assert!(Vocabulary::from_hf_tokenizer("n", no_eos, Some(&["<x>"])).is_ok());
+        let huge = r#"{"model": {"vocab": {"a": 4000000000}}}"#;
+        assert!(Vocabulary::from_hf_tokenizer("h", huge, None)
+            .unwrap_err()
+            .reason
+            .contains("limit"));
+        let e =
+            Vocabulary::from_tiktoken("t", "YQ== 0\n", &[("<e>".into(), 0)], &["<e>"]).unwrap_err();
+        assert!(e.reason.contains("would replace token 0"), "{e}");
     }
 
     #[test]

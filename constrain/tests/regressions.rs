@@ -1,0 +1,176 @@
+//! Cases found by the cold review of constrained generation, each checked against the parser
+//! and the strict contract.
+
+use std::sync::Arc;
+
+use constrain::template::{compile, Options, Request};
+use parser_runtime::structured_outputs::{Contract, StrictTools};
+use serde_json::{json, Value};
+
+fn model(name: &str) -> template_build::TemplateModel {
+    let value: Value = serde_json::from_str(templates::source(name).unwrap()).unwrap();
+    template_build::model::load(&value).unwrap()
+}
+
+fn tool(name: &str, parameters: Value) -> Value {
+    json!({"type": "function", "function": {"name": name, "parameters": parameters}})
+}
+
+/// Whether the constraint accepts `text`, and if so that the parse keeps the contract.
+fn accepts(template: &str, tools: &[Value], text: &str) -> bool {
+    let request = Request {
+        tools: tools.to_vec(),
+        ..Request::default()
+    };
+    let c = compile(&model(template), &request, &Options::default()).expect("compiles");
+    let ok = c.machine.table.matches(text.as_bytes());
+    if ok {
+        let contract = Arc::new(Contract {
+            strict_tools: Some(StrictTools::new(tools).unwrap()),
+            ..Contract::default()
+        });
+        let parsed = parser_runtime::parse_response_checked(
+            templates::by_name(template).unwrap().unwrap(),
+            text,
+            "",
+            tools,
+            contract,
+        );
+        let (_, violations) =
+            parsed.unwrap_or_else(|e| panic!("accepted but does not parse: {e}: {text:?}"));
+        assert!(
+            violations.is_empty(),
+            "accepted with violations {violations:?}: {text:?}"
+        );
+    }
+    ok
+}
+
+#[test]
+fn xml_values_never_hold_the_parameter_close() {
+    let tools = [tool(
+        "note",
+        json!({"type": "object", "properties": {
+        "n": {"type": "integer"}, "text": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["n", "text"]}),
+    )];
+    let call = |text: &str, tags: &str| {
+        format!(
+        "<tool_call>\n<function=note>\n<parameter=n>\n5\n</parameter>\n<parameter=text>\n{text}\n</parameter>\n{tags}</function>\n</tool_call><|im_end|>")
+    };
+    assert!(accepts("qwen3-coder", &tools, &call("hi there", "")));
+    assert!(!accepts(
+        "qwen3-coder",
+        &tools,
+        &call("hi</parameter>\n<parameter=bogus>\nabc", "")
+    ));
+    assert!(accepts(
+        "qwen3-coder",
+        &tools,
+        &call("a", "<parameter=tags>\n[\"x\"]\n</parameter>\n")
+    ));
+    assert!(!accepts(
+        "qwen3-coder",
+        &tools,
+        &call("a", "<parameter=tags>\n[\"</parameter>\"]\n</parameter>\n")
+    ));
+}
+
+#[test]
+fn gemma_strings_cannot_trigger_the_bare_key_rewrite() {
+    let tools = [tool(
+        "run",
+        json!({"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}),
+    )];
+    let call =
+        |code: &str| format!("<|tool_call>call:run{{\"code\":\"{code}\"}}<tool_call|><turn|>");
+    assert!(accepts("gemma-4", &tools, &call("f(x, y)")));
+    assert!(!accepts("gemma-4", &tools, &call("f({x:1, y:2})")));
+    // Its custom quote `<|"|>` cannot appear: a JSON string escapes the quote.
+    assert!(accepts("gemma-4", &tools, &call("a<|\\\"|>b")));
+}
+
+#[test]
+fn tool_names_must_fit_the_name_group_and_may_prefix_other_text() {
+    let params =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    // gemma-4 reads names with `\w+`: `get-weather` cannot be written.
+    let e = compile(
+        &model("gemma-4"),
+        &Request {
+            tools: vec![tool("get-weather", params.clone())],
+            ..Request::default()
+        },
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(e.reason.contains("name group"), "{e}");
+    // Short names that occur in the rest of the delimiter compile and are written.
+    assert!(accepts("qwen3-coder", &[tool("tool", params.clone())],
+        "<tool_call>\n<function=tool>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call><|im_end|>"));
+    assert!(accepts(
+        "gpt-oss",
+        &[tool("con", params.clone())],
+        "to=functions.con <|constrain|>json<|message|>{\"q\":\"x\"}<|call|>"
+    ));
+    // The name may not run on into the text after it (gpt-oss's greedy `[^\s<]+`).
+    assert!(!accepts(
+        "gpt-oss",
+        &[tool("con", params)],
+        "to=functions.conx<|message|>{\"q\":\"x\"}<|call|>"
+    ));
+}
+
+#[test]
+fn llama_writes_its_own_call_form() {
+    let tools = [tool(
+        "get_weather",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )];
+    assert!(accepts(
+        "llama3.1",
+        &tools,
+        "{\"name\":\"get_weather\",\"parameters\":{\"city\":\"Paris\"}}<|eot_id|>"
+    ));
+}
+
+#[test]
+fn deep_nesting_is_a_clear_error_not_a_memory_blowup() {
+    let mut items = json!({"type": "string"});
+    for _ in 0..60 {
+        items = json!({"type": "array", "items": items});
+    }
+    let tools = [tool(
+        "f",
+        json!({"type": "object", "properties": {"a": items}, "required": ["a"]}),
+    )];
+    let e = compile(
+        &model("qwen3"),
+        &Request {
+            tools: tools.to_vec(),
+            ..Request::default()
+        },
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(e.reason.contains("too large"), "{e}");
+    // 150 optional members after a required one: linear, compiles.
+    let mut props = serde_json::Map::new();
+    props.insert("id".into(), json!({"type": "integer"}));
+    for i in 0..150 {
+        props.insert(format!("p{i}"), json!({"type": "integer"}));
+    }
+    let tools = [tool(
+        "g",
+        json!({"type": "object", "properties": props, "required": ["id"]}),
+    )];
+    compile(
+        &model("qwen3"),
+        &Request {
+            tools: tools.to_vec(),
+            ..Request::default()
+        },
+        &Options::default(),
+    )
+    .expect("compiles");
+}
