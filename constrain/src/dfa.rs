@@ -162,6 +162,21 @@ impl Table {
         self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
     }
 
+    /// One byte per column among the bytes `lo..=hi` (bytes of one column act alike in every
+    /// state).
+    pub fn columns_in(&self, lo: u8, hi: u8) -> Vec<u8> {
+        let mut seen = vec![false; self.stride];
+        let mut out = Vec::new();
+        for b in lo..=hi {
+            let c = self.classes[b as usize] as usize;
+            if !seen[c] {
+                seen[c] = true;
+                out.push(b);
+            }
+        }
+        out
+    }
+
     /// Whether the bytes that led to `state` form a word of the language.
     #[inline]
     pub fn is_accepting(&self, state: u32) -> bool {

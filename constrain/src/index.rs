@@ -104,9 +104,9 @@ struct Trie {
 }
 
 impl Trie {
-    fn new(vocab: &Vocabulary) -> Self {
+    fn new(vocab: &Vocabulary, keep: impl Fn(u32) -> bool) -> Self {
         let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
-            .filter(|&id| !vocab.is_special(id) && !vocab.token(id).is_empty())
+            .filter(|&id| !vocab.is_special(id) && !vocab.token(id).is_empty() && keep(id))
             .map(|id| (vocab.token(id), id))
             .collect();
         entries.sort_unstable();
@@ -163,20 +163,74 @@ impl Trie {
 pub struct VocabIndex {
     vocab: Vocabulary,
     trie: Trie,
+    /// Plain-text tiers, widest first: the ordinary tokens made only of the tier's ASCII
+    /// bytes and non-ASCII characters (valid UTF-8), and a trie of the other ordinary tokens.
+    tiers: Vec<Tier>,
     /// Special tokens that are not EOS.
     specials: Vec<u32>,
+}
+
+/// A plain-text tier: which ASCII bytes count as plain, the tokens made only of them and of
+/// non-ASCII characters, and a trie of the other ordinary tokens.
+#[derive(Debug)]
+struct Tier {
+    ascii: Vec<u8>,
+    plain: Mask,
+    rest: Trie,
+}
+
+/// The ASCII bytes of each tier: printable ASCII but for JSON's `"` and `\` (JSON string
+/// bodies), then letters, digits and space (free text, and strings that must avoid a
+/// delimiter).
+fn tier_bytes() -> [Vec<u8>; 2] {
+    let wide = (b' '..=b'~')
+        .filter(|b| !matches!(b, b'"' | b'\\'))
+        .collect();
+    let narrow = (b'a'..=b'z')
+        .chain(b'A'..=b'Z')
+        .chain(b'0'..=b'9')
+        .chain([b' '])
+        .collect();
+    [wide, narrow]
+}
+
+/// Whether `bytes` is plain text for a tier with these ASCII bytes.
+fn is_plain(bytes: &[u8], ascii: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok_and(|s| {
+        s.chars().all(|c| {
+            if c.is_ascii() {
+                ascii.contains(&(c as u8))
+            } else {
+                !c.is_control()
+            }
+        })
+    })
 }
 
 impl VocabIndex {
     /// Prepares `vocab`.
     pub fn new(vocab: Vocabulary) -> Self {
-        let trie = Trie::new(&vocab);
+        let trie = Trie::new(&vocab, |_| true);
+        let tiers = tier_bytes()
+            .into_iter()
+            .map(|ascii| {
+                let mut plain = Mask::new(vocab.len());
+                for id in 0..vocab.len() as u32 {
+                    if !vocab.is_special(id) && is_plain(vocab.token(id), &ascii) {
+                        plain.insert(id);
+                    }
+                }
+                let rest = Trie::new(&vocab, |id| !plain.contains(id));
+                Tier { ascii, plain, rest }
+            })
+            .collect();
         let specials = (0..vocab.len() as u32)
             .filter(|&id| vocab.is_special(id) && !vocab.eos().contains(&id))
             .collect();
         Self {
             vocab,
             trie,
+            tiers,
             specials,
         }
     }
@@ -186,9 +240,15 @@ impl VocabIndex {
         &self.vocab
     }
 
-    /// Heap bytes of the trie.
+    /// Heap bytes of the tries and the plain-token sets.
     pub fn trie_memory(&self) -> usize {
-        self.trie.byte.len() * (1 + 4 + 4 + 4) + self.trie.tokens.len() * 4
+        let trie = |t: &Trie| t.byte.len() * (1 + 4 + 4 + 4) + t.tokens.len() * 4;
+        trie(&self.trie)
+            + self
+                .tiers
+                .iter()
+                .map(|t| trie(&t.rest) + t.plain.words.len() * 8)
+                .sum::<usize>()
     }
 }
 
@@ -263,10 +323,87 @@ impl TokenIndex {
             .is_some_and(|c| c.get().is_some())
     }
 
-    fn compute(&self, state: u32) -> Mask {
+    /// Whether every plain character of a tier (its ASCII bytes, or a non-ASCII character)
+    /// leads from `from` to `to`.
+    fn plain_moves(&self, ascii: &[u8], from: u32, to: u32) -> bool {
         let table = self.table();
-        let trie = &self.vocab.trie;
-        let mut mask = Mask::new(self.vocab().len());
+        if !ascii.iter().all(|&b| table.next(from, b) == to) {
+            return false;
+        }
+        // UTF-8 sequences: lead byte ranges, the range of their first continuation byte, and
+        // how many continuation bytes follow.
+        const SEQUENCES: [(u8, u8, u8, u8, usize); 7] = [
+            (0xc2, 0xdf, 0x80, 0xbf, 1),
+            (0xe0, 0xe0, 0xa0, 0xbf, 2),
+            (0xe1, 0xec, 0x80, 0xbf, 2),
+            (0xed, 0xed, 0x80, 0x9f, 2),
+            (0xee, 0xef, 0x80, 0xbf, 2),
+            (0xf0, 0xf0, 0x90, 0xbf, 3),
+            (0xf1, 0xf4, 0x80, 0xbf, 3),
+        ];
+        SEQUENCES
+            .iter()
+            .all(|&(lead_lo, lead_hi, first_lo, first_hi, continuations)| {
+                // Bytes of one column act alike in every state: one representative per column.
+                table.columns_in(lead_lo, lead_hi).iter().all(|&lead| {
+                    let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
+                    let mut frontier = vec![table.next(from, lead)];
+                    for k in 0..continuations {
+                        let (lo, hi) = if k == 0 {
+                            (first_lo, first_hi)
+                        } else {
+                            (0x80, 0xbf)
+                        };
+                        let mut next = Vec::new();
+                        for &s in &frontier {
+                            if s == DEAD {
+                                return false;
+                            }
+                            for b in table.columns_in(lo, hi) {
+                                let t = table.next(s, b);
+                                if !next.contains(&t) {
+                                    next.push(t);
+                                }
+                            }
+                        }
+                        frontier = next;
+                    }
+                    frontier.iter().all(|&s| s == to)
+                })
+            })
+    }
+
+    /// Whether every plain token is allowed from `state` without walking it: every plain
+    /// character leads to one state that every plain character keeps (free text, JSON
+    /// string bodies, right after an opening quote too).
+    fn takes_plain_text(&self, ascii: &[u8], state: u32) -> bool {
+        let target = self.table().next(state, b'a');
+        target != DEAD
+            && self.plain_moves(ascii, target, target)
+            && self.plain_moves(ascii, state, target)
+    }
+
+    fn compute(&self, state: u32) -> Mask {
+        for tier in &self.vocab.tiers {
+            if self.takes_plain_text(&tier.ascii, state) {
+                return self.walk(state, tier.plain.clone(), &tier.rest);
+            }
+        }
+        self.walk(state, Mask::new(self.vocab().len()), &self.vocab.trie)
+    }
+
+    /// The mask of `state` by walking every ordinary token (no plain-text shortcut, no
+    /// cache): what [`Self::allowed`] must equal. For tests and measurements.
+    pub fn allowed_by_full_walk(&self, state: u32) -> Mask {
+        if state == DEAD || state as usize >= self.table().len() {
+            return Mask::new(self.vocab().len());
+        }
+        self.walk(state, Mask::new(self.vocab().len()), &self.vocab.trie)
+    }
+
+    /// `mask` plus the tokens of `trie` allowed from `state`, plus specials and EOS.
+    fn walk(&self, state: u32, mut mask: Mask, trie: &Trie) -> Mask {
+        let table = self.table();
         let mut states = vec![DEAD; trie.max_depth + 1];
         states[0] = state;
         let mut k = 0usize;

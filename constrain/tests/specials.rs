@@ -131,3 +131,52 @@ fn indexes_are_send_and_sync_and_shareable() {
     let results: Vec<Vec<usize>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(results.windows(2).all(|w| w[0] == w[1]));
 }
+
+#[test]
+fn the_plain_text_shortcut_gives_the_full_walk() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}, "d": {"type": "string", "format": "date"},
+        "p": {"type": "string", "pattern": "[a-z]+ [0-9]"}, "n": {"type": "number"}}, "required": ["q"]}}}),
+    ];
+    for (template, format) in [
+        ("qwen3", None),
+        ("gemma-4", None),
+        ("qwen3-coder", None),
+        ("smollm3", Some(json!({"type": "json_object"}))),
+    ] {
+        let mut tools = tools.clone();
+        if template == "qwen3-coder" {
+            // XML parameters: one plain type each.
+            tools = vec![
+                json!({"type": "function", "function": {"name": "f", "parameters": {
+                "type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+                "required": ["q"]}}}),
+            ];
+        }
+        let model = template_build::model::load(
+            &serde_json::from_str(templates::source(template).unwrap()).unwrap(),
+        )
+        .unwrap();
+        let request = Request {
+            tools,
+            response_format: format,
+            ..Request::default()
+        };
+        let index = TokenIndex::new(
+            Arc::new(compile(&model, &request, &Options::default()).unwrap()),
+            vocab.clone(),
+        );
+        let states = index.machine().table.len() as u32;
+        // Every state of the smaller machines, a spread of the larger one.
+        let step = (states / 400).max(1);
+        for s in (1..states).step_by(step as usize) {
+            assert_eq!(
+                *index.allowed(s),
+                index.allowed_by_full_walk(s),
+                "{template} state {s}"
+            );
+        }
+    }
+}
