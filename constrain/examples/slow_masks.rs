@@ -34,7 +34,7 @@ fn main() {
         }
         done.push_str(&String::from_utf8_lossy(vocab.vocab().token(t)));
     }
-    times.sort_by(|a, b| b.0.cmp(&a.0));
+    times.sort_by_key(|t| std::cmp::Reverse(t.0));
     for (us, before, count) in times.iter().take(8) {
         println!("{us:>6} us  {count:>6} allowed  after {before:?}");
     }
