@@ -28,7 +28,7 @@
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
 use serde_json::{Map, Value};
 
-use structured_outputs::schema::{check_subset, escape_token, Strictness};
+use structured_outputs::schema::{check_subset, escape_token, Strictness, ANNOTATIONS};
 
 /// How JSON is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,21 +251,6 @@ pub struct SchemaLanguage<'a> {
     cut: Option<String>,
 }
 
-/// Annotation keywords (never change the language) and `$defs` (only a place for schemas).
-const INERT: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$schema",
-    "$id",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$defs",
-];
-
 impl<'a> SchemaLanguage<'a> {
     /// A compiler for `document`.
     pub fn new(document: &'a Value, options: JsonOptions) -> Self {
@@ -329,7 +314,8 @@ impl<'a> SchemaLanguage<'a> {
         let active: Vec<&str> = map
             .keys()
             .map(String::as_str)
-            .filter(|k| !INERT.contains(k))
+            // Annotations never change the language; `$defs` is only a place for schemas.
+            .filter(|k| !ANNOTATIONS.contains(k) && *k != "$defs")
             .collect();
         if map.contains_key("$ref") {
             if active.len() > 1 {

@@ -284,8 +284,12 @@ impl<'a> Sampler<'a> {
             let token = if uniform {
                 mask.nth(rng.random_range(0..mask.count())).unwrap_or(0)
             } else if at == plan.len() {
-                // The plan is done: the state accepts.
-                index.vocab().eos()[0]
+                // The plan is done: the state accepts. Without an EOS id the sample ends here
+                // (not complete).
+                match index.vocab().eos().first() {
+                    Some(&eos) => eos,
+                    None => break,
+                }
             } else {
                 // Tokens spelling the plan's next bytes.
                 let rest = &plan[at..];

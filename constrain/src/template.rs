@@ -818,12 +818,15 @@ pub fn compile(
         ));
     }
     let fields = &template.fields;
+    // (field, open, close) of the reasoning region, if any.
     let reasoning = REASONING.iter().find_map(|name| {
-        fields.iter().find(|f| {
-            f.name == *name
-                && f.open.is_some()
-                && f.close.is_some()
-                && matches!(f.content, ContentSpec::Text { .. })
+        fields.iter().find_map(|f| match (&f.open, &f.close) {
+            (Some(open), Some(close))
+                if f.name == *name && matches!(f.content, ContentSpec::Text { .. }) =>
+            {
+                Some((f, open, close))
+            }
+            _ => None,
         })
     });
     let tool_field = fields
@@ -854,11 +857,7 @@ pub fn compile(
     let mut starts = Vec::new();
     // Reasoning.
     let reasoning_segments = match reasoning {
-        Some(r) => {
-            let (open, close) = (r.open.as_ref(), r.close.as_ref());
-            let (Some(open), Some(close)) = (open, close) else {
-                unreachable!("filtered")
-            };
+        Some((r, open, close)) => {
             let o = b.delimiter(open, None, &field_path(r, "open"))?;
             let c = b.delimiter(close, None, &field_path(r, "close"))?;
             let body = b.body_guard(close, &c, &field_path(r, "close"))?;

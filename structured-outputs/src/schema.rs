@@ -54,7 +54,7 @@ pub enum Strictness {
 }
 
 /// Annotation keywords: admitted anywhere, never checked.
-const ANNOTATIONS: &[&str] = &[
+pub const ANNOTATIONS: &[&str] = &[
     "title",
     "description",
     "default",
