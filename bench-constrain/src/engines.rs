@@ -265,6 +265,19 @@ pub fn ours(jobs: &[Job], start: usize) {
         let mem_compile = alloc::live() - base;
         say(format!("COMPILED {k} {compile_ns}"));
         let cold = walk_on(&index, &tokens[0]);
+        if let Some(limit) = std::env::var("BENCH_SLOW_US")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            for (i, &t) in cold.mask_ns.iter().enumerate() {
+                if t > limit * 1000 {
+                    let prefix = bpe
+                        .decode(&tokens[0][..i.min(tokens[0].len())])
+                        .unwrap_or_default();
+                    eprintln!("SLOW {k} {} us at {:?}", t / 1000, crate::tail(&prefix, 80));
+                }
+            }
+        }
         let mem_walk = alloc::live() - base - cold.heap();
         let states = constraint.machine.table.len();
         let self_mem = constraint.machine.table.memory() + index.mask_memory();

@@ -173,7 +173,11 @@ fn spawn(engine: &str, jobs: &Path, start: usize) -> Worker {
         .arg(jobs)
         .args(["--start", &start.to_string()])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if std::env::var_os("BENCH_SLOW_US").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .expect("spawn worker");
     let stdout = child.stdout.take().expect("stdout");
@@ -828,7 +832,7 @@ fn main() {
     }
 }
 
-fn tail(s: &str, n: usize) -> String {
+pub fn tail(s: &str, n: usize) -> String {
     let chars: Vec<char> = s.chars().collect();
     chars[chars.len().saturating_sub(n)..].iter().collect()
 }

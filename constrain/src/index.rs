@@ -15,6 +15,10 @@ use crate::graph::Machine;
 use crate::template::Constraint;
 use crate::vocab::Vocabulary;
 
+/// At most this many states reached by plain characters are checked before a mask falls back
+/// to walking the whole trie ([`TokenIndex::allowed`]).
+const PLAIN_CLOSURE_MAX: usize = 64;
+
 /// A set of token ids (a bitset over the vocabulary).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
@@ -216,7 +220,9 @@ impl VocabIndex {
             .map(|ascii| {
                 let mut plain = Mask::new(vocab.len());
                 for id in 0..vocab.len() as u32 {
-                    if !vocab.is_special(id) && is_plain(vocab.token(id), &ascii) {
+                    let bytes = vocab.token(id);
+                    // Ids without bytes (holes in a vocabulary) are never allowed.
+                    if !vocab.is_special(id) && !bytes.is_empty() && is_plain(bytes, &ascii) {
                         plain.insert(id);
                     }
                 }
@@ -323,12 +329,21 @@ impl TokenIndex {
             .is_some_and(|c| c.get().is_some())
     }
 
-    /// Whether every plain character of a tier (its ASCII bytes, or a non-ASCII character)
-    /// leads from `from` to `to`.
-    fn plain_moves(&self, ascii: &[u8], from: u32, to: u32) -> bool {
+    /// The states every plain character of a tier (its ASCII bytes, or a non-ASCII character)
+    /// leads to from `from`, added to `out`; `false` if one of them, or a state inside a
+    /// character, is dead.
+    fn plain_successors(&self, ascii: &[u8], from: u32, out: &mut Vec<u32>) -> bool {
         let table = self.table();
-        if !ascii.iter().all(|&b| table.next(from, b) == to) {
-            return false;
+        let add = |t: u32, out: &mut Vec<u32>| {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        };
+        for &b in ascii {
+            match table.next(from, b) {
+                DEAD => return false,
+                t => add(t, out),
+            }
         }
         // UTF-8 sequences: lead byte ranges, the range of their first continuation byte, and
         // how many continuation bytes follow.
@@ -341,46 +356,62 @@ impl TokenIndex {
             (0xf0, 0xf0, 0x90, 0xbf, 3),
             (0xf1, 0xf4, 0x80, 0xbf, 3),
         ];
-        SEQUENCES
-            .iter()
-            .all(|&(lead_lo, lead_hi, first_lo, first_hi, continuations)| {
-                // Bytes of one column act alike in every state: one representative per column.
-                table.columns_in(lead_lo, lead_hi).iter().all(|&lead| {
-                    let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
-                    let mut frontier = vec![table.next(from, lead)];
-                    for k in 0..continuations {
-                        let (lo, hi) = if k == 0 {
-                            (first_lo, first_hi)
-                        } else {
-                            (0x80, 0xbf)
-                        };
-                        let mut next = Vec::new();
-                        for &s in &frontier {
-                            if s == DEAD {
-                                return false;
-                            }
-                            for b in table.columns_in(lo, hi) {
-                                let t = table.next(s, b);
-                                if !next.contains(&t) {
-                                    next.push(t);
-                                }
+        let mut frontier = Vec::new();
+        let mut next = Vec::new();
+        for &(lead_lo, lead_hi, first_lo, first_hi, continuations) in &SEQUENCES {
+            // Bytes of one column act alike in every state: one representative per column.
+            for lead in table.columns_in(lead_lo, lead_hi) {
+                let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
+                frontier.clear();
+                frontier.push(table.next(from, lead));
+                for k in 0..continuations {
+                    let (lo, hi) = if k == 0 {
+                        (first_lo, first_hi)
+                    } else {
+                        (0x80, 0xbf)
+                    };
+                    next.clear();
+                    for &s in &frontier {
+                        if s == DEAD {
+                            return false;
+                        }
+                        for b in table.columns_in(lo, hi) {
+                            let t = table.next(s, b);
+                            if !next.contains(&t) {
+                                next.push(t);
                             }
                         }
-                        frontier = next;
                     }
-                    frontier.iter().all(|&s| s == to)
-                })
-            })
+                    std::mem::swap(&mut frontier, &mut next);
+                }
+                for &t in &frontier {
+                    if t == DEAD {
+                        return false;
+                    }
+                    add(t, out);
+                }
+            }
+        }
+        true
     }
 
-    /// Whether every plain token is allowed from `state` without walking it: every plain
-    /// character leads to one state that every plain character keeps (free text, JSON
-    /// string bodies, right after an opening quote too).
+    /// Whether every plain token of a tier is allowed from `state` without walking it: the
+    /// states reached from `state` by plain characters (at most [`PLAIN_CLOSURE_MAX`] of
+    /// them) are all live, and every plain character keeps them live. Holds in free text and
+    /// JSON string bodies, right after an opening quote too, and in string bodies still
+    /// matching a `pattern` (whose states plain characters move between).
     fn takes_plain_text(&self, ascii: &[u8], state: u32) -> bool {
-        let target = self.table().next(state, b'a');
-        target != DEAD
-            && self.plain_moves(ascii, target, target)
-            && self.plain_moves(ascii, state, target)
+        let mut closure = vec![state];
+        let mut k = 0;
+        while k < closure.len() {
+            if closure.len() > PLAIN_CLOSURE_MAX
+                || !self.plain_successors(ascii, closure[k], &mut closure)
+            {
+                return false;
+            }
+            k += 1;
+        }
+        true
     }
 
     fn compute(&self, state: u32) -> Mask {
