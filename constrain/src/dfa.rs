@@ -9,7 +9,9 @@
 //! intersection; [`Table::trim`] turns every state that cannot reach acceptance into
 //! [`DEAD`], so a live state always has a way to finish.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -87,7 +89,7 @@ struct Grow<K> {
 impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
     fn new() -> Self {
         Self {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             queue: VecDeque::new(),
         }
     }
@@ -106,7 +108,7 @@ impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
 /// of `maps` share a column. Returns the map and the number of columns.
 fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
     let mut out = [0u8; 256];
-    let mut seen: HashMap<Vec<u8>, u8> = HashMap::new();
+    let mut seen: HashMap<Vec<u8>, u8> = HashMap::default();
     for (b, slot) in out.iter_mut().enumerate() {
         let key: Vec<u8> = maps.iter().map(|m| m[b]).collect();
         let n = seen.len();
@@ -482,6 +484,94 @@ impl Table {
         Ok(table)
     }
 
+    /// Every transition on `placeholder` (a byte no word of `value` holds, e.g. `0xFF`, which
+    /// UTF-8 never uses) replaced by a word of `value`: from a state `p` with
+    /// `p --placeholder--> q`, the result reads a word of `value` and goes on from `q`. Each
+    /// distinct `q` gets its own copy of `value` (a DFA has no return stack); the copies are
+    /// merged with the rest by subset construction, so `value` may overlap with what `p`
+    /// itself reads (an `anyOf` of a string and an untyped value). Without placeholder
+    /// transitions the table is returned as it is.
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
+    pub fn splice(
+        self,
+        placeholder: u8,
+        value: &Self,
+        limits: &Limits,
+    ) -> Result<Self, BuildError> {
+        // The continuations, each with its copy of `value` (tag = index + 1; tag 0 is `self`).
+        let mut copies: HashMap<u32, u32> = HashMap::default();
+        let mut continuations: Vec<u32> = Vec::new();
+        for s in 1..self.len() as u32 {
+            let q = self.next(s, placeholder);
+            if q != DEAD && !copies.contains_key(&q) {
+                copies.insert(q, continuations.len() as u32 + 1);
+                continuations.push(q);
+            }
+        }
+        if continuations.is_empty() {
+            return Ok(self);
+        }
+        let closure = |set: &mut Vec<(u32, u32)>| {
+            let mut i = 0;
+            while i < set.len() {
+                let (tag, state) = set[i];
+                let entered = if tag == 0 {
+                    let q = self.next(state, placeholder);
+                    (q != DEAD).then(|| (copies[&q], START))
+                } else {
+                    value
+                        .is_accepting(state)
+                        .then(|| (0, continuations[tag as usize - 1]))
+                };
+                if let Some(e) = entered {
+                    if !set.contains(&e) {
+                        set.push(e);
+                    }
+                }
+                i += 1;
+            }
+            set.sort_unstable();
+            set.dedup();
+        };
+        let mut start = vec![(0, START)];
+        closure(&mut start);
+        let (classes, stride) = merge_classes(&[&self.classes, &value.classes]);
+        let mut keys = Vec::new();
+        Self::determinize_keyed(
+            classes,
+            stride,
+            start,
+            |set: &Vec<(u32, u32)>, byte| {
+                if byte == placeholder {
+                    return None;
+                }
+                let mut next: Vec<(u32, u32)> = set
+                    .iter()
+                    .filter_map(|&(tag, state)| {
+                        let t = if tag == 0 {
+                            self.next(state, byte)
+                        } else {
+                            value.next(state, byte)
+                        };
+                        (t != DEAD).then_some((tag, t))
+                    })
+                    .collect();
+                if next.is_empty() {
+                    return None;
+                }
+                closure(&mut next);
+                Some(next)
+            },
+            |set: &Vec<(u32, u32)>| {
+                set.iter()
+                    .any(|&(tag, state)| tag == 0 && self.is_accepting(state))
+            },
+            limits,
+            &mut keys,
+        )
+    }
+
     /// The byte-class maps of several tables merged (see [`Table::determinize`]).
     pub(crate) fn merged_classes(tables: &[&Self]) -> ([u8; 256], usize) {
         let maps: Vec<&[u8; 256]> = tables.iter().map(|t| &t.classes).collect();
@@ -491,7 +581,7 @@ impl Table {
     /// Merges byte columns that every state treats alike (fewer columns, same language).
     pub fn compact(self) -> Self {
         let n = self.len();
-        let mut columns: HashMap<Vec<u32>, u8> = HashMap::new();
+        let mut columns: HashMap<Vec<u32>, u8> = HashMap::default();
         let mut classes = [0u8; 256];
         let mut firsts: Vec<usize> = Vec::new();
         for (b, class) in classes.iter_mut().enumerate() {

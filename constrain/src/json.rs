@@ -61,6 +61,66 @@ pub struct CompileError {
     pub reason: String,
 }
 
+/// The byte that stands for "any JSON value" (a schema without a type) in a schema's HIR:
+/// `0xFF` never occurs in UTF-8, so no JSON text holds it. [`schema_table`] replaces it with
+/// the bounded-depth JSON reader of [`any_value_table`], built once and spliced in, instead of
+/// the regex of every value nested [`JsonOptions::any_depth`] levels (which a DFA without
+/// minimization duplicates at each level: 7,000 to 42,000 states, 40 to 300 ms).
+pub const UNTYPED: u8 = 0xFF;
+
+fn untyped() -> Hir {
+    Hir::literal(&[UNTYPED][..])
+}
+
+/// The table of a schema's HIR (from [`SchemaLanguage::compile`], possibly inside a larger
+/// HIR): [`crate::dfa::Table::from_hir`], then every [`UNTYPED`] placeholder replaced by a value of
+/// [`any_value_table`] (`options.any_depth` levels, `options.whitespace`) with
+/// [`crate::dfa::Table::splice`]. The any-value tables are cached per `(any_depth, whitespace)`.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`, or regex-automata's errors.
+pub fn schema_table(
+    hir: &Hir,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    let table = crate::dfa::Table::from_hir(hir, limits)?;
+    if !(1..table.len() as u32).any(|s| table.next(s, UNTYPED) != crate::dfa::DEAD) {
+        return Ok(table);
+    }
+    let value = cached_any_value(options.any_depth, options.whitespace, limits)?;
+    table.splice(UNTYPED, &value, limits)
+}
+
+/// [`any_value_table`], cached (at most [`ANY_VALUE_CACHE`] entries; past that, built anew).
+fn cached_any_value(
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Cache = Mutex<Vec<((usize, usize), Arc<crate::dfa::Table>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
+    let key = (levels, whitespace);
+    if let Some(t) = cache
+        .lock()
+        .ok()
+        .and_then(|c| c.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone()))
+    {
+        return Ok(t);
+    }
+    let table = Arc::new(any_value_table(levels, whitespace, limits)?);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() < ANY_VALUE_CACHE && !c.iter().any(|(k, _)| *k == key) {
+            c.push((key, table.clone()));
+        }
+    }
+    Ok(table)
+}
+
+/// Most `(any_depth, whitespace)` pairs whose any-value table is kept.
+const ANY_VALUE_CACHE: usize = 8;
+
 fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {
         pointer: pointer.to_string(),
@@ -299,14 +359,9 @@ impl<'a> SchemaLanguage<'a> {
         }
     }
 
-    /// Any JSON object nested at most `levels` levels (JSON mode: 5).
-    pub fn any_object(&self, levels: usize) -> Hir {
-        self.object_of_any(levels.saturating_sub(1))
-    }
-
     fn value(&mut self, schema: &Value, pointer: &str) -> Result<Option<Hir>, CompileError> {
         let map = match schema {
-            Value::Bool(true) => return Ok(Some(self.any_value(self.options.any_depth))),
+            Value::Bool(true) => return Ok(Some(untyped())),
             Value::Bool(false) => return Ok(None),
             Value::Object(map) => map,
             _ => return Err(err(pointer, "a schema is an object or a boolean")),
@@ -371,7 +426,7 @@ impl<'a> SchemaLanguage<'a> {
                 "null" => Some(lit("null")),
                 "object" => self.object(map, pointer)?,
                 "array" => Some(self.array(map, pointer)?),
-                "any" => Some(self.any_value(self.options.any_depth)),
+                "any" => Some(untyped()),
                 other => return Err(err(pointer, format!("unknown type {other:?}"))),
             };
             branches.extend(h);
@@ -651,7 +706,7 @@ impl<'a> SchemaLanguage<'a> {
     fn array(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
         let item = match map.get("items") {
             Some(schema) => self.value(schema, &format!("{pointer}/items"))?,
-            None => Some(self.any_value(self.options.any_depth)),
+            None => Some(untyped()),
         };
         if let Some(item) = &item {
             self.check_size(std::slice::from_ref(item), 2, pointer)?;
@@ -675,38 +730,6 @@ impl<'a> SchemaLanguage<'a> {
             lit("]"),
         ])
     }
-
-    /// Any JSON value with at most `levels` levels of containers.
-    fn any_value(&self, levels: usize) -> Hir {
-        let mut parts = vec![any_string(), re(NUMBER), re("true|false|null")];
-        if levels > 0 {
-            parts.push(self.array_of(Some(self.any_value(levels - 1))));
-            parts.push(self.object_of_any(levels - 1));
-        }
-        alt(parts)
-    }
-
-    /// Any object whose values have at most `levels` levels of containers.
-    fn object_of_any(&self, levels: usize) -> Hir {
-        let member = cat(vec![
-            any_string(),
-            self.ws.clone(),
-            lit(":"),
-            self.ws.clone(),
-            self.any_value(levels),
-        ]);
-        let inner = opt(cat(vec![
-            member.clone(),
-            repeat(cat(vec![self.comma(), member]), 0, None),
-        ]));
-        cat(vec![
-            lit("{"),
-            self.ws.clone(),
-            inner,
-            self.ws.clone(),
-            lit("}"),
-        ])
-    }
 }
 
 #[cfg(test)]
@@ -719,7 +742,7 @@ mod tests {
         let hir = SchemaLanguage::new(&schema, JsonOptions::default())
             .compile()
             .unwrap();
-        Table::from_hir(&hir, &Limits::default()).unwrap()
+        schema_table(&hir, JsonOptions::default(), &Limits::default()).unwrap()
     }
 
     #[test]
@@ -847,9 +870,62 @@ mod tests {
         )
         .compile()
         .unwrap();
-        let ws = Table::from_hir(&hir, &Limits::default()).unwrap();
+        let options = JsonOptions {
+            whitespace: 2,
+            ..JsonOptions::default()
+        };
+        let ws = schema_table(&hir, options, &Limits::default()).unwrap();
         assert!(ws.matches(b"{ \"a\" : [1, {\"b\": null}] }"));
         assert!(!ws.matches(b"{   \"a\":1}"));
+    }
+
+    #[test]
+    fn untyped_values_are_spliced_in() {
+        // A value at the top: numbers end where the next byte is not a digit, no whitespace
+        // around, `any_depth` levels of containers.
+        let v = any_value_table(2, 0, &Limits::default()).unwrap();
+        for good in ["1", "-0.5e3", "\"x\"", "null", "[]", "{\"a\":[1]}", "[[2]]"] {
+            assert!(v.matches(good.as_bytes()), "{good}");
+        }
+        for bad in [
+            " 1",
+            "1 ",
+            "[[[1]]]",
+            "01",
+            "{\"a\":{\"b\":[]}}",
+            "\"\\ud800\"",
+        ] {
+            assert!(!v.matches(bad.as_bytes()), "{bad}");
+        }
+        // An untyped property next to typed ones, an untyped array item, and an anyOf whose
+        // branches overlap with the untyped value (a string, an object).
+        let t = table(json!({"type": "object", "properties": {
+            "a": {}, "n": {"type": "integer"}, "l": {"type": "array"},
+            "o": {"anyOf": [{"type": "string", "format": "date"}, true, {"type": "object",
+                "properties": {"k": {"type": "integer"}}, "required": ["k"]}]}},
+            "required": ["a", "n", "o"]}));
+        for good in [
+            r#"{"a":12,"n":3,"o":"x"}"#,
+            r#"{"a":{"b":[true]},"n":-1,"l":[1,"2",{"c":null}],"o":{"k":1}}"#,
+            r#"{"a":"s","n":0,"o":{"other":[]}}"#,
+            r#"{"a":[],"n":5,"l":[],"o":"2024-02-29"}"#,
+        ] {
+            assert!(t.matches(good.as_bytes()), "{good}");
+        }
+        for bad in [
+            r#"{"a":12 ,"n":3,"o":"x"}"#,
+            r#"{"n":3,"o":"x"}"#,
+            r#"{"a":1,"n":3,"o":"x","l":[]}"#,
+            r#"{"a":[[[[1]]]],"n":3,"o":"x"}"#,
+            r#"{"a":1,"n":3.5,"o":"x"}"#,
+            "{\"a\":\"\u{1}\",\"n\":3,\"o\":1}",
+        ] {
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
+        // The placeholder byte itself is never written.
+        assert!(!t.matches(b"{\"a\":\xff,\"n\":3,\"o\":1}"));
+        // One untyped value no longer unrolls into thousands of states.
+        assert!(t.len() < 4_000, "{} states", t.len());
     }
 }
 
@@ -876,7 +952,9 @@ enum Lex {
     Num(NumSub),
     /// Inside `true`, `false` or `null`: the literal and how many bytes were read.
     Lit(u8, u8),
-    /// The top-level object is closed.
+    /// Before a value at the top ([`any_value_table`]): no whitespace before it.
+    TopValue,
+    /// The top-level value is complete.
     Done,
 }
 
@@ -915,11 +993,28 @@ struct Reader {
 
 impl Reader {
     fn with(&self, lex: Lex) -> Self {
+        // A value completed at the top (a string, literal or number outside any container).
+        let lex = if lex == Lex::After && self.stack.is_empty() {
+            Lex::Done
+        } else {
+            lex
+        };
         Self {
             stack: self.stack.clone(),
             lex,
             ws: 0,
         }
+    }
+
+    /// Whether the bytes read form a whole top-level value: a closed container or string, a
+    /// literal, or a number that may also go on.
+    fn complete(&self) -> bool {
+        self.lex == Lex::Done
+            || (self.stack.is_empty()
+                && matches!(
+                    self.lex,
+                    Lex::Num(NumSub::Zero | NumSub::Int(_) | NumSub::Frac(_) | NumSub::Exp(_))
+                ))
     }
 
     fn step(&self, b: u8, levels: usize, whitespace: usize) -> Option<Self> {
@@ -936,6 +1031,7 @@ impl Reader {
         }
         match self.lex {
             Lex::Top => (b == b'{').then(|| self.push(b'{', levels)).flatten(),
+            Lex::TopValue => self.value_start(b, levels),
             Lex::ObjectStart => match b {
                 b'"' => Some(self.with(Lex::Str {
                     key: true,
@@ -1008,7 +1104,7 @@ impl Reader {
                 let next = match (sub, b) {
                     (NumSub::Minus, b'0') => Some(NumSub::Zero),
                     (NumSub::Minus, b'1'..=b'9') => Some(NumSub::Int(1)),
-                    (NumSub::Int(n), b'0'..=b'9') if n < 16 => Some(NumSub::Int(n + 1)),
+                    (NumSub::Int(n), b'0'..=b'9') if n < 15 => Some(NumSub::Int(n + 1)),
                     (NumSub::Zero | NumSub::Int(_), b'.') => Some(NumSub::Dot),
                     (NumSub::Dot, b'0'..=b'9') => Some(NumSub::Frac(1)),
                     (NumSub::Frac(n), b'0'..=b'9') if n < 15 => Some(NumSub::Frac(n + 1)),
@@ -1122,6 +1218,39 @@ pub fn any_object_table(
         start,
         |r: &Reader, b| r.step(b, levels, whitespace),
         |r: &Reader| r.lex == Lex::Done,
+        limits,
+        &mut keys,
+    )?;
+    Ok(table.compact())
+}
+
+/// Any JSON value with at most `levels` levels of containers (`0`: strings, numbers,
+/// `true`, `false`, `null` only), as the same reader builds it: what a schema without a type
+/// admits ([`JsonOptions::any_depth`]). No whitespace before or after the value (the text
+/// around it writes that), at most `whitespace` bytes between its tokens.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub fn any_value_table(
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    let mut classes = [0u8; 256];
+    for (b, c) in classes.iter_mut().enumerate() {
+        *c = b as u8;
+    }
+    let start = Reader {
+        stack: Vec::new(),
+        lex: Lex::TopValue,
+        ws: 0,
+    };
+    let mut keys = Vec::new();
+    let table = crate::dfa::Table::determinize_keyed(
+        classes,
+        256,
+        start,
+        |r: &Reader, b| r.step(b, levels, whitespace),
+        Reader::complete,
         limits,
         &mut keys,
     )?;

@@ -542,8 +542,10 @@ impl Builder {
         Table::avoiding(&Hir::alternation(parts), &self.limits()).map_err(|e| build(&at, e))
     }
 
+    /// The table of `hir`, which may hold schema languages: their untyped values are spliced
+    /// in ([`crate::json::schema_table`]).
     fn table(&self, hir: &Hir, at: &str) -> Result<Table, ConstrainError> {
-        Table::from_hir(hir, &self.limits()).map_err(|e| build(at, e))
+        crate::json::schema_table(hir, self.options.json, &self.limits()).map_err(|e| build(at, e))
     }
 
     fn ws_around(&self) -> Hir {
@@ -1300,7 +1302,7 @@ fn xml_body(
                 ));
             }
             let value = xml_value(schema, parameters, json, &p_at)?;
-            let value = Table::from_hir(&value, limits)
+            let value = crate::json::schema_table(&value, json, limits)
                 .and_then(|t| t.intersect(&no_close, limits))
                 .map_err(|e| build(&p_at, e))?;
             let tag = concat(
@@ -1361,7 +1363,8 @@ pub fn compile_schema(
             let hir = SchemaLanguage::new(schema, options.json)
                 .compile()
                 .map_err(|e| cerr(format!("schema{}", e.pointer), e.reason))?;
-            Table::from_hir(&hir, &options.limits).map_err(|e| build("schema", e))?
+            crate::json::schema_table(&hir, options.json, &options.limits)
+                .map_err(|e| build("schema", e))?
         }
     };
     let mut graph = Graph::default();
