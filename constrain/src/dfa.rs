@@ -3,8 +3,9 @@
 //! A [`Table`] is a complete deterministic automaton over bytes, stored with byte classes
 //! (bytes that every transition treats alike share a column). State [`DEAD`] (0) rejects
 //! everything; [`START`] (1) is the start state. A state is *accepting* when the bytes read so
-//! far form a whole word of the language. Tables are built from regex-syntax HIR through
-//! regex-automata's Thompson NFA and dense determinizer ([`Table::from_hir`]), from literals,
+//! far form a whole word of the language. Tables are built from regex-syntax HIR through our
+//! position automaton (regex-automata's Thompson NFA and dense determinizer for look-around;
+//! [`Table::from_hir`]), from literals,
 //! as the language of texts avoiding a pattern ([`Table::avoiding`]), and combined by
 //! intersection; [`Table::trim`] turns every state that cannot reach acceptance into
 //! [`DEAD`], so a live state always has a way to finish.
@@ -30,7 +31,8 @@ pub struct Limits {
     /// Most states a table may have (after determinization).
     pub max_states: usize,
     /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
-    /// determinized.
+    /// determinized; a quarter of it bounds the positions and follow entries of the
+    /// position construction (`crate::positions`).
     pub max_automaton_bytes: usize,
 }
 
@@ -206,6 +208,46 @@ impl Table {
         self.is_accepting(self.walk(START, bytes))
     }
 
+    /// A table from its parts (`trans`: `accept.len() * stride` next states, row 0 dead).
+    pub(crate) fn from_parts(
+        classes: [u8; 256],
+        stride: usize,
+        trans: Vec<u32>,
+        accept: Vec<bool>,
+    ) -> Self {
+        debug_assert_eq!(trans.len(), accept.len() * stride);
+        Self {
+            classes,
+            stride,
+            trans,
+            accept,
+        }
+    }
+
+    /// Whether two trimmed tables have the same language (a pair of states reached by the
+    /// same bytes must agree on acceptance and on being dead). For tests.
+    pub fn same_language(&self, other: &Self) -> bool {
+        let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
+        let reps = representatives(&classes, stride);
+        let mut grow = Grow::new();
+        grow.id((START, START));
+        while let Some((a, b)) = grow.queue.pop_front() {
+            if self.is_accepting(a) != other.is_accepting(b) {
+                return false;
+            }
+            for &byte in &reps {
+                let (na, nb) = (self.next(a, byte), other.next(b, byte));
+                if (na == DEAD) != (nb == DEAD) {
+                    return false;
+                }
+                if na != DEAD {
+                    grow.id((na, nb));
+                }
+            }
+        }
+        true
+    }
+
     fn with_classes(classes: [u8; 256], stride: usize) -> Self {
         Self {
             classes,
@@ -235,6 +277,20 @@ impl Table {
     /// Errors: [`BuildError::TooLarge`] past `limits`; [`BuildError::Regex`] when
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
+        match crate::positions::table(hir, limits) {
+            Ok(table) => return Ok(table.trim()),
+            Err(crate::positions::Refusal::Build(e)) => return Err(e),
+            Err(crate::positions::Refusal::Look) => {}
+        }
+        Self::from_hir_by_regex_automata(hir, limits)
+    }
+
+    /// [`Self::from_hir`] through regex-automata's Thompson NFA and dense determinizer (what
+    /// patterns with look-around assertions take; the position construction is checked
+    /// against it in tests).
+    ///
+    /// Errors: as [`Self::from_hir`].
+    pub fn from_hir_by_regex_automata(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
         let dfa = dense_dfa(hir, limits, StartKind::Anchored)?;
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))

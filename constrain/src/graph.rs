@@ -79,8 +79,10 @@ type Element = (u32, u32);
 pub struct Machine {
     /// The language of whole responses (trimmed: every live state can still finish).
     pub table: Table,
-    /// Per table state, the `(segment, state)` pairs (sorted).
-    elements: Vec<Box<[Element]>>,
+    /// The `(segment, state)` pairs of table state `s` (sorted):
+    /// `elements[offsets[s]..offsets[s + 1]]`.
+    elements: Vec<Element>,
+    offsets: Vec<u32>,
     /// The graph.
     pub graph: Graph,
 }
@@ -90,6 +92,19 @@ impl Machine {
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
     pub fn build(graph: Graph, limits: &Limits) -> Result<Self, BuildError> {
+        if let [only] = &graph.segments[..] {
+            if graph.starts == [0] && only.next.is_empty() && only.last {
+                // One segment (a schema alone): its table is the machine, trimmed.
+                let table = only.table.as_ref().clone().trim();
+                let n = table.len() as u32;
+                return Ok(Self {
+                    elements: (0..n).map(|s| (0, s)).collect(),
+                    offsets: (0..=n).collect(),
+                    table,
+                    graph,
+                });
+            }
+        }
         let tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
         let (classes, stride) = Table::merged_classes(&tables);
         let mut start: Vec<Element> = graph.starts.iter().map(|&s| (s as u32, START)).collect();
@@ -122,19 +137,29 @@ impl Machine {
             limits,
             &mut keys,
         )?;
-        let elements = keys.into_iter().map(Vec::into_boxed_slice).collect();
+        let mut elements = Vec::new();
+        let mut offsets = vec![0u32];
+        for key in keys {
+            elements.extend(key);
+            offsets.push(elements.len() as u32);
+        }
         Ok(Self {
             table,
             elements,
+            offsets,
             graph,
         })
     }
 
     /// The `(segment, state)` pairs a table state stands for.
     pub fn elements(&self, state: u32) -> &[Element] {
-        self.elements
-            .get(state as usize)
-            .map_or(&[][..], |e| &e[..])
+        match (
+            self.offsets.get(state as usize),
+            self.offsets.get(state as usize + 1),
+        ) {
+            (Some(&a), Some(&b)) => &self.elements[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     /// Whether a special token with text `text` may be written from `state`: some pair of the

@@ -62,6 +62,7 @@ pub mod dfa;
 pub mod graph;
 pub mod index;
 pub mod json;
+mod positions;
 pub mod sample;
 pub mod template;
 pub mod vocab;
