@@ -121,7 +121,7 @@ fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
 }
 
 /// One representative byte per column.
-fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
+pub(crate) fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
     let mut reps = vec![0u8; stride];
     let mut set = vec![false; stride];
     for (b, &class) in classes.iter().enumerate() {
@@ -672,16 +672,25 @@ impl Table {
 
     /// [`Self::trim`], also giving the old id of each new state from 1 on (`order[i]` is the
     /// old id of new state `i + 1`).
-    fn trim_map(self) -> (Self, Vec<u32>) {
+    pub(crate) fn trim_map(self) -> (Self, Vec<u32>) {
         let n = self.len();
-        // Reverse edges, then a backward search from the accepting states.
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`),
+        // then a backward search from the accepting states.
+        let mut start = vec![0u32; n + 1];
         for s in 1..n {
-            for c in 0..self.stride {
-                let t = self.trans[s * self.stride + c];
-                if t != DEAD {
-                    reverse[t as usize].push(s as u32);
-                }
+            for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
+                start[t as usize + 1] += 1;
+            }
+        }
+        for k in 1..=n {
+            start[k] += start[k - 1];
+        }
+        let mut fill = start.clone();
+        let mut sources = vec![0u32; start[n] as usize];
+        for s in 1..n {
+            for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
+                sources[fill[t as usize] as usize] = s as u32;
+                fill[t as usize] += 1;
             }
         }
         let mut live = vec![false; n];
@@ -690,7 +699,7 @@ impl Table {
             live[s as usize] = true;
         }
         while let Some(s) = stack.pop() {
-            for &p in &reverse[s as usize] {
+            for &p in &sources[start[s as usize] as usize..start[s as usize + 1] as usize] {
                 if !live[p as usize] {
                     live[p as usize] = true;
                     stack.push(p);

@@ -11,6 +11,8 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::dfa::{BuildError, Limits, Table, DEAD, START};
 
 /// What a segment's bytes are, for special tokens.
@@ -107,40 +109,72 @@ impl Machine {
         }
         let tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
         let (classes, stride) = Table::merged_classes(&tables);
+        let reps = crate::dfa::representatives(&classes, stride);
         let mut start: Vec<Element> = graph.starts.iter().map(|&s| (s as u32, START)).collect();
         closure(&graph, &mut start);
-        let mut keys: Vec<Vec<Element>> = Vec::new();
-        let table = Table::determinize_keyed(
-            classes,
-            stride,
-            start,
-            |set: &Vec<Element>, byte| {
-                let mut next: Vec<Element> = set
-                    .iter()
-                    .filter_map(|&(seg, state)| {
-                        let t = graph.segments[seg as usize].table.next(state, byte);
-                        (t != DEAD).then_some((seg, t))
-                    })
-                    .collect();
-                if next.is_empty() {
-                    return None;
-                }
-                closure(&graph, &mut next);
-                Some(next)
-            },
-            |set: &Vec<Element>| {
-                set.iter().any(|&(seg, state)| {
-                    let s = &graph.segments[seg as usize];
-                    s.last && s.table.is_accepting(state)
-                })
-            },
-            limits,
-            &mut keys,
-        )?;
+        let mut sets = Sets {
+            single: graph
+                .segments
+                .iter()
+                .map(|s| vec![DEAD; s.table.len()])
+                .collect(),
+            multi: FxHashMap::default(),
+            keys: vec![Vec::new()],
+            accept: vec![false],
+        };
+        sets.id(&graph, start);
+        let mut trans = vec![DEAD; 2 * stride];
+        let mut s = 1usize;
+        while s < sets.keys.len() {
+            for (c, &byte) in reps.iter().enumerate() {
+                let target = match sets.keys[s][..] {
+                    // One pair whose next state needs no closure: found without building a
+                    // set (most states of a response are inside one segment).
+                    [(seg, state)] => {
+                        let segment = &graph.segments[seg as usize];
+                        let t = segment.table.next(state, byte);
+                        if t == DEAD {
+                            DEAD
+                        } else if segment.next.is_empty() || !segment.table.is_accepting(t) {
+                            sets.id(&graph, vec![(seg, t)])
+                        } else {
+                            let mut next = vec![(seg, t)];
+                            closure(&graph, &mut next);
+                            sets.id(&graph, next)
+                        }
+                    }
+                    _ => {
+                        let mut next: Vec<Element> = sets.keys[s]
+                            .iter()
+                            .filter_map(|&(seg, state)| {
+                                let t = graph.segments[seg as usize].table.next(state, byte);
+                                (t != DEAD).then_some((seg, t))
+                            })
+                            .collect();
+                        if next.is_empty() {
+                            DEAD
+                        } else {
+                            closure(&graph, &mut next);
+                            sets.id(&graph, next)
+                        }
+                    }
+                };
+                trans[s * stride + c] = target;
+            }
+            if sets.keys.len() > limits.max_states + 1 {
+                return Err(BuildError::TooLarge {
+                    what: format!("more than {} states", limits.max_states),
+                });
+            }
+            trans.resize(sets.keys.len() * stride, DEAD);
+            s += 1;
+        }
+        let table = Table::from_parts(classes, stride, trans, sets.accept);
+        let (table, order) = table.trim_map();
         let mut elements = Vec::new();
-        let mut offsets = vec![0u32];
-        for key in keys {
-            elements.extend(key);
+        let mut offsets = vec![0u32, 0];
+        for old in order {
+            elements.extend_from_slice(&sets.keys[old as usize]);
             offsets.push(elements.len() as u32);
         }
         Ok(Self {
@@ -173,6 +207,41 @@ impl Machine {
             let segment = &self.graph.segments[seg as usize];
             segment.kind != SegmentKind::Body && segment.table.walk(s, text) != DEAD
         })
+    }
+}
+
+/// The sets of pairs found so far, each a state: index = state id (0: dead).
+struct Sets {
+    /// Per segment and state: the id of the set holding that pair alone.
+    single: Vec<Vec<u32>>,
+    multi: FxHashMap<Vec<Element>, u32>,
+    keys: Vec<Vec<Element>>,
+    accept: Vec<bool>,
+}
+
+impl Sets {
+    /// The id of `set` (sorted, closed), added if new.
+    fn id(&mut self, graph: &Graph, set: Vec<Element>) -> u32 {
+        let found = match set[..] {
+            [(seg, state)] => self.single[seg as usize][state as usize],
+            _ => self.multi.get(&set).copied().unwrap_or(DEAD),
+        };
+        if found != DEAD {
+            return found;
+        }
+        let id = self.keys.len() as u32;
+        match set[..] {
+            [(seg, state)] => self.single[seg as usize][state as usize] = id,
+            _ => {
+                self.multi.insert(set.clone(), id);
+            }
+        }
+        self.accept.push(set.iter().any(|&(seg, state)| {
+            let s = &graph.segments[seg as usize];
+            s.last && s.table.is_accepting(state)
+        }));
+        self.keys.push(set);
+        id
     }
 }
 

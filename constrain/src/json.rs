@@ -91,35 +91,71 @@ pub fn schema_table(
     table.splice(UNTYPED, &value, limits)
 }
 
-/// [`any_value_table`], cached (at most [`ANY_VALUE_CACHE`] entries; past that, built anew).
+/// [`any_value_table`], cached.
 fn cached_any_value(
     levels: usize,
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
+    cached_reader(false, levels, whitespace, limits)
+}
+
+/// [`any_object_table`] (JSON mode), built once per `(levels, whitespace)` and cloned from a
+/// cache after that (at most [`READER_CACHE`] entries; past that, built anew).
+///
+/// Errors: as [`any_object_table`], or a cached table past `limits.max_states`.
+pub fn json_mode_table(
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    cached_reader(true, levels, whitespace, limits).map(|t| t.as_ref().clone())
+}
+
+/// The reader tables ([`any_object_table`] when `object`, else [`any_value_table`]), cached
+/// per `(object, levels, whitespace)`.
+fn cached_reader(
+    object: bool,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
     use std::sync::{Arc, Mutex, OnceLock};
-    type Cache = Mutex<Vec<((usize, usize), Arc<crate::dfa::Table>)>>;
+    type Key = (bool, usize, usize);
+    type Cache = Mutex<Vec<(Key, Arc<crate::dfa::Table>)>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
-    let key = (levels, whitespace);
-    if let Some(t) = cache
+    let key = (object, levels, whitespace);
+    let found = cache
         .lock()
         .ok()
-        .and_then(|c| c.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone()))
-    {
-        return Ok(t);
-    }
-    let table = Arc::new(any_value_table(levels, whitespace, limits)?);
-    if let Ok(mut c) = cache.lock() {
-        if c.len() < ANY_VALUE_CACHE && !c.iter().any(|(k, _)| *k == key) {
-            c.push((key, table.clone()));
+        .and_then(|c| c.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone()));
+    let table = match found {
+        Some(t) => t,
+        None => {
+            let built = Arc::new(if object {
+                any_object_table(levels, whitespace, limits)?
+            } else {
+                any_value_table(levels, whitespace, limits)?
+            });
+            if let Ok(mut c) = cache.lock() {
+                if c.len() < READER_CACHE && !c.iter().any(|(k, _)| *k == key) {
+                    c.push((key, built.clone()));
+                }
+            }
+            built
         }
+    };
+    if table.len() > limits.max_states {
+        return Err(crate::dfa::BuildError::TooLarge {
+            what: format!("more than {} states", limits.max_states),
+        });
     }
     Ok(table)
 }
 
-/// Most `(any_depth, whitespace)` pairs whose any-value table is kept.
-const ANY_VALUE_CACHE: usize = 8;
+/// Most reader tables kept by [`cached_reader`].
+const READER_CACHE: usize = 8;
 
 fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {

@@ -1041,7 +1041,7 @@ pub fn compile(
     let json_content = match &format {
         ResponseFormat::Text => None,
         ResponseFormat::JsonObject => Some(
-            crate::json::any_object_table(
+            crate::json::json_mode_table(
                 structured_outputs::JSON_MODE_MAX_DEPTH,
                 options.json.whitespace,
                 &options.limits,
@@ -1353,7 +1353,7 @@ pub fn compile_schema(
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
     let table = match schema {
-        None => crate::json::any_object_table(
+        None => crate::json::json_mode_table(
             structured_outputs::JSON_MODE_MAX_DEPTH,
             options.json.whitespace,
             &options.limits,

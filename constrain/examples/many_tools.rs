@@ -1,0 +1,60 @@
+//! Machine size and build time as the number of tools grows, per template:
+//! `cargo run --release -p constrain --example many_tools [TEMPLATE...]` (default: smollm3,
+//! gpt-oss, qwen3-coder) with 1, 10, 50 and 128 tools taken from the benchmark's tool schemas.
+use constrain::template::{compile, Options, Request};
+use serde_json::{json, Value};
+
+fn main() {
+    let mut names: Vec<String> = std::env::args().skip(1).collect();
+    if names.is_empty() {
+        names = vec!["smollm3".into(), "gpt-oss".into(), "qwen3-coder".into()];
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let tools: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("bench-constrain/schemas/tools.json")).unwrap(),
+    )
+    .unwrap();
+    // XML parameters take one plain type each: a flat schema for qwen3-coder.
+    let flat = |i: usize| {
+        json!({"type": "function", "function": {"name": format!("tool_{i}"), "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"]}}})
+    };
+    for name in &names {
+        let value: Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join(format!("templates/{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let template = template_build::model::load(&value).unwrap();
+        for n in [1usize, 10, 50, 128] {
+            let list: Vec<Value> = (0..n)
+                .map(|i| {
+                    if name == "qwen3-coder" || name == "seed-oss" {
+                        flat(i)
+                    } else {
+                        let t = &tools[i % tools.len()];
+                        json!({"type": "function", "function": {
+                            "name": format!("{}_{i}", t["name"].as_str().unwrap()),
+                            "parameters": t["parameters"]}})
+                    }
+                })
+                .collect();
+            let request = Request {
+                tools: list,
+                ..Request::default()
+            };
+            let t = std::time::Instant::now();
+            match compile(&template, &request, &Options::default()) {
+                Ok(c) => println!(
+                    "{name:<12} {n:>4} tools {:>7} states {:>8.1?}",
+                    c.machine.table.len(),
+                    t.elapsed()
+                ),
+                Err(e) => println!(
+                    "{name:<12} {n:>4} tools error after {:.1?}: {e}",
+                    t.elapsed()
+                ),
+            }
+        }
+    }
+}
