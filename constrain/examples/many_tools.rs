@@ -1,6 +1,7 @@
 //! Machine size and build time as the number of tools grows, per template:
 //! `cargo run --release -p constrain --example many_tools [TEMPLATE...]` (default: smollm3,
-//! gpt-oss, qwen3-coder) with 1, 10, 50 and 128 tools taken from the benchmark's tool schemas.
+//! gpt-oss, qwen3-coder) with 1, 10, 50 and 128 tools taken from the benchmark's tool schemas
+//! (`FLAT=1`: a two-property tool each; `SLACK=N`: `Options::delimiter_slack`).
 use constrain::template::{compile, Options, Request};
 use serde_json::{json, Value};
 
@@ -20,6 +21,8 @@ fn main() {
             "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
             "required": ["city"]}}})
     };
+    // FLAT=1: the flat two-property tool for every template.
+    let flat_all = std::env::var_os("FLAT").is_some();
     for name in &names {
         let value: Value = serde_json::from_str(
             &std::fs::read_to_string(root.join(format!("templates/{name}.json"))).unwrap(),
@@ -29,7 +32,7 @@ fn main() {
         for n in [1usize, 10, 50, 128] {
             let list: Vec<Value> = (0..n)
                 .map(|i| {
-                    if name == "qwen3-coder" || name == "seed-oss" {
+                    if flat_all || name == "qwen3-coder" || name == "seed-oss" {
                         flat(i)
                     } else {
                         let t = &tools[i % tools.len()];
@@ -44,12 +47,20 @@ fn main() {
                 ..Request::default()
             };
             let t = std::time::Instant::now();
-            match compile(&template, &request, &Options::default()) {
-                Ok(c) => println!(
-                    "{name:<12} {n:>4} tools {:>7} states {:>8.1?}",
-                    c.machine.table.len(),
-                    t.elapsed()
-                ),
+            let mut options = Options::default();
+            if let Some(slack) = std::env::var("SLACK").ok().and_then(|s| s.parse().ok()) {
+                options.delimiter_slack = slack;
+            }
+            match compile(&template, &request, &options) {
+                Ok(c) => {
+                    let elapsed = t.elapsed();
+                    let states = c.machine.table.len();
+                    let pairs: usize = (0..states as u32).map(|s| c.machine.elements(s).len()).sum();
+                    println!(
+                        "{name:<12} {n:>4} tools {states:>7} states {elapsed:>8.1?} ({:.1} pairs per state)",
+                        pairs as f64 / states as f64
+                    )
+                }
                 Err(e) => println!(
                     "{name:<12} {n:>4} tools error after {:.1?}: {e}",
                     t.elapsed()
