@@ -3,10 +3,15 @@
 //! A [`TokenIndex`] pairs a compiled [`Constraint`] with a [`Vocabulary`]. The ordinary tokens
 //! are laid out as a byte trie in pre-order; the mask of a machine state is computed by
 //! walking the trie through the machine's table, skipping a whole subtree as soon as its
-//! prefix is dead, so the cost is the number of live trie nodes. Special tokens are allowed
-//! only where a delimiter (or ignored glue) is written ([`Machine::special_allowed`]), EOS only
-//! in accepting states or where its text is the delimiter that completes the response. Masks are computed on first use per state and cached; the index is
-//! `Send + Sync` and can serve concurrent requests.
+//! prefix is dead, so the cost is the number of live trie nodes. In states where plain text
+//! can never die (free text, JSON string bodies, strings still matching a `pattern`: every
+//! state that plain characters reach from there is live), the tokens made only of plain
+//! characters are taken wholesale from a bitset prepared once per vocabulary (a plain-text
+//! tier) and only the other tokens are walked. Special tokens are allowed only where a
+//! delimiter (or ignored glue) is written ([`Machine::special_allowed`]), EOS only in
+//! accepting states or where its text is the delimiter that completes the response. Masks
+//! are computed on first use per state and cached; the index is `Send + Sync` and can serve
+//! concurrent requests.
 
 use std::sync::{Arc, OnceLock};
 

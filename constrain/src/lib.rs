@@ -7,8 +7,9 @@
 //!
 //! Layers, each on the one before:
 //!
-//! * [`dfa`]: explicit DFA tables with byte classes (from regex-syntax HIR through
-//!   regex-automata, literals, texts avoiding a pattern, intersection, trimming);
+//! * [`dfa`]: explicit DFA tables with byte classes (from regex-syntax HIR through our
+//!   position automaton, or regex-automata for look-around and searches; literals, texts
+//!   avoiding a pattern, intersection, splicing, trimming);
 //! * [`json`]: the structured-outputs JSON Schema subset as a regular language (and JSON
 //!   mode's bounded-depth reader);
 //! * [`graph`]: segment graphs (delimiters, bodies, free text) determinized into one table;
