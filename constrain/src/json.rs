@@ -101,7 +101,7 @@ fn cached_any_value(
 }
 
 /// [`any_object_table`] (JSON mode), built once per `(levels, whitespace)` and cloned from a
-/// cache after that (at most [`READER_CACHE`] entries; past that, built anew).
+/// cache after that (at most 8 tables are kept; past that, built anew).
 ///
 /// Errors: as [`any_object_table`], or a cached table past `limits.max_states`.
 pub fn json_mode_table(
