@@ -55,7 +55,9 @@ fn main() {
                 Ok(c) => {
                     let elapsed = t.elapsed();
                     let states = c.machine.table.len();
-                    let pairs: usize = (0..states as u32).map(|s| c.machine.elements(s).len()).sum();
+                    let pairs: usize = (0..states as u32)
+                        .map(|s| c.machine.elements(s).len())
+                        .sum();
                     println!(
                         "{name:<12} {n:>4} tools {states:>7} states {elapsed:>8.1?} ({:.1} pairs per state)",
                         pairs as f64 / states as f64
