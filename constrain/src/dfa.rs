@@ -31,8 +31,8 @@ pub struct Limits {
     /// Most states a table may have (after determinization).
     pub max_states: usize,
     /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
-    /// determinized; a quarter of it bounds the positions and follow entries of the
-    /// position construction (`crate::positions`).
+    /// determinized; a quarter of it bounds the estimated heap of the position construction
+    /// (past it, regex-automata builds the pattern).
     pub max_automaton_bytes: usize,
 }
 
@@ -280,14 +280,14 @@ impl Table {
         match crate::positions::table(hir, limits) {
             Ok(table) => return Ok(table.trim()),
             Err(crate::positions::Refusal::Build(e)) => return Err(e),
-            Err(crate::positions::Refusal::Look) => {}
+            Err(crate::positions::Refusal::Look | crate::positions::Refusal::Budget) => {}
         }
         Self::from_hir_by_regex_automata(hir, limits)
     }
 
     /// [`Self::from_hir`] through regex-automata's Thompson NFA and dense determinizer (what
-    /// patterns with look-around assertions take; the position construction is checked
-    /// against it in tests).
+    /// patterns with look-around assertions take, and patterns past the position
+    /// construction's budgets; the position construction is checked against it in tests).
     ///
     /// Errors: as [`Self::from_hir`].
     pub fn from_hir_by_regex_automata(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
@@ -628,7 +628,7 @@ impl Table {
         )
     }
 
-    /// The byte-class maps of several tables merged (see [`Table::determinize`]).
+    /// The byte-class maps of several tables merged (the coarsest partition finer than each).
     pub(crate) fn merged_classes(tables: &[&Self]) -> ([u8; 256], usize) {
         let maps: Vec<&[u8; 256]> = tables.iter().map(|t| &t.classes).collect();
         merge_classes(&maps)

@@ -96,9 +96,12 @@ impl Machine {
     pub fn build(graph: Graph, limits: &Limits) -> Result<Self, BuildError> {
         if let [only] = &graph.segments[..] {
             if graph.starts == [0] && only.next.is_empty() && only.last {
-                // One segment (a schema alone): its table is the machine, trimmed.
+                // One segment (a schema alone): its table, trimmed, is the machine, and the
+                // segment keeps the same trimmed table so that state `s` is pair `(0, s)`.
                 let table = only.table.as_ref().clone().trim();
                 let n = table.len() as u32;
+                let mut graph = graph;
+                graph.segments[0].table = Arc::new(table.clone());
                 return Ok(Self {
                     elements: (0..n).map(|s| (0, s)).collect(),
                     offsets: (0..=n).collect(),

@@ -676,7 +676,7 @@ impl<'a> SchemaLanguage<'a> {
         if members.is_empty() {
             return Ok(Some(cat(vec![lit("{"), self.ws.clone(), lit("}")])));
         }
-        let body = match members.iter().position(|(_, needed)| *needed) {
+        let (body, may_be_empty) = match members.iter().position(|(_, needed)| *needed) {
             // Linear: optional members before the first required one are written with a
             // comma after them, the others with a comma before.
             Some(k) => {
@@ -689,7 +689,7 @@ impl<'a> SchemaLanguage<'a> {
                     let item = cat(vec![self.comma(), m.clone()]);
                     parts.push(if *needed { item } else { opt(item) });
                 }
-                cat(parts)
+                (cat(parts), false)
             }
             // Only optional members (schemas outside the contract rules): which one comes
             // first decides the commas, quadratic in the members.
@@ -705,21 +705,25 @@ impl<'a> SchemaLanguage<'a> {
                     let item = cat(vec![self.comma(), members[i].0.clone()]);
                     rest[i] = cat(vec![opt(item), rest[i + 1].clone()]);
                 }
-                let mut first = Hir::empty();
-                for i in (0..n).rev() {
-                    let with = cat(vec![members[i].0.clone(), rest[i + 1].clone()]);
-                    first = alt(vec![with, first]);
-                }
-                first
+                let first = (0..n)
+                    .map(|i| cat(vec![members[i].0.clone(), rest[i + 1].clone()]))
+                    .collect();
+                (alt(first), true)
             }
         };
-        Ok(Some(cat(vec![
-            lit("{"),
-            self.ws.clone(),
-            body,
-            self.ws.clone(),
-            lit("}"),
-        ])))
+        Ok(Some(self.container("{", body, may_be_empty, "}")))
+    }
+
+    /// `open body close` with whitespace inside both ends; when the container may be empty,
+    /// `open close` with at most one whitespace run (not one on each side of an empty body).
+    fn container(&self, open: &str, body: Hir, may_be_empty: bool, close: &str) -> Hir {
+        let full = cat(vec![self.ws.clone(), body, self.ws.clone()]);
+        let inside = if may_be_empty {
+            alt(vec![full, self.ws.clone()])
+        } else {
+            full
+        };
+        cat(vec![lit(open), inside, lit(close)])
     }
 
     /// Fails when writing `parts` `copies` times would pass [`MAX_HIR_NODES`] (nested arrays
@@ -751,20 +755,16 @@ impl<'a> SchemaLanguage<'a> {
     }
 
     fn array_of(&self, item: Option<Hir>) -> Hir {
-        let inner = match item {
-            Some(item) => opt(cat(vec![
-                item.clone(),
-                repeat(cat(vec![self.comma(), item]), 0, None),
-            ])),
-            None => Hir::empty(),
-        };
-        cat(vec![
-            lit("["),
-            self.ws.clone(),
-            inner,
-            self.ws.clone(),
-            lit("]"),
-        ])
+        match item {
+            Some(item) => {
+                let items = cat(vec![
+                    item.clone(),
+                    repeat(cat(vec![self.comma(), item]), 0, None),
+                ]);
+                self.container("[", items, true, "]")
+            }
+            None => cat(vec![lit("["), self.ws.clone(), lit("]")]),
+        }
     }
 }
 
@@ -912,6 +912,28 @@ mod tests {
         };
         let ws = schema_table(&hir, options, &Limits::default()).unwrap();
         assert!(ws.matches(b"{ \"a\" : [1, {\"b\": null}] }"));
+        // Empty containers hold one whitespace run, not one on each side of nothing.
+        let options = JsonOptions {
+            whitespace: 1,
+            ..JsonOptions::default()
+        };
+        for (schema, good, bad) in [
+            (
+                json!({"type": "array", "items": {"type": "integer"}}),
+                "[ ]",
+                "[ \n]",
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+                "{ }",
+                "{ \n}",
+            ),
+        ] {
+            let hir = SchemaLanguage::new(&schema, options).compile().unwrap();
+            let t = schema_table(&hir, options, &Limits::default()).unwrap();
+            assert!(t.matches(good.as_bytes()), "{good}");
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
         assert!(!ws.matches(b"{   \"a\":1}"));
     }
 

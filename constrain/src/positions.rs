@@ -18,9 +18,14 @@
 //! which stays in use for patterns with look-around assertions (which positions cannot
 //! express) and for unanchored searches ([`crate::dfa::Table::avoiding`]).
 //!
-//! Counted repetitions are unrolled (`a{2,4}` is `a a (a (a)?)?`), so the follow entries stay
-//! linear in the copies. The number of follow entries is bounded by
-//! `limits.max_automaton_bytes / 4`, and the states by `limits.max_states`.
+//! Counted repetitions are unrolled (`a{2,4}` is `a a (a (a)?)?`): the follow entries are
+//! linear in the copies when the repeated part cannot match the empty text, quadratic when
+//! it can (`(?:a?){n}`), and a repeated class of many UTF-8 sequences (`\p{L}+`) links each
+//! sequence's end to every sequence's start. Two budgets bound the work: the estimated heap
+//! of positions and follow entries (`limits.max_automaton_bytes / 4`) and the follow entries
+//! read while determinizing ([`WORK_BUDGET`]). Past either, [`Refusal::Budget`] sends the
+//! pattern to regex-automata, whose own limits then apply; past `limits.max_states` states
+//! the construction fails with [`BuildError::TooLarge`].
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
@@ -32,9 +37,19 @@ use crate::dfa::{BuildError, Limits, Table, DEAD};
 pub(crate) enum Refusal {
     /// The pattern holds a look-around assertion: positions cannot express it.
     Look,
+    /// Past a work or memory budget: regex-automata may still build it.
+    Budget,
     /// Past the limits.
     Build(BuildError),
 }
+
+/// Most follow entries read while determinizing one pattern (about 0.1 s of work); schema
+/// languages read a few tens of thousands.
+const WORK_BUDGET: usize = 16 << 20;
+
+/// Estimated heap bytes of one position (its range, follow list header, follow-class entry),
+/// beside 4 bytes per follow entry.
+const POSITION_BYTES: usize = 80;
 
 /// A piece of the pattern: where it may start and end, and whether it matches the empty
 /// text.
@@ -67,27 +82,24 @@ struct Positions {
     /// Per position: its byte range (position 0, the start, has none).
     ranges: Vec<(u8, u8)>,
     follow: Vec<Vec<u32>>,
-    entries: usize,
-    max_entries: usize,
+    /// Estimated heap bytes so far, and the budget.
+    bytes: usize,
+    max_bytes: usize,
 }
 
 impl Positions {
     fn position(&mut self, lo: u8, hi: u8) -> Result<u32, Refusal> {
+        self.grow(POSITION_BYTES)?;
         self.ranges.push((lo, hi));
         self.follow.push(Vec::new());
-        self.grow(1)?;
         Ok(self.ranges.len() as u32 - 1)
     }
 
-    fn grow(&mut self, n: usize) -> Result<(), Refusal> {
-        self.entries += n;
-        if self.entries > self.max_entries {
-            return Err(Refusal::Build(BuildError::TooLarge {
-                what: format!(
-                    "more than {} positions and follow entries in the pattern",
-                    self.max_entries
-                ),
-            }));
+    /// Counts `bytes` more of estimated heap; past the budget, [`Refusal::Budget`].
+    fn grow(&mut self, bytes: usize) -> Result<(), Refusal> {
+        self.bytes += bytes;
+        if self.bytes > self.max_bytes {
+            return Err(Refusal::Budget);
         }
         Ok(())
     }
@@ -95,7 +107,7 @@ impl Positions {
     /// `a` then `b`.
     fn concat(&mut self, a: Frag, b: Frag) -> Result<Frag, Refusal> {
         for &p in &a.last {
-            self.grow(b.first.len())?;
+            self.grow(4 * b.first.len())?;
             self.follow[p as usize].extend_from_slice(&b.first);
         }
         let mut first = a.first;
@@ -149,7 +161,7 @@ impl Positions {
     /// `f` any number of times (`f` built once: its last positions loop to its first).
     fn star(&mut self, f: Frag) -> Result<Frag, Refusal> {
         for &p in &f.last {
-            self.grow(f.first.len())?;
+            self.grow(4 * f.first.len())?;
             self.follow[p as usize].extend_from_slice(&f.first);
         }
         Ok(Self::optional(f))
@@ -225,8 +237,8 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
     let mut pos = Positions {
         ranges: vec![(0, 0)],
         follow: vec![Vec::new()],
-        entries: 0,
-        max_entries: limits.max_automaton_bytes / 4,
+        bytes: 0,
+        max_bytes: limits.max_automaton_bytes / 4,
     };
     let root = pos.build(hir)?;
     let n = pos.ranges.len();
@@ -295,6 +307,7 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
     let mut events: Vec<(u16, u32)> = Vec::new();
     let mut active: Vec<u32> = Vec::new();
     let mut key: Vec<u32> = Vec::new();
+    let mut work = 0usize;
     let mut s = 1usize;
     while s < states.len() {
         // Candidates: the positions that may follow one of the state's, each once; an event
@@ -302,6 +315,10 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
         const END: u32 = 1 << 31;
         events.clear();
         for &p in states[s].iter() {
+            work += pos.follow[p as usize].len();
+            if work > WORK_BUDGET {
+                return Err(Refusal::Budget);
+            }
             for &q in &pos.follow[p as usize] {
                 if stamp[q as usize] != s as u32 {
                     stamp[q as usize] = s as u32;

@@ -98,6 +98,29 @@ fn limits_are_errors() {
     assert!(Table::from_hir(&parse("(?:abcdefgh){100}"), &tiny).is_err());
 }
 
+/// Patterns past the position construction's budgets go to regex-automata instead of
+/// failing, taking minutes or gigabytes (cold review findings).
+#[test]
+fn patterns_past_the_budgets_still_build() {
+    use constrain::template::{compile_schema, Options};
+    use serde_json::json;
+    let started = std::time::Instant::now();
+    // A repeated Unicode class links each of its UTF-8 sequences to every other.
+    let words = json!({"type": "object", "properties": {"name": {"type": "string",
+        "pattern": "(?:\\p{L}+ ?){1,40}"}}, "required": ["name"]});
+    let c = compile_schema(Some(&words), &Options::default()).unwrap();
+    assert!(c
+        .machine
+        .table
+        .matches("{\"name\":\"Ünïcode words\"}".as_bytes()));
+    // A repeated part that matches the empty text: quadratic follow entries, cubic work.
+    let (ours, theirs) = both(&parse("x(?:[ab]?){3000}"));
+    assert!(ours.same_language(&theirs));
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // Nested counts past every budget: an error, within regex-automata's memory limit.
+    assert!(Table::from_hir(&parse("(?:(?:a{1000}){1000}){15}"), &Limits::default()).is_err());
+}
+
 /// Random patterns over a few ASCII and multi-byte characters.
 fn pattern() -> impl Strategy<Value = String> {
     let leaf = prop_oneof![
