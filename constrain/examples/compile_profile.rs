@@ -70,6 +70,14 @@ fn main() {
         alls.push(e);
         table_states += c.machine.table.len();
     }
+    if std::env::var_os("ONLY_HIR").is_some() {
+        for _ in 0..20 {
+            for schema in &schemas {
+                let _ = SchemaLanguage::new(schema, JsonOptions::default()).compile();
+            }
+        }
+        return;
+    }
     if std::env::var_os("ONLY_COMPILE").is_some() {
         let t = Instant::now();
         for _ in 0..5 {

@@ -71,6 +71,9 @@ pub struct Table {
     trans: Vec<u32>,
     /// Per state: the bytes so far are a word of the language.
     accept: Vec<bool>,
+    /// Known to be trimmed (every state reachable, numbered breadth first, and able to
+    /// finish): [`Table::trim`] has nothing to do.
+    trimmed: bool,
 }
 
 impl std::fmt::Debug for Table {
@@ -208,12 +211,14 @@ impl Table {
         self.is_accepting(self.walk(START, bytes))
     }
 
-    /// A table from its parts (`trans`: `accept.len() * stride` next states, row 0 dead).
+    /// A table from its parts (`trans`: `accept.len() * stride` next states, row 0 dead);
+    /// `trimmed` when the builder knows it is (see [`Table::trim`]).
     pub(crate) fn from_parts(
         classes: [u8; 256],
         stride: usize,
         trans: Vec<u32>,
         accept: Vec<bool>,
+        trimmed: bool,
     ) -> Self {
         debug_assert_eq!(trans.len(), accept.len() * stride);
         Self {
@@ -221,7 +226,13 @@ impl Table {
             stride,
             trans,
             accept,
+            trimmed,
         }
+    }
+
+    /// Whether the table is known to be trimmed ([`Table::trim`] would change nothing).
+    pub(crate) fn is_trimmed(&self) -> bool {
+        self.trimmed
     }
 
     /// Whether two trimmed tables have the same language (a pair of states reached by the
@@ -255,6 +266,7 @@ impl Table {
             // The dead state.
             trans: vec![DEAD; stride],
             accept: vec![false],
+            trimmed: false,
         }
     }
 
@@ -661,12 +673,16 @@ impl Table {
             stride,
             trans,
             accept: self.accept,
+            trimmed: self.trimmed,
         }
     }
 
     /// Every state that cannot reach an accepting state becomes [`DEAD`], and states that
     /// are no longer reachable are dropped (ids renumbered breadth first).
     pub fn trim(self) -> Self {
+        if self.trimmed {
+            return self;
+        }
         self.trim_map().0
     }
 
@@ -739,6 +755,7 @@ impl Table {
                 };
             }
         }
+        out.trimmed = true;
         (out, order)
     }
 }
@@ -782,6 +799,65 @@ fn dense_dfa(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn position_tables_flagged_trimmed_are_trimmed() {
+        let parser = |p: &str| {
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap()
+        };
+        let mut flagged = 0;
+        for p in [
+            "a|b(?:cd)*e?",
+            r#""(?:[^"\\]|\\.)*""#,
+            r"-?(?:0|[1-9][0-9]{0,17})",
+            r"(?:\p{L}+ ?){1,3}x",
+            "(?:a?){4}b|c",
+            r"(?-u:[\x80-\xff])+\w",
+            "[a&&b]x|y",
+            "a(?:[a&&b]|c)d",
+        ] {
+            let Ok(t) = crate::positions::table(&parser(p), &Limits::default()) else {
+                panic!("{p}");
+            };
+            let forced = t.clone().trim_map().0;
+            if t.is_trimmed() {
+                flagged += 1;
+                assert_eq!(
+                    (&t.trans, &t.accept),
+                    (&forced.trans, &forced.accept),
+                    "{p}"
+                );
+            }
+            assert!(t.clone().trim().same_language(&forced), "{p}");
+        }
+        assert_eq!(flagged, 6);
+        // Schema languages (the benchmark's tool schemas).
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../bench-constrain/schemas/tools.json"
+        );
+        let tools: Vec<serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for tool in tools.iter().take(60) {
+            let Ok(hir) = crate::json::SchemaLanguage::new(
+                &tool["parameters"],
+                crate::json::JsonOptions::default(),
+            )
+            .compile() else {
+                continue;
+            };
+            let Ok(t) = crate::positions::table(&hir, &Limits::default()) else {
+                panic!("{}", tool["name"]);
+            };
+            assert!(t.is_trimmed());
+            let forced = t.clone().trim_map().0;
+            assert_eq!((&t.trans, &t.accept), (&forced.trans, &forced.accept));
+        }
+    }
 
     fn hir(pattern: &str) -> Hir {
         regex_syntax::Parser::new().parse(pattern).unwrap()

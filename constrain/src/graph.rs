@@ -98,10 +98,13 @@ impl Machine {
             if graph.starts == [0] && only.next.is_empty() && only.last {
                 // One segment (a schema alone): its table, trimmed, is the machine, and the
                 // segment keeps the same trimmed table so that state `s` is pair `(0, s)`.
+                let was_trimmed = only.table.is_trimmed();
                 let table = only.table.as_ref().clone().trim();
                 let n = table.len() as u32;
                 let mut graph = graph;
-                graph.segments[0].table = Arc::new(table.clone());
+                if !was_trimmed {
+                    graph.segments[0].table = Arc::new(table.clone());
+                }
                 return Ok(Self {
                     elements: (0..n).map(|s| (0, s)).collect(),
                     offsets: (0..=n).collect(),
@@ -172,7 +175,7 @@ impl Machine {
             trans.resize(sets.keys.len() * stride, DEAD);
             s += 1;
         }
-        let table = Table::from_parts(classes, stride, trans, sets.accept);
+        let table = Table::from_parts(classes, stride, trans, sets.accept, false);
         let (table, order) = table.trim_map();
         let mut elements = Vec::new();
         let mut offsets = vec![0u32, 0];

@@ -165,12 +165,31 @@ fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
 }
 
 /// Parses one of this module's fixed patterns.
+/// The HIR of one of this module's fixed patterns, parsed once per process and cloned after
+/// that (strings, numbers and formats appear in most schemas, many times).
 fn re(pattern: &str) -> Hir {
-    match regex_syntax::Parser::new().parse(pattern) {
+    use std::sync::{Mutex, OnceLock};
+    static PARSED: OnceLock<Mutex<Vec<(String, Hir)>>> = OnceLock::new();
+    let parsed = PARSED.get_or_init(|| Mutex::new(Vec::new()));
+    if let Some(h) = parsed
+        .lock()
+        .ok()
+        .and_then(|p| p.iter().find(|(k, _)| k == pattern).map(|(_, h)| h.clone()))
+    {
+        return h;
+    }
+    let h = match regex_syntax::Parser::new().parse(pattern) {
         Ok(h) => h,
         // The fixed patterns are tested; an error here is a bug in this file.
         Err(e) => unreachable!("fixed pattern {pattern:?}: {e}"),
+    };
+    if let Ok(mut p) = parsed.lock() {
+        // Only fixed patterns come here (a few dozen at most).
+        if p.len() < 64 {
+            p.push((pattern.to_string(), h.clone()));
+        }
     }
+    h
 }
 
 fn lit(s: &str) -> Hir {
@@ -680,14 +699,22 @@ impl<'a> SchemaLanguage<'a> {
             // Linear: optional members before the first required one are written with a
             // comma after them, the others with a comma before.
             Some(k) => {
-                let mut parts = Vec::new();
-                for (m, _) in &members[..k] {
-                    parts.push(opt(cat(vec![m.clone(), self.comma()])));
-                }
-                parts.push(members[k].0.clone());
-                for (m, needed) in &members[k + 1..] {
-                    let item = cat(vec![self.comma(), m.clone()]);
-                    parts.push(if *needed { item } else { opt(item) });
+                let mut parts = Vec::with_capacity(members.len());
+                // Members are moved, not cloned: a clone per level would copy nested objects
+                // once per level above them.
+                for (i, (m, needed)) in members.into_iter().enumerate() {
+                    parts.push(match i.cmp(&k) {
+                        std::cmp::Ordering::Less => opt(cat(vec![m, self.comma()])),
+                        std::cmp::Ordering::Equal => m,
+                        std::cmp::Ordering::Greater => {
+                            let item = cat(vec![self.comma(), m]);
+                            if needed {
+                                item
+                            } else {
+                                opt(item)
+                            }
+                        }
+                    });
                 }
                 (cat(parts), false)
             }

@@ -82,6 +82,8 @@ struct Positions {
     /// Per position: its byte range (position 0, the start, has none).
     ranges: Vec<(u8, u8)>,
     follow: Vec<Vec<u32>>,
+    /// An empty class (the empty language) was met: some states may be unable to finish.
+    has_fail: bool,
     /// Estimated heap bytes so far, and the budget.
     bytes: usize,
     max_bytes: usize,
@@ -142,7 +144,9 @@ impl Positions {
         Ok(frag)
     }
 
-    fn alternation(parts: Vec<Frag>) -> Frag {
+    fn alternation(&mut self, parts: Vec<Frag>) -> Frag {
+        // No alternative at all (an empty class): the empty language.
+        self.has_fail |= parts.is_empty();
         let mut out = Frag::fail();
         for f in parts {
             out.first.extend(f.first);
@@ -176,7 +180,7 @@ impl Positions {
                 for r in class.iter() {
                     parts.push(self.chain(std::iter::once((r.start(), r.end())))?);
                 }
-                Ok(Self::alternation(parts))
+                Ok(self.alternation(parts))
             }
             HirKind::Class(Class::Unicode(class)) => {
                 let mut parts = Vec::new();
@@ -185,7 +189,7 @@ impl Positions {
                         parts.push(self.chain(seq.as_slice().iter().map(|r| (r.start, r.end)))?);
                     }
                 }
-                Ok(Self::alternation(parts))
+                Ok(self.alternation(parts))
             }
             HirKind::Look(_) => Err(Refusal::Look),
             HirKind::Capture(c) => self.build(&c.sub),
@@ -202,7 +206,7 @@ impl Positions {
                 for item in items {
                     parts.push(self.build(item)?);
                 }
-                Ok(Self::alternation(parts))
+                Ok(self.alternation(parts))
             }
             HirKind::Repetition(rep) => {
                 let mut frag = Frag::empty();
@@ -237,6 +241,7 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
     let mut pos = Positions {
         ranges: vec![(0, 0)],
         follow: vec![Vec::new()],
+        has_fail: false,
         bytes: 0,
         max_bytes: limits.max_automaton_bytes / 4,
     };
@@ -392,5 +397,13 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
         trans.resize(states.len() * stride, DEAD);
         s += 1;
     }
-    Ok(Table::from_parts(classes, stride, trans, accept))
+    // Without an empty class every position can reach the end of a match, so every state can
+    // finish; states were numbered in discovery order, breadth first: already trimmed.
+    Ok(Table::from_parts(
+        classes,
+        stride,
+        trans,
+        accept,
+        !pos.has_fail,
+    ))
 }
