@@ -46,6 +46,10 @@ impl Default for Limits {
     }
 }
 
+/// Most bytes regex-automata may use for a pattern past the position construction's budgets
+/// (about half a second of determinization on this machine).
+const FALLBACK_BYTES: usize = 16 << 20;
+
 /// A table that could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
@@ -290,11 +294,20 @@ impl Table {
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
         match crate::positions::table(hir, limits) {
-            Ok(table) => return Ok(table.trim()),
-            Err(crate::positions::Refusal::Build(e)) => return Err(e),
-            Err(crate::positions::Refusal::Look | crate::positions::Refusal::Budget) => {}
+            Ok(table) => Ok(table.trim()),
+            Err(crate::positions::Refusal::Build(e)) => Err(e),
+            Err(crate::positions::Refusal::Look) => Self::from_hir_by_regex_automata(hir, limits),
+            // Past the position construction's budgets, regex-automata gets a smaller memory
+            // bound too: its time grows with the DFA it builds, and a pattern this large
+            // (`\p{L}{1,300}`) would otherwise take tens of seconds.
+            Err(crate::positions::Refusal::Budget) => {
+                let smaller = Limits {
+                    max_automaton_bytes: limits.max_automaton_bytes.min(FALLBACK_BYTES),
+                    ..*limits
+                };
+                Self::from_hir_by_regex_automata(hir, &smaller)
+            }
         }
-        Self::from_hir_by_regex_automata(hir, limits)
     }
 
     /// [`Self::from_hir`] through regex-automata's Thompson NFA and dense determinizer (what

@@ -119,6 +119,12 @@ fn patterns_past_the_budgets_still_build() {
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     // Nested counts past every budget: an error, within regex-automata's memory limit.
     assert!(Table::from_hir(&parse("(?:(?:a{1000}){1000}){15}"), &Limits::default()).is_err());
+    // A counted Unicode class past the budgets: an error within a second or so, not minutes
+    // of determinization (second cold review).
+    let t = std::time::Instant::now();
+    assert!(Table::from_hir(&parse(r"\p{L}{1,300}"), &Limits::default()).is_err());
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    assert!(started.elapsed() < std::time::Duration::from_secs(90));
 }
 
 /// Random patterns over a few ASCII and multi-byte characters.
