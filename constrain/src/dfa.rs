@@ -32,7 +32,7 @@ pub struct Limits {
     pub max_states: usize,
     /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
     /// determinized; a quarter of it bounds the estimated heap of the position construction
-    /// (past it, regex-automata builds the pattern).
+    /// (past it, regex-automata builds the pattern within at most 16 MiB).
     pub max_automaton_bytes: usize,
 }
 

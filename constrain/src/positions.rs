@@ -24,7 +24,7 @@
 //! sequence's end to every sequence's start. Two budgets bound the work: the estimated heap
 //! of positions and follow entries (`limits.max_automaton_bytes / 4`) and the follow entries
 //! read while determinizing ([`WORK_BUDGET`]). Past either, [`Refusal::Budget`] sends the
-//! pattern to regex-automata, whose own limits then apply; past `limits.max_states` states
+//! pattern to regex-automata, bounded to 16 MiB so that it fails within about a second; past `limits.max_states` states
 //! the construction fails with [`BuildError::TooLarge`].
 
 use regex_syntax::hir::{Class, Hir, HirKind};
