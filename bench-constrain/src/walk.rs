@@ -6,7 +6,7 @@
 //! strictly closer to acceptance, so it always ends in an accepting state. The table is
 //! trimmed (every live state can finish), so the walk never gets stuck.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use constrain::dfa::{Table, DEAD, START};
 
@@ -28,39 +28,6 @@ fn weight(b: u8, prev: Option<u8>) -> f64 {
         0x80..=0xFF => 0.05,
         _ => 0.01,
     }
-}
-
-/// Bytes to acceptance from each state (`usize::MAX` for dead or stuck states).
-fn distances(table: &Table) -> Vec<usize> {
-    let n = table.len();
-    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for s in 1..n as u32 {
-        let mut seen: Vec<u32> = Vec::new();
-        for b in 0..=255u8 {
-            let t = table.next(s, b);
-            if t != DEAD && !seen.contains(&t) {
-                seen.push(t);
-                reverse[t as usize].push(s);
-            }
-        }
-    }
-    let mut dist = vec![usize::MAX; n];
-    let mut queue = VecDeque::new();
-    for s in 1..n as u32 {
-        if table.is_accepting(s) {
-            dist[s as usize] = 0;
-            queue.push_back(s);
-        }
-    }
-    while let Some(s) = queue.pop_front() {
-        for &p in &reverse[s as usize] {
-            if dist[p as usize] == usize::MAX {
-                dist[p as usize] = dist[s as usize] + 1;
-                queue.push_back(p);
-            }
-        }
-    }
-    dist
 }
 
 fn choose(rng: &mut Rng, weights: &[f64]) -> usize {
@@ -152,8 +119,8 @@ const WORDS: &[&str] = &[
 /// A random valid text of `table`'s language, about `budget` bytes or more when the structure
 /// needs it. `None` if the language is empty or the bytes are not UTF-8.
 pub fn instance(table: &Table, rng: &mut Rng, budget: usize) -> Option<String> {
-    let dist = distances(table);
-    if dist.get(START as usize).copied().unwrap_or(usize::MAX) == usize::MAX {
+    let dist = table.distances();
+    if dist.get(START as usize).copied().unwrap_or(u32::MAX) == u32::MAX {
         return None;
     }
     let mut state = START;
@@ -165,7 +132,7 @@ pub fn instance(table: &Table, rng: &mut Rng, budget: usize) -> Option<String> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for b in 0..=255u8 {
             let t = table.next(state, b);
-            if t == DEAD || dist[t as usize] == usize::MAX {
+            if t == DEAD || dist[t as usize] == u32::MAX {
                 continue;
             }
             if closing && dist[t as usize] >= here {
@@ -191,7 +158,7 @@ pub fn instance(table: &Table, rng: &mut Rng, budget: usize) -> Option<String> {
                 let w = WORDS[rng.below(WORDS.len())];
                 word.push_str(w);
                 let t = table.walk(state, word.as_bytes());
-                if t != DEAD && dist[t as usize] != usize::MAX {
+                if t != DEAD && dist[t as usize] != u32::MAX {
                     out.extend_from_slice(word.as_bytes());
                     state = t;
                     continue;

@@ -234,6 +234,40 @@ impl Table {
         }
     }
 
+    /// Per state, the fewest bytes from it to an accepting state (`u32::MAX`: none, the dead
+    /// state included). For samplers that must finish: follow a byte that lowers it.
+    pub fn distances(&self) -> Vec<u32> {
+        let n = self.len();
+        let reps = representatives(&self.classes, self.stride);
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n as u32 {
+            for &b in &reps {
+                let t = self.next(s, b);
+                let into = &mut reverse[t as usize];
+                if t != DEAD && into.last() != Some(&s) {
+                    into.push(s);
+                }
+            }
+        }
+        let mut distance = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for s in 1..n as u32 {
+            if self.is_accepting(s) {
+                distance[s as usize] = 0;
+                queue.push_back(s);
+            }
+        }
+        while let Some(s) = queue.pop_front() {
+            for &p in &reverse[s as usize] {
+                if distance[p as usize] == u32::MAX {
+                    distance[p as usize] = distance[s as usize] + 1;
+                    queue.push_back(p);
+                }
+            }
+        }
+        distance
+    }
+
     /// Whether the table is known to be trimmed ([`Table::trim`] would change nothing).
     pub(crate) fn is_trimmed(&self) -> bool {
         self.trimmed

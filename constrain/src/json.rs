@@ -87,17 +87,8 @@ pub fn schema_table(
     if !(1..table.len() as u32).any(|s| table.next(s, UNTYPED) != crate::dfa::DEAD) {
         return Ok(table);
     }
-    let value = cached_any_value(options.any_depth, options.whitespace, limits)?;
+    let value = cached_reader(false, options.any_depth, options.whitespace, limits)?;
     table.splice(UNTYPED, &value, limits)
-}
-
-/// [`any_value_table`], cached.
-fn cached_any_value(
-    levels: usize,
-    whitespace: usize,
-    limits: &crate::dfa::Limits,
-) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
-    cached_reader(false, levels, whitespace, limits)
 }
 
 /// [`any_object_table`] (JSON mode), built once per `(levels, whitespace)` and cloned from a
@@ -1285,28 +1276,7 @@ pub fn any_object_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    let mut classes = [0u8; 256];
-    // Each byte its own column: the reader treats many bytes alike, but a table of a few
-    // thousand states is small either way.
-    for (b, c) in classes.iter_mut().enumerate() {
-        *c = b as u8;
-    }
-    let start = Reader {
-        stack: Vec::new(),
-        lex: Lex::Top,
-        ws: 0,
-    };
-    let mut keys = Vec::new();
-    let table = crate::dfa::Table::determinize_keyed(
-        classes,
-        256,
-        start,
-        |r: &Reader, b| r.step(b, levels, whitespace),
-        |r: &Reader| r.lex == Lex::Done,
-        limits,
-        &mut keys,
-    )?;
-    Ok(table.compact())
+    reader_table(Lex::Top, levels, whitespace, limits)
 }
 
 /// Any JSON value with at most `levels` levels of containers (`0`: strings, numbers,
@@ -1320,13 +1290,25 @@ pub fn any_value_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    reader_table(Lex::TopValue, levels, whitespace, limits)
+}
+
+/// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).
+fn reader_table(
+    start: Lex,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
     let mut classes = [0u8; 256];
+    // Each byte its own column: the reader treats many bytes alike, but a table of a few
+    // thousand states is small either way (and `compact` merges the columns after).
     for (b, c) in classes.iter_mut().enumerate() {
         *c = b as u8;
     }
     let start = Reader {
         stack: Vec::new(),
-        lex: Lex::TopValue,
+        lex: start,
         ws: 0,
     };
     let mut keys = Vec::new();

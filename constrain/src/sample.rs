@@ -55,39 +55,6 @@ impl Default for SampleOptions {
     }
 }
 
-/// Per state of `table`, the fewest bytes to an accepting state (`u32::MAX`: none).
-fn distances(table: &Table) -> Vec<u32> {
-    let n = table.len();
-    let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for s in 1..n as u32 {
-        let mut seen = Vec::new();
-        for b in 0..=255u8 {
-            let t = table.next(s, b);
-            if t != DEAD && !seen.contains(&t) {
-                seen.push(t);
-                reverse[t as usize].push(s);
-            }
-        }
-    }
-    let mut distance = vec![u32::MAX; n];
-    let mut queue = std::collections::VecDeque::new();
-    for s in 1..n as u32 {
-        if table.is_accepting(s) {
-            distance[s as usize] = 0;
-            queue.push_back(s);
-        }
-    }
-    while let Some(s) = queue.pop_front() {
-        for &p in &reverse[s as usize] {
-            if distance[p as usize] == u32::MAX {
-                distance[p as usize] = distance[s as usize] + 1;
-                queue.push_back(p);
-            }
-        }
-    }
-    distance
-}
-
 /// A random word of `table` from `state`: up to `budget` bytes choosing uniformly among the
 /// distinct next states (and stopping at random in accepting states), then the shortest way
 /// to an accepting state.
@@ -193,8 +160,8 @@ impl<'a> Sampler<'a> {
             }
         }
         Self {
-            distance: distances(&machine.table),
-            segment_distance: segments.iter().map(|s| distances(&s.table)).collect(),
+            distance: machine.table.distances(),
+            segment_distance: segments.iter().map(|s| s.table.distances()).collect(),
             hops,
             by_bytes,
             longest,
