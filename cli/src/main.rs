@@ -432,7 +432,7 @@ fn cmd_list() -> Result<(), Failure> {
     let width = templates::names().map(str::len).max().unwrap_or(0);
     for (name, lazy) in templates::TEMPLATES {
         let tables = lazy().tables();
-        let fields: Vec<&str> = tables.fields.iter().map(|f| f.name).collect();
+        let fields: Vec<&str> = tables.template.fields.iter().map(|f| f.name).collect();
         let families = templates::families(name).unwrap_or("-");
         println!("{name:width$}  {families}  [fields: {}]", fields.join(", "));
     }

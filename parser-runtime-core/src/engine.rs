@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::error::ParseError;
 use crate::event::Event;
 use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
-use crate::tables::CompiledTemplate;
+use crate::tables::{CompiledTemplate, Owned, Routed};
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field, py_type_name};
 
@@ -45,7 +45,7 @@ pub type Message = Map<String, Value>;
 #[derive(Debug)]
 pub struct ResponseParser<'t> {
     tpl: &'t CompiledTemplate,
-    driver: Driver<&'t CompiledTemplate, 0, 0>,
+    driver: Driver<Routed<'t, Owned>, 0, 0>,
     /// The field names, shared by every event.
     names: Vec<Arc<str>>,
     regions: Regions,
@@ -99,8 +99,8 @@ impl<'t> ResponseParser<'t> {
         prefix: &str,
         tools: &[Value],
     ) -> Result<Self, ParseError> {
-        let driver =
-            Driver::heap(template, DEFAULT_HOLD_LIMIT).map_err(|e| route_error(template, e))?;
+        let driver = Driver::heap(template.routes(), DEFAULT_HOLD_LIMIT)
+            .map_err(|e| route_error(template, e))?;
         let mut parser = Self {
             tpl: template,
             driver,

@@ -39,7 +39,6 @@ pub mod event;
 pub mod pynum;
 pub mod router;
 pub mod statics;
-#[cfg(feature = "alloc")]
 pub mod tables;
 #[cfg(feature = "alloc")]
 pub mod tools;
@@ -60,6 +59,7 @@ pub use statics::{StaticRoutes, TableError};
 #[cfg(feature = "contracts")]
 pub use structured_outputs;
 #[cfg(feature = "alloc")]
-pub use tables::{CompiledTemplate, ContentSpec, Delimiter, FieldTable};
+pub use tables::{CompiledTemplate, ContentSpec, FieldTable};
+pub use tables::{Content, Delimiter, Field, Storage, Template};
 #[cfg(feature = "alloc")]
 pub use tools::ToolSchemas;

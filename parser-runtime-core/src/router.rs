@@ -67,25 +67,7 @@ pub enum DelimiterKind {
     Close,
 }
 
-/// Prefilter facts of one delimiter branch, computed by the compiler from the branch's main
-/// pattern: every match is zero or more bytes of `lead` followed by a byte of `first`
-/// (both are 256-bit sets: bit `b % 8` of byte `b / 8`).
-///
-/// Example: `\s*<tool_call>` has `lead` = the bytes of whitespace (all non-ASCII bytes, as an
-/// over-approximation of multi-byte spaces) and `first` = `{<}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Prefilter {
-    /// Bytes of the leading run.
-    pub lead: [u8; 32],
-    /// Bytes that can follow the leading run.
-    pub first: [u8; 32],
-}
-
-/// Whether bit `b` of a 256-bit set is on.
-#[inline]
-pub fn bit(set: &[u8; 32], b: u8) -> bool {
-    set[usize::from(b / 8)] & (1 << (b % 8)) != 0
-}
+pub use crate::tables::{ByteSet, Prefilter};
 
 /// The tables the router reads: fields, their delimiters and the delimiters' DFAs. Implemented
 /// by the run-time `CompiledTemplate` (feature `alloc`) and by [`crate::statics::StaticRoutes`]
@@ -105,7 +87,7 @@ pub trait Routes {
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool;
     /// The bytes with which some branch of the delimiter can start a match (256-bit set: bit
     /// `b % 8` of byte `b / 8`; every byte when the delimiter can match the empty string).
-    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32];
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet;
     /// Number of branches of the delimiter (tried in priority order at one start).
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize;
     /// The main DFA of a branch.
@@ -137,7 +119,7 @@ impl<T: Routes + ?Sized> Routes for &T {
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
         (**self).has_delimiter(field, kind)
     }
-    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet {
         (**self).first_set(field, kind)
     }
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
@@ -512,7 +494,7 @@ struct Watch {
     kind: DelimiterKind,
     field: usize,
     /// The delimiter's first-byte set.
-    first: [u8; 32],
+    first: ByteSet,
 }
 
 /// Where a walk is: in the main part of a branch, or in its trailing look-ahead.
@@ -548,8 +530,8 @@ struct Candidate {
 /// The prefilter of the current watch list (see the module docs).
 #[derive(Debug, Clone)]
 struct Jump {
-    lead: [u8; 32],
-    first: [u8; 32],
+    lead: ByteSet,
+    first: ByteSet,
     /// The `first` bytes when there are at most three (memchr), else empty.
     needles: ArrayVec<u8, 3>,
     /// The last hit: `(first-byte position, start of its lead run)`.
@@ -562,7 +544,7 @@ struct Jump {
 struct Scan<const W: usize> {
     watch: Slots<Watch, W>,
     /// Union of the first-byte tables of the watched delimiters.
-    first: [u8; 32],
+    first: ByteSet,
     jump: Option<Jump>,
     /// Absolute position of the next byte to scan.
     next: usize,
@@ -835,7 +817,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             hold_limit,
             scan: Scan {
                 watch: Slots::new(heap),
-                first: [0; 32],
+                first: ByteSet::EMPTY,
                 jump: None,
                 next: 0,
                 walks: Slots::new(heap),
@@ -906,10 +888,10 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let bytes = text.as_bytes();
         let clear = match &self.scan.jump {
             Some(j) => {
-                !bytes.iter().any(|&b| bit(&j.first, b))
-                    && bytes.last().is_none_or(|&b| !bit(&j.lead, b))
+                !bytes.iter().any(|&b| j.first.contains(b))
+                    && bytes.last().is_none_or(|&b| !j.lead.contains(b))
             }
-            None => !bytes.iter().any(|&b| bit(&self.scan.first, b)),
+            None => !bytes.iter().any(|&b| self.scan.first.contains(b)),
         };
         if !clear {
             return None;
@@ -1076,37 +1058,31 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 limit: scan.watch.capacity(),
             });
         }
-        let mut lead = [0u8; 32];
-        let mut jump_first = [0u8; 32];
+        let mut lead = ByteSet::EMPTY;
+        let mut jump_first = ByteSet::EMPTY;
         let mut jumpable = !scan.watch.as_slice().is_empty();
-        let mut first_set = [0u8; 32];
+        let mut first_set = ByteSet::EMPTY;
         for w in scan.watch.as_slice() {
-            for (slot, bits) in first_set.iter_mut().zip(w.first) {
-                *slot |= bits;
-            }
+            first_set.union(&w.first);
             for br in 0..routes.branch_count(w.field, w.kind) {
                 match routes.prefilter(w.field, w.kind, br) {
                     Some(p) => {
-                        for i in 0..32 {
-                            lead[i] |= p.lead[i];
-                            jump_first[i] |= p.first[i];
-                        }
+                        lead.union(&p.lead);
+                        jump_first.union(&p.first);
                     }
                     None => jumpable = false,
                 }
             }
         }
-        if (0..32).any(|i| lead[i] & jump_first[i] != 0) {
+        if lead.intersects(&jump_first) {
             jumpable = false;
         }
         scan.jump = jumpable.then(|| {
             let mut needles = ArrayVec::new();
-            'bytes: for (i, &bits) in jump_first.iter().enumerate() {
-                for k in 0..8u8 {
-                    if bits & (1 << k) != 0 && needles.try_push(i as u8 * 8 + k).is_err() {
-                        needles.clear();
-                        break 'bytes;
-                    }
+            for b in jump_first.iter() {
+                if needles.try_push(b).is_err() {
+                    needles.clear();
+                    break;
                 }
             }
             Jump {
@@ -1216,12 +1192,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             let first = &self.scan.first;
             return bytes[from - self.base..]
                 .iter()
-                .position(|&b| bit(first, b))
+                .position(|&b| first.contains(b))
                 .map(|n| from + n);
         };
         let lead_start = |at: usize, jump: &Jump| {
             let mut w = at;
-            while w > from && bit(&jump.lead, bytes[w - 1 - self.base]) {
+            while w > from && jump.lead.contains(bytes[w - 1 - self.base]) {
                 w -= 1;
             }
             w
@@ -1234,7 +1210,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     [a] => memchr::memchr(*a, hay),
                     [a, b] => memchr::memchr2(*a, *b, hay),
                     [a, b, c] => memchr::memchr3(*a, *b, *c, hay),
-                    _ => hay.iter().position(|&b| bit(&jump.first, b)),
+                    _ => hay.iter().position(|&b| jump.first.contains(b)),
                 };
                 n.map(|n| {
                     let i = from + n;
@@ -1300,7 +1276,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let byte = self.byte_at(view, p);
         // New walks start only at char boundaries, and only if they could beat the best.
         let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
-        if can_start && bit(&self.scan.first, byte) {
+        if can_start && self.scan.first.contains(byte) {
             self.start_walks(view, p, byte)?;
         }
         // Walks are stepped in place: survivors are compacted to the front, deduplicated.
@@ -1331,7 +1307,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let look_behind = self.look_behind(view, p);
         for wi in 0..self.scan.watch.as_slice().len() {
             let w = self.scan.watch.as_slice()[wi];
-            if !bit(&w.first, byte) {
+            if !w.first.contains(byte) {
                 continue;
             }
             for bi in 0..self.routes.branch_count(w.field, w.kind) {

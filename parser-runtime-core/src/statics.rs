@@ -1,13 +1,13 @@
-//! Tables embedded as static data by code generation (`response_template!` and
-//! `template_build::Builder`): the contract between the generator in `template-build` and the
-//! runtime.
+//! Templates embedded as static data by code generation (`response_template!` and
+//! `template_build::Builder`): a [`Template<Static>`] with its name and digest, made walkable
+//! on first use.
 //!
-//! The generator emits one [`StaticTemplate`] (const data: names, flags, content parsers,
-//! defaults and transforms as [`StaticValue`] trees, DFAs as serialized bytes 4-byte aligned for
-//! the target's byte order) and a [`LazyTemplate`] around it. On first use the lazy template
-//! deserializes every DFA in place with `dense::DFA::from_bytes` (no copy of the transition
-//! tables) and builds the few small regexes that have no DFA form (named-group captures, the
-//! start anchor and `xml-inline` tag patterns, which may use look-around), once per process.
+//! The generator emits one [`StaticTemplate`] (const data; DFAs as serialized bytes 4-byte
+//! aligned for the target's byte order) and a [`LazyTemplate`] around it. On first use the lazy
+//! template deserializes every DFA in place with `dense::DFA::from_bytes` (no copy of the
+//! transition tables) and builds the few small regexes that have no DFA form (named-group
+//! captures, the start anchor and `xml-inline` tag patterns, which may use look-around), once
+//! per process.
 //!
 //! Without `alloc`, the generator's [`RouteCell`] deserializes the DFAs in place into a fixed
 //! array on first use (no heap) and gives [`StaticRoutes`], the tables of the no-heap
@@ -16,36 +16,27 @@
 //! Generated code reaches these items through `::parser_runtime::__private`; they are not a
 //! stable API of their own.
 
-use core::fmt;
-
 use arrayvec::ArrayVec;
-use regex_automata::dfa::{dense, Automaton};
-use regex_automata::util::primitives::StateID;
-use regex_automata::util::start;
-use regex_automata::util::wire::DeserializeError;
 
-use crate::router::{BodyKind, DelimiterKind, FieldId, Prefilter, RouteDfa, Router, Routes};
-
-#[cfg(feature = "alloc")]
-use alloc::{
-    borrow::ToOwned,
-    boxed::Box,
-    string::{String, ToString},
-    vec::Vec,
+use crate::router::{DelimiterKind, FieldId, Router};
+pub use crate::tables::{
+    DfaBytes, DfaMessage, EmbeddedDfa, Static, StaticValue, TableError, TableLocation, TableReason,
 };
+use crate::tables::{Routed, Template};
+
 #[cfg(feature = "alloc")]
-use serde_json::{Map, Number, Value};
+use alloc::{borrow::ToOwned, boxed::Box, string::ToString, vec::Vec};
 
 #[cfg(feature = "alloc")]
 use crate::tables::{
-    Branch, Captures, CompiledTemplate, ContentSpec, Delimiter, Dfa, DfaTable, FieldTable,
-    Lookahead, StartAnchor,
+    static_object, Branch, Captures, CompiledTemplate, Content, Delimiter, Dfa, Field, Lookahead,
+    Owned, StartAnchor,
 };
 
 /// The version of the generated-code format. The generator embeds the version it writes and
 /// calls [`require_format`] in a constant, so a generator and a runtime that disagree fail to
 /// compile instead of misreading tables.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///
@@ -65,386 +56,60 @@ pub const fn require_format(version: u32) {
 #[repr(C, align(4))]
 pub struct Aligned<B: ?Sized>(pub B);
 
-/// A JSON value as const data (defaults and transforms).
-#[derive(Debug, Clone, Copy)]
-pub enum StaticValue {
-    /// `null`.
-    Null,
-    /// `true` / `false`.
-    Bool(bool),
-    /// A negative integer.
-    I64(i64),
-    /// A non-negative integer.
-    U64(u64),
-    /// A float (finite; JSON has no other).
-    F64(f64),
-    /// A string.
-    Str(&'static str),
-    /// An array.
-    Array(&'static [StaticValue]),
-    /// An object, keys in template order.
-    Object(&'static [(&'static str, StaticValue)]),
-}
-
-#[cfg(feature = "alloc")]
-impl StaticValue {
-    /// The `serde_json` value.
-    pub fn to_value(&self) -> Value {
-        match *self {
-            StaticValue::Null => Value::Null,
-            StaticValue::Bool(b) => Value::Bool(b),
-            StaticValue::I64(i) => Value::Number(i.into()),
-            StaticValue::U64(u) => Value::Number(u.into()),
-            StaticValue::F64(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
-            StaticValue::Str(s) => Value::String(s.to_owned()),
-            StaticValue::Array(items) => Value::Array(items.iter().map(Self::to_value).collect()),
-            StaticValue::Object(entries) => Value::Object(object(entries)),
-        }
-    }
-}
-
-#[cfg(feature = "alloc")]
-fn object(entries: &[(&str, StaticValue)]) -> Map<String, Value> {
-    entries
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.to_value()))
-        .collect()
-}
-
-/// A compiled template as const data. Field meanings are those of [`CompiledTemplate`].
+/// A compiled template as const data, with the name and digest code generation gives it.
 #[derive(Debug)]
 pub struct StaticTemplate {
     /// The template's name (the item name given to the generator).
     pub name: &'static str,
     /// The template file the tables were generated from, as the generator saw it.
     pub source_file: &'static str,
-    /// A digest of the tables (FNV-1a 64 over the generated table code, names excluded): equal
-    /// digests mean equal tables, whichever generator front end (macro or build.rs) wrote them.
+    /// A digest of the tables (FNV-1a 64 over DFA bytes, patterns and field data, names
+    /// excluded): equal digests mean equal tables, whichever generator front end (macro or
+    /// build.rs) wrote them.
     pub digest: u64,
-    /// `defaults`.
-    pub defaults: &'static [(&'static str, StaticValue)],
-    /// The start anchor as written.
-    pub start_anchor_source: &'static str,
-    /// The start anchor as a `fancy_regex` pattern.
-    pub start_anchor_pattern: &'static str,
-    /// The fields in template order.
-    pub fields: &'static [StaticField],
-    /// Index of the implicit field.
-    pub implicit: Option<usize>,
-    /// Field indices' rank by name.
-    pub name_rank: &'static [u32],
+    /// The tables.
+    pub template: Template<Static>,
 }
 
-/// One field as const data (see [`FieldTable`]).
-#[derive(Debug)]
-pub struct StaticField {
-    /// The field name.
-    pub name: &'static str,
-    /// The open delimiter.
-    pub open: Option<StaticDelimiter>,
-    /// The close delimiter.
-    pub close: Option<StaticDelimiter>,
-    /// The content parser.
-    pub content: StaticContent,
-    /// `repeats`.
-    pub repeats: bool,
-    /// `join`.
-    pub join: Option<&'static str>,
-    /// `optional`.
-    pub optional: bool,
-    /// `transform`.
-    pub transform: Option<StaticValue>,
-    /// `transform_each`.
-    pub transform_each: bool,
-}
-
-/// A delimiter as const data (see [`Delimiter`]).
-#[derive(Debug)]
-pub struct StaticDelimiter {
-    /// As written.
-    pub source: &'static str,
-    /// Given as literal(s).
-    pub literal: bool,
-    /// Branches in priority order.
-    pub branches: &'static [StaticBranch],
-    /// Named groups.
-    pub group_names: &'static [&'static str],
-    /// Bit set of the bytes that can start a match (bit `b % 8` of byte `b / 8`).
-    pub first_bytes: [u8; 32],
-    /// Whether the empty string can match.
-    pub can_be_empty: bool,
-}
-
-/// A branch as const data (see [`Branch`]).
-#[derive(Debug)]
-pub struct StaticBranch {
-    /// The main DFA.
-    pub dfa: StaticDfa,
-    /// A trailing look-ahead: `(negated, body DFA)`.
-    pub lookahead: Option<(bool, StaticDfa)>,
-    /// The regex-syntax pattern of the main part when it has named groups.
-    pub captures: Option<&'static str>,
-    /// Prefilter facts of the main part.
-    pub prefilter: Option<Prefilter>,
-}
-
-/// A serialized dense DFA plus its edge facts (see [`DfaTable`]).
-#[derive(Debug)]
-pub struct StaticDfa {
-    /// Position of this DFA in the template's DFA list (fields in order, open before close,
-    /// branches in order, main part before look-ahead).
-    pub index: usize,
-    /// `dense::DFA` bytes in the target's byte order, 4-byte aligned.
-    pub bytes: &'static [u8],
-    /// Edge facts `(state id, flags)`, sorted by state id.
-    pub edge: &'static [(u32, u8)],
-}
-
-/// A content parser as const data (see [`ContentSpec`]).
-#[derive(Debug)]
-pub enum StaticContent {
-    /// `text`.
-    Text {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `int`.
-    Int {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `float`.
-    Float {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `bool`.
-    Bool {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `json`.
-    Json {
-        /// `unquoted_keys`.
-        unquoted_keys: bool,
-        /// `string_delims`.
-        string_delims: &'static [(&'static str, &'static str)],
-        /// `allow_non_json`.
-        allow_non_json: bool,
-        /// `strip`.
-        strip: bool,
-    },
-    /// `xml-inline`.
-    XmlInline {
-        /// `tag_pattern` as a `fancy_regex` pattern.
-        tag_pattern: Option<&'static str>,
-        /// `tag_pattern` as written.
-        tag_pattern_source: Option<&'static str>,
-        /// `value_parser`.
-        value_parser: Option<&'static StaticContent>,
-        /// `merge_duplicates`.
-        merge_duplicates: bool,
-    },
-    /// `kv-lines`.
-    KvLines {
-        /// `line_sep`.
-        line_sep: &'static str,
-        /// `kv_sep`.
-        kv_sep: &'static str,
-        /// `strip`.
-        strip: bool,
-        /// `value_parser`.
-        value_parser: Option<&'static StaticContent>,
-    },
-}
-
-/// Embedded tables that cannot be used: a DFA that does not deserialize (e.g. generated for
-/// another regex-automata version) or a regex that does not build. Never expected from
-/// tables written by the generator of the same release.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableError {
-    /// The template's name.
-    pub template: &'static str,
-    /// Where in the tables.
-    pub location: TableLocation,
-    /// What went wrong.
-    pub reason: TableReason,
-}
-
-/// Where in the embedded tables a [`TableError`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TableLocation {
-    /// The start anchor.
-    StartAnchor,
-    /// A branch of a delimiter: `fields.NAME.open branch N`.
-    Branch {
-        /// The field name.
-        field: &'static str,
-        /// `open` or `close`.
-        kind: DelimiterKind,
-        /// The branch.
-        branch: usize,
-    },
-    /// A field's content parser.
-    Content {
-        /// The field name.
-        field: &'static str,
-    },
-    /// The DFA list as a whole (its length disagrees with the generated code).
-    Dfas,
-    /// The field list as a whole.
-    Fields,
-}
-
-impl fmt::Display for TableLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::StartAnchor => f.write_str("start_anchor"),
-            Self::Branch {
-                field,
-                kind,
-                branch,
-            } => {
-                let kind = match kind {
-                    DelimiterKind::Open => "open",
-                    DelimiterKind::Close => "close",
-                };
-                write!(f, "fields.{field}.{kind} branch {branch}")
-            }
-            Self::Content { field } => write!(f, "fields.{field}.content"),
-            Self::Dfas => f.write_str("DFA list"),
-            Self::Fields => f.write_str("fields"),
-        }
-    }
-}
-
-/// The message of regex-automata's `DeserializeError` (kept only with `alloc`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DfaMessage(#[cfg(feature = "alloc")] pub String);
-
-impl DfaMessage {
-    fn of(e: &DeserializeError) -> Self {
-        #[cfg(feature = "alloc")]
-        return Self(e.to_string());
-        #[cfg(not(feature = "alloc"))]
-        {
-            let _ = e;
-            Self()
-        }
-    }
-}
-
-/// Why embedded tables are unusable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TableReason {
-    /// `dense::DFA::from_bytes` rejected the bytes.
-    Dfa(DfaMessage),
-    /// An edge-fact state id is out of range.
-    StateId,
-    /// The DFA list has a different length than the template's DFAs.
-    DfaCount,
-    /// The router cannot take the template (e.g. too many delimiters watched at once).
-    Route(crate::router::RouteError),
-    /// A regex (captures, start anchor, tag pattern) does not build.
-    #[cfg(feature = "alloc")]
-    Regex(String),
-}
-
-impl fmt::Display for TableReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            #[cfg(feature = "alloc")]
-            Self::Dfa(e) => write!(f, "the DFA does not deserialize: {}", e.0),
-            #[cfg(not(feature = "alloc"))]
-            Self::Dfa(_) => f.write_str("the DFA does not deserialize"),
-            Self::StateId => f.write_str("state id out of range"),
-            Self::DfaCount => f.write_str("DFA count differs from the template's"),
-            Self::Route(e) => write!(f, "{e}"),
-            #[cfg(feature = "alloc")]
-            Self::Regex(e) => f.write_str(e),
-        }
-    }
-}
-
-impl fmt::Display for TableError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "embedded tables of template {:?} ({}) are unusable: {}",
-            self.template, self.location, self.reason
-        )
-    }
-}
-
-impl core::error::Error for TableError {}
-
-/// An embedded DFA deserialized in place, with its start states and edge facts.
-#[derive(Debug, Clone)]
-pub struct EmbeddedDfa {
-    dfa: dense::DFA<&'static [u32]>,
-    edge: &'static [(u32, u8)],
-    /// Anchored start state per look-behind byte (index 256: start of input); `u32::MAX`:
-    /// none.
-    starts: [u32; 257],
-}
-
-impl EmbeddedDfa {
-    /// Deserializes `d` (validating it) and computes its start states.
-    ///
-    /// Errors: [`TableReason::Dfa`] when the bytes are not a DFA of this regex-automata;
-    /// [`TableReason::StateId`] when an edge fact names no state.
-    pub fn new(d: &'static StaticDfa) -> Result<Self, TableReason> {
-        let (dfa, _) =
-            dense::DFA::from_bytes(d.bytes).map_err(|e| TableReason::Dfa(DfaMessage::of(&e)))?;
-        for &(id, _) in d.edge {
-            StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
-        }
-        let mut starts = [u32::MAX; 257];
-        for (i, slot) in starts.iter_mut().enumerate() {
-            let config = start::Config::new()
-                .anchored(regex_automata::Anchored::Yes)
-                .look_behind(u8::try_from(i).ok());
-            if let Ok(id) = dfa.start_state(&config) {
-                *slot = id.as_u32();
+/// Every embedded DFA of `t` in index order, deserialized; `push` receives each.
+fn deserialize(
+    name: &'static str,
+    t: &Template<Static>,
+    mut push: impl FnMut(usize, EmbeddedDfa) -> bool,
+) -> Result<usize, TableError> {
+    let mut count = 0;
+    for f in t.fields {
+        for (kind, d) in [
+            (DelimiterKind::Open, &f.open),
+            (DelimiterKind::Close, &f.close),
+        ] {
+            let Some(d) = d else { continue };
+            for (branch, b) in d.branches.iter().enumerate() {
+                let dfas = core::iter::once(&b.dfa).chain(b.lookahead.as_ref().map(|l| &l.dfa));
+                for sd in dfas {
+                    let error = |reason| TableError {
+                        template: name,
+                        location: TableLocation::Branch {
+                            field: f.name,
+                            kind,
+                            branch,
+                        },
+                        reason,
+                    };
+                    let dfa = EmbeddedDfa::from_bytes(sd).map_err(error)?;
+                    if sd.index != count || !push(sd.index, dfa) {
+                        return Err(TableError {
+                            template: name,
+                            location: TableLocation::Dfas,
+                            reason: TableReason::DfaCount,
+                        });
+                    }
+                    count += 1;
+                }
             }
         }
-        Ok(Self {
-            dfa,
-            edge: d.edge,
-            starts,
-        })
     }
-}
-
-impl RouteDfa for EmbeddedDfa {
-    #[inline]
-    fn next_state(&self, id: StateID, byte: u8) -> StateID {
-        self.dfa.next_state(id, byte)
-    }
-    #[inline]
-    fn next_eoi_state(&self, id: StateID) -> StateID {
-        self.dfa.next_eoi_state(id)
-    }
-    #[inline]
-    fn is_match_state(&self, id: StateID) -> bool {
-        self.dfa.is_match_state(id)
-    }
-    #[inline]
-    fn is_dead_state(&self, id: StateID) -> bool {
-        self.dfa.is_dead_state(id) || self.dfa.is_quit_state(id)
-    }
-    #[inline]
-    fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
-        let raw = self.starts[look_behind.map_or(256, usize::from)];
-        // Every stored id came from `StateID::as_u32`.
-        StateID::new(raw as usize).ok().filter(|_| raw != u32::MAX)
-    }
-    fn edge(&self, id: StateID) -> u8 {
-        match self.edge.binary_search_by_key(&id.as_u32(), |&(s, _)| s) {
-            Ok(i) => self.edge[i].1,
-            Err(_) => 0,
-        }
-    }
+    Ok(count)
 }
 
 /// The DFAs of one embedded template, deserialized on first use into a fixed array of `N`
@@ -452,7 +117,7 @@ impl RouteDfa for EmbeddedDfa {
 #[derive(Debug)]
 pub struct RouteCell<const N: usize> {
     tables: &'static StaticTemplate,
-    cell: spin::Once<Result<[EmbeddedDfa; N], TableError>>,
+    cell: spin::Once<Result<ArrayVec<EmbeddedDfa, N>, TableError>>,
 }
 
 impl<const N: usize> RouteCell<N> {
@@ -467,218 +132,92 @@ impl<const N: usize> RouteCell<N> {
     /// The routes, built on the first call; later calls return the same DFAs or the same
     /// error. After the first call this is two pointer copies.
     pub fn get(&'static self) -> Result<StaticRoutes<'static>, TableError> {
-        let dfas = self.cell.call_once(|| self.build());
+        let t = self.tables;
+        let dfas = self.cell.call_once(|| {
+            let mut out = ArrayVec::new();
+            deserialize(t.name, &t.template, |_, d| out.try_push(d).is_ok())?;
+            Ok(out)
+        });
         match dfas {
-            Ok(dfas) => Ok(StaticRoutes {
-                tables: self.tables,
-                dfas,
-            }),
+            Ok(dfas) => Ok(Routed::new(&t.template, dfas)),
             Err(e) => Err(e.clone()),
         }
     }
-
-    fn build(&self) -> Result<[EmbeddedDfa; N], TableError> {
-        let t = self.tables;
-        let mut out: ArrayVec<(usize, EmbeddedDfa), N> = ArrayVec::new();
-        let count_error = || TableError {
-            template: t.name,
-            location: TableLocation::Dfas,
-            reason: TableReason::DfaCount,
-        };
-        for f in t.fields {
-            for (kind, d) in [
-                (DelimiterKind::Open, &f.open),
-                (DelimiterKind::Close, &f.close),
-            ] {
-                let Some(d) = d else { continue };
-                for (i, b) in d.branches.iter().enumerate() {
-                    let dfas = core::iter::once(&b.dfa).chain(b.lookahead.as_ref().map(|l| &l.1));
-                    for sd in dfas {
-                        let dfa = EmbeddedDfa::new(sd).map_err(|reason| TableError {
-                            template: t.name,
-                            location: TableLocation::Branch {
-                                field: f.name,
-                                kind,
-                                branch: i,
-                            },
-                            reason,
-                        })?;
-                        out.try_push((sd.index, dfa)).map_err(|_| count_error())?;
-                    }
-                }
-            }
-        }
-        out.sort_unstable_by_key(|(i, _)| *i);
-        if out.iter().enumerate().any(|(i, (index, _))| i != *index) {
-            return Err(count_error());
-        }
-        let dfas: ArrayVec<EmbeddedDfa, N> = out.into_iter().map(|(_, d)| d).collect();
-        dfas.into_inner().map_err(|_| count_error())
-    }
 }
+
+/// Embedded tables ready for the no-heap [`crate::router::Router`]: the const field data plus
+/// the deserialized DFAs. Cheap to copy.
+pub type StaticRoutes<'a> = Routed<'a, Static>;
 
 /// A no-heap [`Router`] over embedded tables (what generated `Item::router()` returns).
 ///
 /// Errors: [`TableReason::Route`] when the router cannot take the template.
 pub fn router<F: FieldId, const HOLD: usize>(
+    name: &'static str,
     routes: StaticRoutes<'static>,
 ) -> Result<Router<StaticRoutes<'static>, F, HOLD>, TableError> {
-    let template = routes.tables.name;
     Router::new(routes).map_err(|e| TableError {
-        template,
+        template: name,
         location: TableLocation::Fields,
         reason: TableReason::Route(e),
     })
 }
 
-/// Embedded tables ready for the no-heap [`crate::router::Router`]: the const field data plus
-/// the deserialized DFAs. Cheap to copy.
-#[derive(Debug, Clone, Copy)]
-pub struct StaticRoutes<'a> {
-    tables: &'static StaticTemplate,
-    dfas: &'a [EmbeddedDfa],
-}
-
-impl StaticRoutes<'_> {
-    /// The const tables.
-    pub fn tables(&self) -> &'static StaticTemplate {
-        self.tables
-    }
-
-    #[inline]
-    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&'static StaticDelimiter> {
-        let f = self.tables.fields.get(field)?;
-        match kind {
-            DelimiterKind::Open => f.open.as_ref(),
-            DelimiterKind::Close => f.close.as_ref(),
-        }
-    }
-
-    #[inline]
-    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &'static StaticBranch {
-        match self
-            .delimiter(field, kind)
-            .and_then(|d| d.branches.get(branch))
-        {
-            Some(b) => b,
-            None => unreachable!("router asked for a branch the template does not have"),
-        }
-    }
-
-    #[inline]
-    fn dfa(&self, d: &StaticDfa) -> &EmbeddedDfa {
-        // `RouteCell::build` checked that every index is in the list.
-        &self.dfas[d.index]
-    }
-}
-
-impl Routes for StaticRoutes<'_> {
-    type Dfa = EmbeddedDfa;
-    fn field_count(&self) -> usize {
-        self.tables.fields.len()
-    }
-    fn implicit(&self) -> Option<usize> {
-        self.tables.implicit
-    }
-    fn name_rank(&self, field: usize) -> u32 {
-        self.tables
-            .name_rank
-            .get(field)
-            .copied()
-            .unwrap_or(u32::MAX)
-    }
-    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
-        self.delimiter(field, kind).is_some()
-    }
-    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
-        match self.delimiter(field, kind) {
-            Some(d) if d.can_be_empty => [0xFF; 32],
-            Some(d) => d.first_bytes,
-            None => [0; 32],
-        }
-    }
-    fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
-        self.delimiter(field, kind).map_or(0, |d| d.branches.len())
-    }
-    #[inline]
-    fn main_dfa(&self, field: usize, kind: DelimiterKind, branch: usize) -> &EmbeddedDfa {
-        self.dfa(&self.branch(field, kind, branch).dfa)
-    }
-    #[inline]
-    fn lookahead(
-        &self,
-        field: usize,
-        kind: DelimiterKind,
-        branch: usize,
-    ) -> Option<(bool, &EmbeddedDfa)> {
-        self.branch(field, kind, branch)
-            .lookahead
-            .as_ref()
-            .map(|(negated, d)| (*negated, self.dfa(d)))
-    }
-    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
-        self.branch(field, kind, branch).prefilter
-    }
-    fn body_kind(&self, field: usize) -> BodyKind {
-        match self.tables.fields.get(field).map(|f| &f.content) {
-            Some(StaticContent::Text { strip }) => BodyKind::Text { strip: *strip },
-            Some(StaticContent::Int { strip }) => BodyKind::Int { strip: *strip },
-            Some(StaticContent::Float { strip }) => BodyKind::Float { strip: *strip },
-            Some(StaticContent::Bool { strip }) => BodyKind::Bool { strip: *strip },
-            _ => BodyKind::Raw,
-        }
-    }
-}
+// ------------------------------------------------------------------------------------------
+// Static -> owned (feature `alloc`): the run-time form the message-building parser reads.
 
 #[cfg(feature = "alloc")]
 impl StaticTemplate {
-    /// Builds the runtime tables: DFAs deserialized in place (`dense::DFA::from_bytes`),
-    /// capture, start-anchor and tag-pattern regexes built from their patterns.
+    /// Builds the runtime tables: DFAs deserialized in place (`dense::DFA::from_bytes`, no
+    /// copy), strings and values copied, capture, start-anchor and tag-pattern regexes built
+    /// from their patterns.
     ///
     /// Errors: [`TableError`] naming the place in the tables.
     pub fn build(&'static self) -> Result<CompiledTemplate, TableError> {
-        let err = |location: TableLocation, reason: TableReason| TableError {
+        let t = &self.template;
+        let err = |location, reason| TableError {
             template: self.name,
             location,
             reason,
         };
-        let regex = fancy_regex::Regex::new(self.start_anchor_pattern).map_err(|e| {
+        let mut walk = Vec::new();
+        deserialize(self.name, t, |_, d| {
+            walk.push(d);
+            true
+        })?;
+        let regex = fancy_regex::Regex::new(t.start_anchor.regex).map_err(|e| {
             err(
                 TableLocation::StartAnchor,
                 TableReason::Regex(e.to_string()),
             )
         })?;
-        let start_anchor = StartAnchor {
-            source: self.start_anchor_source.to_owned(),
-            regex,
-        };
-        let mut fields = Vec::with_capacity(self.fields.len());
-        for f in self.fields {
-            let delimiter = |d: &'static Option<StaticDelimiter>, kind| match d {
-                None => Ok(None),
-                Some(d) => build_delimiter(d).map(Some).map_err(|(branch, reason)| {
-                    err(
-                        TableLocation::Branch {
-                            field: f.name,
-                            kind,
-                            branch,
-                        },
-                        reason,
-                    )
-                }),
-            };
-            let open = delimiter(&f.open, DelimiterKind::Open)?;
-            let close = delimiter(&f.close, DelimiterKind::Close)?;
-            let content = build_content(&f.content).map_err(|reason| {
+        let mut fields = Vec::with_capacity(t.fields.len());
+        for f in t.fields {
+            let content = owned_content(&f.content).map_err(|reason| {
                 err(
                     TableLocation::Content { field: f.name },
                     TableReason::Regex(reason),
                 )
             })?;
-            fields.push(FieldTable {
+            let delimiter = |d: &Option<Delimiter<Static>>, kind| {
+                d.as_ref()
+                    .map(|d| owned_delimiter(d, &walk))
+                    .transpose()
+                    .map_err(|(branch, reason)| {
+                        err(
+                            TableLocation::Branch {
+                                field: f.name,
+                                kind,
+                                branch,
+                            },
+                            reason,
+                        )
+                    })
+            };
+            fields.push(Field::<Owned> {
                 name: f.name.to_owned(),
-                open,
-                close,
+                open: delimiter(&f.open, DelimiterKind::Open)?,
+                close: delimiter(&f.close, DelimiterKind::Close)?,
                 content,
                 repeats: f.repeats,
                 join: f.join.map(str::to_owned),
@@ -688,83 +227,67 @@ impl StaticTemplate {
             });
         }
         Ok(CompiledTemplate {
-            defaults: object(self.defaults),
-            start_anchor,
+            defaults: static_object(t.defaults),
+            start_anchor: StartAnchor {
+                source: t.start_anchor.source.to_owned(),
+                regex,
+            },
             fields,
-            implicit: self.implicit,
-            name_rank: self.name_rank.to_vec(),
+            implicit: t.implicit,
+            name_rank: t.name_rank.to_vec(),
         })
     }
 }
 
 #[cfg(feature = "alloc")]
-fn build_dfa(d: &'static StaticDfa) -> Result<DfaTable, TableReason> {
-    let (dfa, _) =
-        dense::DFA::from_bytes(d.bytes).map_err(|e| TableReason::Dfa(DfaMessage::of(&e)))?;
-    let mut edge = Vec::with_capacity(d.edge.len());
-    for &(id, flags) in d.edge {
-        let id = StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
-        edge.push((id, flags));
-    }
-    Ok(DfaTable::new(Dfa::Static(dfa), edge))
-}
-
-#[cfg(feature = "alloc")]
-fn build_delimiter(d: &'static StaticDelimiter) -> Result<Delimiter, (usize, TableReason)> {
+fn owned_delimiter(
+    d: &Delimiter<Static>,
+    walk: &[EmbeddedDfa],
+) -> Result<Delimiter<Owned>, (usize, TableReason)> {
+    let dfa = |d: &DfaBytes| Dfa::Embedded(walk[d.index].clone());
     let mut branches = Vec::with_capacity(d.branches.len());
     for (i, b) in d.branches.iter().enumerate() {
-        let dfa = build_dfa(&b.dfa).map_err(|e| (i, e))?;
-        let lookahead = match &b.lookahead {
-            None => None,
-            Some((negated, body)) => Some(Lookahead {
-                negated: *negated,
-                dfa: build_dfa(body).map_err(|e| (i, e))?,
+        let captures = b
+            .captures
+            .map(|p| Captures::build(p, usize::MAX))
+            .transpose()
+            .map_err(|e| (i, TableReason::Regex(e)))?;
+        branches.push(Branch::<Owned> {
+            dfa: dfa(&b.dfa),
+            lookahead: b.lookahead.as_ref().map(|l| Lookahead {
+                negated: l.negated,
+                dfa: dfa(&l.dfa),
             }),
-        };
-        let captures = match b.captures {
-            None => None,
-            Some(p) => {
-                Some(Captures::build(p, usize::MAX).map_err(|e| (i, TableReason::Regex(e)))?)
-            }
-        };
-        branches.push(Branch {
-            dfa,
-            lookahead,
             captures,
             prefilter: b.prefilter,
         });
-    }
-    let mut first_bytes = Box::new([false; 256]);
-    for (b, slot) in first_bytes.iter_mut().enumerate() {
-        *slot = d.first_bytes[b / 8] & (1 << (b % 8)) != 0;
     }
     Ok(Delimiter {
         source: d.source.to_owned(),
         literal: d.literal,
         branches,
         group_names: d.group_names.iter().map(|s| (*s).to_owned()).collect(),
-        first_bytes,
+        first_bytes: d.first_bytes,
         can_be_empty: d.can_be_empty,
     })
 }
 
 #[cfg(feature = "alloc")]
-fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
-    let value_parser =
-        |v: Option<&'static StaticContent>| -> Result<Option<Box<ContentSpec>>, String> {
-            v.map(|v| build_content(v).map(Box::new)).transpose()
-        };
+fn owned_content(c: &Content<Static>) -> Result<Content<Owned>, alloc::string::String> {
+    let value_parser = |v: Option<&&'static Content<Static>>| {
+        v.map(|v| owned_content(v).map(Box::new)).transpose()
+    };
     Ok(match *c {
-        StaticContent::Text { strip } => ContentSpec::Text { strip },
-        StaticContent::Int { strip } => ContentSpec::Int { strip },
-        StaticContent::Float { strip } => ContentSpec::Float { strip },
-        StaticContent::Bool { strip } => ContentSpec::Bool { strip },
-        StaticContent::Json {
+        Content::Text { strip } => Content::Text { strip },
+        Content::Int { strip } => Content::Int { strip },
+        Content::Float { strip } => Content::Float { strip },
+        Content::Bool { strip } => Content::Bool { strip },
+        Content::Json {
             unquoted_keys,
             string_delims,
             allow_non_json,
             strip,
-        } => ContentSpec::Json {
+        } => Content::Json {
             unquoted_keys,
             string_delims: string_delims
                 .iter()
@@ -773,30 +296,30 @@ fn build_content(c: &'static StaticContent) -> Result<ContentSpec, String> {
             allow_non_json,
             strip,
         },
-        StaticContent::XmlInline {
+        Content::XmlInline {
             tag_pattern,
             tag_pattern_source,
-            value_parser: vp,
+            value_parser: ref vp,
             merge_duplicates,
-        } => ContentSpec::XmlInline {
+        } => Content::XmlInline {
             tag_pattern: tag_pattern
                 .map(fancy_regex::Regex::new)
                 .transpose()
                 .map_err(|e| e.to_string())?,
             tag_pattern_source: tag_pattern_source.map(str::to_owned),
-            value_parser: value_parser(vp)?,
+            value_parser: value_parser(vp.as_ref())?,
             merge_duplicates,
         },
-        StaticContent::KvLines {
+        Content::KvLines {
             line_sep,
             kv_sep,
             strip,
-            value_parser: vp,
-        } => ContentSpec::KvLines {
+            value_parser: ref vp,
+        } => Content::KvLines {
             line_sep: line_sep.to_owned(),
             kv_sep: kv_sep.to_owned(),
             strip,
-            value_parser: value_parser(vp)?,
+            value_parser: value_parser(vp.as_ref())?,
         },
     })
 }

@@ -1,47 +1,158 @@
-//! Compiled template tables: the plain data the compiler (`template-build`) produces and the
-//! engine walks. Nothing here makes a decision about a template; every field is filled in by the
-//! compiler (see `template_build::compile`).
+//! The compiled template: one table type, generic over its storage, that the compiler
+//! (`template-build`) fills and every other crate reads.
+//!
+//! Like regex-automata's `dense::DFA<T: AsRef<[u32]>>`, a [`Template`] is one type with one set
+//! of methods whether its data is owned ([`Owned`]: built at run time by
+//! `template_build::compile`) or `'static` const data written by code generation
+//! ([`Static`]: the `response_template!` macro and build scripts). Nothing here makes a decision
+//! about a template; every field is filled in by the compiler.
+//!
+//! The storage decides the representation of strings, lists, JSON values, DFAs and regexes:
+//!
+//! | item | [`Static`] (no heap, const) | [`Owned`] (feature `alloc`) |
+//! |---|---|---|
+//! | string | `&'static str` | `String` |
+//! | list | `&'static [T]` | `Vec<T>` |
+//! | JSON value | [`StaticValue`] | `serde_json::Value` |
+//! | DFA | [`DfaBytes`] (serialized, 4-byte aligned) | [`Dfa`] (walkable) |
+//! | regex (start anchor, tag pattern, captures) | its pattern | the built regex |
+//!
+//! The router reads either through [`Routed`], the one implementation of
+//! [`crate::router::Routes`]: a template plus the walkable DFAs ([`DfaTable`]) its branches name.
 
-use alloc::boxed::Box;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use core::fmt;
+use core::ops::Deref;
 
 use regex_automata::dfa::{dense, Automaton};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use serde_json::{Map, Value};
 
-use crate::router::{BodyKind, DelimiterKind, Prefilter, RouteDfa, Routes};
+use crate::router::{BodyKind, DelimiterKind, RouteDfa, Routes};
 
-/// A response template compiled to tables: DFAs for every delimiter plus the field table.
+#[cfg(feature = "alloc")]
+use alloc::{borrow::ToOwned, boxed::Box, string::String, string::ToString, vec::Vec};
+#[cfg(feature = "alloc")]
+use serde_json::{Map, Number, Value};
+
+// ------------------------------------------------------------------------------------------
+// Storage.
+
+/// How a [`Template`] holds its data: [`Static`] (`'static` const data, no heap) or [`Owned`]
+/// (heap data built at run time). See the module docs for the table of representations.
+pub trait Storage: fmt::Debug + Clone + Copy + 'static {
+    /// A string.
+    type Str: AsRef<str> + fmt::Debug + Clone + 'static;
+    /// A list.
+    type List<T: fmt::Debug + Clone + 'static>: AsRef<[T]> + fmt::Debug + Clone;
+    /// A nested content parser (`value_parser`), held by reference.
+    type Nested: Deref<Target = Content<Self>> + fmt::Debug + Clone;
+    /// A JSON value (defaults, transforms).
+    type Value: fmt::Debug + Clone;
+    /// A JSON object (defaults), keys in template order.
+    type Object: fmt::Debug + Clone;
+    /// A DFA as the template holds it.
+    type Dfa: fmt::Debug + Clone;
+    /// A DFA the router can walk.
+    type Walk: RouteDfa + fmt::Debug;
+    /// A `fancy_regex` pattern (start anchor, `tag_pattern`: look-around allowed).
+    type Fancy: fmt::Debug + Clone;
+    /// A capture regex of a branch with named groups.
+    type Captures: fmt::Debug + Clone;
+
+    /// The walkable form of `dfa`: the DFA itself ([`Owned`]) or its entry in `walk`, the
+    /// template's DFAs deserialized in order ([`Static`]).
+    fn walk<'a>(dfa: &'a Self::Dfa, walk: &'a [Self::Walk]) -> &'a Self::Walk;
+}
+
+/// `'static` const data, as code generation writes it: usable without a heap.
+#[derive(Debug, Clone, Copy)]
+pub struct Static;
+
+impl Storage for Static {
+    type Str = &'static str;
+    type List<T: fmt::Debug + Clone + 'static> = &'static [T];
+    type Nested = &'static Content<Static>;
+    type Value = StaticValue;
+    type Object = &'static [(&'static str, StaticValue)];
+    type Dfa = DfaBytes;
+    type Walk = EmbeddedDfa;
+    type Fancy = &'static str;
+    type Captures = &'static str;
+
+    #[inline]
+    fn walk<'a>(dfa: &'a DfaBytes, walk: &'a [EmbeddedDfa]) -> &'a EmbeddedDfa {
+        // `RouteCell` / `LazyTemplate` checked that every index is in the list.
+        &walk[dfa.index]
+    }
+}
+
+/// Heap data built at run time (feature `alloc`).
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone, Copy)]
+pub struct Owned;
+
+#[cfg(feature = "alloc")]
+impl Storage for Owned {
+    type Str = String;
+    type List<T: fmt::Debug + Clone + 'static> = Vec<T>;
+    type Nested = Box<Content<Owned>>;
+    type Value = Value;
+    type Object = Map<String, Value>;
+    type Dfa = Dfa;
+    type Walk = Dfa;
+    type Fancy = fancy_regex::Regex;
+    type Captures = Captures;
+
+    #[inline]
+    fn walk<'a>(dfa: &'a Dfa, _: &'a [Dfa]) -> &'a Dfa {
+        dfa
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The tables.
+
+/// A response template compiled to tables: the field table plus DFAs for every delimiter.
 ///
-/// Built by `template_build::compile` (run time) or emitted as static data by code generation.
+/// Built by `template_build::compile` ([`CompiledTemplate`], run time) or written as const data
+/// by code generation (`Template<Static>`, inside a [`crate::statics::StaticTemplate`]).
 #[derive(Debug, Clone)]
-pub struct CompiledTemplate {
+pub struct Template<S: Storage> {
     /// Keys always present in the message (`defaults`), in template order.
-    pub defaults: Map<String, Value>,
+    pub defaults: S::Object,
     /// The start anchor: the prefix is cut after its last match (reference:
     /// `ResponseTemplate.truncate_past_last_anchor`).
-    pub start_anchor: StartAnchor,
+    pub start_anchor: StartAnchor<S>,
     /// The fields, in template order (the order of the `fields` object).
-    pub fields: Vec<FieldTable>,
+    pub fields: S::List<Field<S>>,
     /// Index into `fields` of the implicit field (the one without an open delimiter), if any.
     pub implicit: Option<usize>,
-    /// Field indices sorted by field name: the last tie-break between delimiters that match at
+    /// Each field's rank in name order: the last tie-break between delimiters that match at
     /// the same start with the same length (reference: `ResponseParser._scan` sort key).
-    pub name_rank: Vec<u32>,
+    pub name_rank: S::List<u32>,
 }
+
+/// A template compiled at run time (feature `alloc`).
+#[cfg(feature = "alloc")]
+pub type CompiledTemplate = Template<Owned>;
+/// A field of a run-time template.
+#[cfg(feature = "alloc")]
+pub type FieldTable = Field<Owned>;
+/// A content parser of a run-time template.
+#[cfg(feature = "alloc")]
+pub type ContentSpec = Content<Owned>;
 
 /// The start anchor of a template, matched with Python's `finditer` semantics over the prefix.
 #[derive(Debug, Clone)]
-pub struct StartAnchor {
+pub struct StartAnchor<S: Storage> {
     /// The anchor as written (a literal alternation or the pattern), for diagnostics.
-    pub source: String,
+    pub source: S::Str,
     /// The anchor as a full regex (look-around allowed), non-overlapping leftmost-first search.
-    pub regex: fancy_regex::Regex,
+    pub regex: S::Fancy,
 }
 
-impl StartAnchor {
+#[cfg(feature = "alloc")]
+impl StartAnchor<Owned> {
     /// The byte offset just past the last match of the anchor in `prefix` (non-overlapping
     /// matches, left to right), or 0 when the anchor does not occur: the reference then parses
     /// the whole prefix (`truncate_past_last_anchor`).
@@ -57,35 +168,131 @@ impl StartAnchor {
     }
 }
 
-/// One field (region) of the template.
+/// One field (region) of the template. `D` is the delimiter type: compiled [`Delimiter`]s in
+/// the tables, the template's own spelling in `template_build::model`.
 #[derive(Debug, Clone)]
-pub struct FieldTable {
+pub struct Field<S: Storage, D = Delimiter<S>> {
     /// The field name: the key of the message it fills.
-    pub name: String,
+    pub name: S::Str,
     /// The open delimiter; `None` for the implicit field.
-    pub open: Option<Delimiter>,
+    pub open: Option<D>,
     /// The close delimiter; `None` when the region runs to the end of the output.
-    pub close: Option<Delimiter>,
+    pub close: Option<D>,
     /// The content parser of the region body.
-    pub content: ContentSpec,
+    pub content: Content<S>,
     /// `repeats`: every match appends to a list.
     pub repeats: bool,
     /// `join`: repeated matches are concatenated with this separator (requires `repeats`).
-    pub join: Option<String>,
+    pub join: Option<S::Str>,
     /// `optional` (default true); `false` makes a missing field an error at finalize.
     pub optional: bool,
     /// `transform`: a JSON shape whose whole-string placeholders are replaced.
-    pub transform: Option<Value>,
+    pub transform: Option<S::Value>,
     /// `transform_each`: apply `transform` to every element of a list body.
     pub transform_each: bool,
 }
 
-impl FieldTable {
+impl<S: Storage, D> Field<S, D> {
     /// Whether region chunks of this field are `dirty` (structured parsers: json, xml-inline,
     /// kv-lines); reference: `STREAMABLE_PARSERS`.
     pub fn dirty(&self) -> bool {
         self.content.is_structured()
     }
+
+    /// The field with its delimiters mapped by `f` (the compiler's model to tables step).
+    pub fn map_delimiters<E, X>(
+        self,
+        mut f: impl FnMut(D, DelimiterKind) -> Result<E, X>,
+    ) -> Result<Field<S, E>, X> {
+        let open = self.open.map(|d| f(d, DelimiterKind::Open)).transpose()?;
+        let close = self.close.map(|d| f(d, DelimiterKind::Close)).transpose()?;
+        Ok(Field {
+            name: self.name,
+            open,
+            close,
+            content: self.content,
+            repeats: self.repeats,
+            join: self.join,
+            optional: self.optional,
+            transform: self.transform,
+            transform_each: self.transform_each,
+        })
+    }
+}
+
+/// A set of bytes (256 bits: bit `b % 8` of byte `b / 8`): first bytes of a delimiter, the
+/// lead and first bytes of a prefilter.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct ByteSet(pub [u8; 32]);
+
+impl ByteSet {
+    /// No byte.
+    pub const EMPTY: Self = Self([0; 32]);
+    /// Every byte.
+    pub const FULL: Self = Self([0xFF; 32]);
+
+    /// Whether `b` is in the set.
+    #[inline]
+    pub const fn contains(&self, b: u8) -> bool {
+        self.0[(b / 8) as usize] & (1 << (b % 8)) != 0
+    }
+
+    /// Adds `b`.
+    #[inline]
+    pub fn insert(&mut self, b: u8) {
+        self.0[usize::from(b / 8)] |= 1 << (b % 8);
+    }
+
+    /// Adds every byte of `other`.
+    pub fn union(&mut self, other: &Self) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a |= b;
+        }
+    }
+
+    /// Whether the two sets share a byte.
+    pub fn intersects(&self, other: &Self) -> bool {
+        self.0.iter().zip(other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// Whether the set has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; 32]
+    }
+
+    /// The bytes in the set, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=255u8).filter(|&b| self.contains(b))
+    }
+}
+
+impl FromIterator<u8> for ByteSet {
+    fn from_iter<I: IntoIterator<Item = u8>>(iter: I) -> Self {
+        let mut set = Self::EMPTY;
+        for b in iter {
+            set.insert(b);
+        }
+        set
+    }
+}
+
+impl fmt::Debug for ByteSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+/// Prefilter facts of one delimiter branch, computed by the compiler from the branch's main
+/// pattern: every match is zero or more bytes of `lead` followed by a byte of `first`.
+///
+/// Example: `\s*<tool_call>` has `lead` = the bytes of whitespace (all non-ASCII bytes, as an
+/// over-approximation of multi-byte spaces) and `first` = `{<}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefilter {
+    /// Bytes of the leading run.
+    pub lead: ByteSet,
+    /// Bytes that can follow the leading run.
+    pub first: ByteSet,
 }
 
 /// A delimiter (open or close) compiled to DFAs.
@@ -94,197 +301,51 @@ impl FieldTable {
 /// Python's `$`, which is the look-ahead `(?=\n?\z)`); otherwise there is one branch. Branches
 /// are tried in priority order at one start position, like Python's alternation.
 #[derive(Debug, Clone)]
-pub struct Delimiter {
+pub struct Delimiter<S: Storage> {
     /// The delimiter as written in the template (literal(s) or pattern), for diagnostics.
-    pub source: String,
+    pub source: S::Str,
     /// Whether it was given as literal(s) (`open`/`close`) rather than a pattern.
     pub literal: bool,
     /// The branches in priority order.
-    pub branches: Vec<Branch>,
-    /// Names of the named groups of the pattern (resolved by `Branch::captures`).
-    pub group_names: Vec<String>,
-    /// For each byte value, whether some branch can start a match with it (prefilter).
-    /// A branch that can match the empty string makes every byte a candidate.
-    pub first_bytes: Box<[bool; 256]>,
+    pub branches: S::List<Branch<S>>,
+    /// Names of the named groups of the pattern (resolved by the branches' captures).
+    pub group_names: S::List<S::Str>,
+    /// The bytes with which some branch can start a match (prefilter); every byte when a
+    /// branch can match the empty string.
+    pub first_bytes: ByteSet,
     /// Whether some branch can match the empty string at any position.
     pub can_be_empty: bool,
 }
 
 /// One top-level branch of a delimiter: the main DFA and an optional trailing look-ahead.
 #[derive(Debug, Clone)]
-pub struct Branch {
+pub struct Branch<S: Storage> {
     /// The main part, anchored, leftmost-first (Python's priority).
-    pub dfa: DfaTable,
+    pub dfa: S::Dfa,
     /// A trailing look-ahead, checked from the main match end.
-    pub lookahead: Option<Lookahead>,
-    /// A capture engine for the main part, present when it has named groups; run anchored on
+    pub lookahead: Option<Lookahead<S>>,
+    /// The capture regex of the main part, present when it has named groups; run anchored on
     /// the span the DFA found.
-    pub captures: Option<Captures>,
+    pub captures: Option<S::Captures>,
     /// Prefilter facts of the main part (see [`Prefilter`]), when the compiler found some.
     pub prefilter: Option<Prefilter>,
 }
 
-/// The capture engine of a branch with named groups: the main part's regex-syntax pattern and
-/// the regex built from it (a PikeVM-backed `meta::Regex`; run only on the span the DFA
-/// found, once per committed delimiter).
-#[derive(Debug, Clone)]
-pub struct Captures {
-    /// The main part as a regex-syntax pattern (what code generation embeds).
-    pub pattern: String,
-    /// The regex built from `pattern`.
-    pub regex: regex_automata::meta::Regex,
-}
-
-impl Captures {
-    /// Builds the capture regex for `pattern` (Unicode, UTF-8, `.` matches `\n`, NFA size
-    /// limited to `nfa_size_limit` bytes). Errors: the builder's message.
-    pub fn build(pattern: &str, nfa_size_limit: usize) -> Result<Self, String> {
-        let regex = regex_automata::meta::Regex::builder()
-            .syntax(
-                regex_automata::util::syntax::Config::new()
-                    .unicode(true)
-                    .utf8(true)
-                    .dot_matches_new_line(true),
-            )
-            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(nfa_size_limit)))
-            .build(pattern)
-            .map_err(|e| e.to_string())?;
-        Ok(Self {
-            pattern: pattern.into(),
-            regex,
-        })
-    }
-}
-
 /// A trailing look-ahead `(?=...)` (or `(?!...)` when `negated`).
 #[derive(Debug, Clone)]
-pub struct Lookahead {
+pub struct Lookahead<S: Storage> {
     /// `(?!...)` rather than `(?=...)`.
     pub negated: bool,
     /// The look-ahead body, anchored.
-    pub dfa: DfaTable,
-}
-
-/// A DFA plus the per-state facts the engine needs at the end of a buffer.
-#[derive(Debug, Clone)]
-pub struct DfaTable {
-    /// Anchored, leftmost-first dense DFA (regex-automata; matches are reported one byte late).
-    pub dfa: Dfa,
-    /// Edge facts of the states that have any, sorted by state id (see [`EDGE_GROW`],
-    /// [`EDGE_SURE`], [`EDGE_REACH`]); states not listed have none.
-    pub edge: Vec<(StateID, u8)>,
-    /// The anchored start state for each look-behind byte (index 256: start of input), so that
-    /// starting a walk is one table read.
-    starts: Box<[Option<StateID>; 257]>,
-}
-
-/// A dense DFA, either built at run time (owned transition table) or deserialized in place from
-/// bytes embedded in the binary by code generation (`dense::DFA::from_bytes`, no copy).
-///
-/// Both forms have the same state ids, so the edge facts computed by the compiler apply to
-/// either.
-#[derive(Debug, Clone)]
-pub enum Dfa {
-    /// Built by `template_build` at run time.
-    Owned(dense::DFA<Vec<u32>>),
-    /// Deserialized from static bytes (`response_template!`, build.rs).
-    Static(dense::DFA<&'static [u32]>),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $d:ident => $e:expr) => {
-        match $self {
-            Dfa::Owned($d) => $e,
-            Dfa::Static($d) => $e,
-        }
-    };
-}
-
-impl Dfa {
-    /// The transition from `id` on `byte`.
-    #[inline]
-    pub fn next_state(&self, id: StateID, byte: u8) -> StateID {
-        dispatch!(self, d => d.next_state(id, byte))
-    }
-
-    /// The transition from `id` at the end of input.
-    #[inline]
-    pub fn next_eoi_state(&self, id: StateID) -> StateID {
-        dispatch!(self, d => d.next_eoi_state(id))
-    }
-
-    /// Whether `id` is a match state (matches are reported one byte late).
-    #[inline]
-    pub fn is_match_state(&self, id: StateID) -> bool {
-        dispatch!(self, d => d.is_match_state(id))
-    }
-
-    /// Whether `id` is the dead state.
-    #[inline]
-    pub fn is_dead_state(&self, id: StateID) -> bool {
-        dispatch!(self, d => d.is_dead_state(id))
-    }
-
-    /// Whether `id` is a quit state (never produced: no quit bytes are configured).
-    #[inline]
-    pub fn is_quit_state(&self, id: StateID) -> bool {
-        dispatch!(self, d => d.is_quit_state(id))
-    }
-
-    /// The anchored start state for `config`, or `None` when the DFA has none.
-    pub fn start_state(&self, config: &start::Config) -> Option<StateID> {
-        dispatch!(self, d => d.start_state(config).ok())
-    }
-
-    /// The DFA serialized in the target's byte order, without the leading alignment padding
-    /// (`dense::DFA::to_bytes_native_endian`): what code generation embeds.
-    pub fn to_bytes(&self, big_endian: bool) -> Vec<u8> {
-        let (bytes, pad) = match (self, big_endian) {
-            (Dfa::Owned(d), false) => d.to_bytes_little_endian(),
-            (Dfa::Owned(d), true) => d.to_bytes_big_endian(),
-            (Dfa::Static(d), false) => d.to_bytes_little_endian(),
-            (Dfa::Static(d), true) => d.to_bytes_big_endian(),
-        };
-        bytes[pad..].to_vec()
-    }
-}
-
-pub use crate::router::{EDGE_GROW, EDGE_REACH, EDGE_SURE};
-
-impl DfaTable {
-    /// A DFA with its edge facts; computes the start-state table.
-    pub fn new(dfa: Dfa, edge: Vec<(StateID, u8)>) -> Self {
-        let mut starts = Box::new([None; 257]);
-        for (i, slot) in starts.iter_mut().enumerate() {
-            let look_behind = u8::try_from(i).ok();
-            let config = start::Config::new()
-                .anchored(regex_automata::Anchored::Yes)
-                .look_behind(look_behind);
-            *slot = dfa.start_state(&config);
-        }
-        Self { dfa, edge, starts }
-    }
-
-    /// The anchored start state after `look_behind` (`None`: at the start of the input).
-    #[inline]
-    pub fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
-        self.starts[look_behind.map_or(256, usize::from)]
-    }
-
-    /// The edge facts of state `id` (a combination of the `EDGE_*` bits).
-    pub fn edge(&self, id: StateID) -> u8 {
-        match self.edge.binary_search_by_key(&id, |&(s, _)| s) {
-            Ok(i) => self.edge[i].1,
-            Err(_) => 0,
-        }
-    }
+    pub dfa: S::Dfa,
 }
 
 /// A content parser with its arguments, validated and compiled by the compiler.
 ///
-/// Reference: `transformers/utils/chat_parsing/content_parsers.py` (`CONTENT_PARSERS`).
-#[derive(Debug, Clone)]
-pub enum ContentSpec {
+/// Reference: `transformers/utils/chat_parsing/content_parsers.py` (`CONTENT_PARSERS`). Every
+/// use matches on it exhaustively, so a new parser does not compile until each place handles
+/// it (see docs/internals.md, "How to add a content parser").
+pub enum Content<S: Storage> {
     /// `text`: the body, stripped of surrounding whitespace unless `strip` is false.
     Text {
         /// `strip` (default true).
@@ -310,7 +371,7 @@ pub enum ContentSpec {
         /// `unquoted_keys`: quote bare-identifier keys after `{` or `,`.
         unquoted_keys: bool,
         /// `string_delims`: custom string quote pairs `(open, close)`.
-        string_delims: Vec<(String, String)>,
+        string_delims: S::List<(S::Str, S::Str)>,
         /// `allow_non_json`: fall back to the (stripped) text when parsing fails.
         allow_non_json: bool,
         /// `strip`, used by the `allow_non_json` fallback (default true).
@@ -320,39 +381,290 @@ pub enum ContentSpec {
     XmlInline {
         /// The compiled `tag_pattern`; `None` when the template gives none (the reference
         /// raises when such a region is parsed).
-        tag_pattern: Option<fancy_regex::Regex>,
+        tag_pattern: Option<S::Fancy>,
         /// The pattern as written, for messages.
-        tag_pattern_source: Option<String>,
+        tag_pattern_source: Option<S::Str>,
         /// `value_parser`: the parser applied to each value.
-        value_parser: Option<Box<ContentSpec>>,
+        value_parser: Option<S::Nested>,
         /// `merge_duplicates`: collect repeated keys into a list.
         merge_duplicates: bool,
     },
     /// `kv-lines`: `key<kv_sep>value` lines.
     KvLines {
         /// `line_sep` (default `"\n"`).
-        line_sep: String,
+        line_sep: S::Str,
         /// `kv_sep` (default `":"`), split at its first occurrence.
-        kv_sep: String,
+        kv_sep: S::Str,
         /// `strip` (default true).
         strip: bool,
         /// `value_parser`: the parser applied to each value.
-        value_parser: Option<Box<ContentSpec>>,
+        value_parser: Option<S::Nested>,
     },
 }
 
-impl ContentSpec {
-    /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
-    /// `dirty: true`.
-    pub fn is_structured(&self) -> bool {
-        matches!(
-            self,
-            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. }
-        )
+// `Debug` and `Clone` by hand: derived impls would bound `S::Nested`, which is `Content<S>`
+// again (an endless requirement).
+impl<S: Storage> fmt::Debug for Content<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text { strip } => f.debug_struct("Text").field("strip", strip).finish(),
+            Self::Int { strip } => f.debug_struct("Int").field("strip", strip).finish(),
+            Self::Float { strip } => f.debug_struct("Float").field("strip", strip).finish(),
+            Self::Bool { strip } => f.debug_struct("Bool").field("strip", strip).finish(),
+            Self::Json {
+                unquoted_keys,
+                string_delims,
+                allow_non_json,
+                strip,
+            } => f
+                .debug_struct("Json")
+                .field("unquoted_keys", unquoted_keys)
+                .field("string_delims", string_delims)
+                .field("allow_non_json", allow_non_json)
+                .field("strip", strip)
+                .finish(),
+            Self::XmlInline {
+                tag_pattern,
+                tag_pattern_source,
+                value_parser,
+                merge_duplicates,
+            } => f
+                .debug_struct("XmlInline")
+                .field("tag_pattern", tag_pattern)
+                .field("tag_pattern_source", tag_pattern_source)
+                .field("value_parser", value_parser)
+                .field("merge_duplicates", merge_duplicates)
+                .finish(),
+            Self::KvLines {
+                line_sep,
+                kv_sep,
+                strip,
+                value_parser,
+            } => f
+                .debug_struct("KvLines")
+                .field("line_sep", line_sep)
+                .field("kv_sep", kv_sep)
+                .field("strip", strip)
+                .field("value_parser", value_parser)
+                .finish(),
+        }
     }
 }
 
-impl RouteDfa for DfaTable {
+impl<S: Storage> Clone for Content<S> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Text { strip } => Self::Text { strip: *strip },
+            Self::Int { strip } => Self::Int { strip: *strip },
+            Self::Float { strip } => Self::Float { strip: *strip },
+            Self::Bool { strip } => Self::Bool { strip: *strip },
+            Self::Json {
+                unquoted_keys,
+                string_delims,
+                allow_non_json,
+                strip,
+            } => Self::Json {
+                unquoted_keys: *unquoted_keys,
+                string_delims: string_delims.clone(),
+                allow_non_json: *allow_non_json,
+                strip: *strip,
+            },
+            Self::XmlInline {
+                tag_pattern,
+                tag_pattern_source,
+                value_parser,
+                merge_duplicates,
+            } => Self::XmlInline {
+                tag_pattern: tag_pattern.clone(),
+                tag_pattern_source: tag_pattern_source.clone(),
+                value_parser: value_parser.clone(),
+                merge_duplicates: *merge_duplicates,
+            },
+            Self::KvLines {
+                line_sep,
+                kv_sep,
+                strip,
+                value_parser,
+            } => Self::KvLines {
+                line_sep: line_sep.clone(),
+                kv_sep: kv_sep.clone(),
+                strip: *strip,
+                value_parser: value_parser.clone(),
+            },
+        }
+    }
+}
+
+impl<S: Storage> Content<S> {
+    /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
+    /// `dirty: true`.
+    pub fn is_structured(&self) -> bool {
+        matches!(self.body_kind(), BodyKind::Raw)
+    }
+
+    /// How the no-heap router computes the region's value.
+    pub fn body_kind(&self) -> BodyKind {
+        match *self {
+            Self::Text { strip } => BodyKind::Text { strip },
+            Self::Int { strip } => BodyKind::Int { strip },
+            Self::Float { strip } => BodyKind::Float { strip },
+            Self::Bool { strip } => BodyKind::Bool { strip },
+            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. } => BodyKind::Raw,
+        }
+    }
+}
+
+/// A JSON value as const data (defaults and transforms of [`Static`] templates).
+#[derive(Debug, Clone, Copy)]
+pub enum StaticValue {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A negative integer.
+    I64(i64),
+    /// A non-negative integer.
+    U64(u64),
+    /// A float (finite; JSON has no other).
+    F64(f64),
+    /// A string.
+    Str(&'static str),
+    /// An array.
+    Array(&'static [StaticValue]),
+    /// An object, keys in template order.
+    Object(&'static [(&'static str, StaticValue)]),
+}
+
+#[cfg(feature = "alloc")]
+impl StaticValue {
+    /// The `serde_json` value.
+    pub fn to_value(&self) -> Value {
+        match *self {
+            StaticValue::Null => Value::Null,
+            StaticValue::Bool(b) => Value::Bool(b),
+            StaticValue::I64(i) => Value::Number(i.into()),
+            StaticValue::U64(u) => Value::Number(u.into()),
+            StaticValue::F64(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+            StaticValue::Str(s) => Value::String(s.to_owned()),
+            StaticValue::Array(items) => Value::Array(items.iter().map(Self::to_value).collect()),
+            StaticValue::Object(entries) => Value::Object(static_object(entries)),
+        }
+    }
+}
+
+/// A const object as a `serde_json` map.
+#[cfg(feature = "alloc")]
+pub fn static_object(entries: &[(&str, StaticValue)]) -> Map<String, Value> {
+    entries
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.to_value()))
+        .collect()
+}
+
+// ------------------------------------------------------------------------------------------
+// DFAs.
+
+/// A DFA as code generation embeds it: `dense::DFA` bytes in the target's byte order, 4-byte
+/// aligned, and its edge facts; made walkable by [`DfaTable::from_bytes`].
+#[derive(Debug, Clone, Copy)]
+pub struct DfaBytes {
+    /// Position of this DFA in the template's DFA list (fields in order, open before close,
+    /// branches in order, main part before look-ahead).
+    pub index: usize,
+    /// `dense::DFA` bytes in the target's byte order, 4-byte aligned.
+    pub bytes: &'static [u8],
+    /// Edge facts `(state id, flags)`, sorted by state id.
+    pub edge: &'static [(u32, u8)],
+}
+
+/// A walkable DFA plus the per-state facts the router needs at the end of a buffer, generic
+/// over its storage like regex-automata's `dense::DFA<T>`: owned (`Vec`) when built at run
+/// time, borrowed from embedded bytes ([`EmbeddedDfa`]) otherwise. Both forms have the same
+/// state ids, so the compiler's edge facts apply to either.
+#[derive(Clone)]
+pub struct DfaTable<T, E> {
+    /// Anchored, leftmost-first dense DFA (regex-automata; matches are reported one byte late).
+    dfa: dense::DFA<T>,
+    /// Edge facts of the states that have any, sorted by state id (see
+    /// [`crate::router::EDGE_GROW`], [`crate::router::EDGE_SURE`],
+    /// [`crate::router::EDGE_REACH`]); states not listed have none.
+    edge: E,
+    /// The anchored start state for each look-behind byte (index 256: start of input;
+    /// `u32::MAX`: none), so that starting a walk is one table read.
+    starts: [u32; 257],
+}
+
+/// A DFA built at run time.
+#[cfg(feature = "alloc")]
+pub type OwnedDfa = DfaTable<Vec<u32>, Vec<(u32, u8)>>;
+
+/// A DFA deserialized in place from embedded bytes (no copy of its transition table).
+pub type EmbeddedDfa = DfaTable<&'static [u32], &'static [(u32, u8)]>;
+
+impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> fmt::Debug for DfaTable<T, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DfaTable")
+            .field("bytes", &self.dfa.memory_usage())
+            .field("edge", &self.edge.as_ref())
+            .finish()
+    }
+}
+
+impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> DfaTable<T, E> {
+    /// A DFA with its edge facts (sorted by state id); computes the start-state table.
+    pub fn new(dfa: dense::DFA<T>, edge: E) -> Self {
+        let mut starts = [u32::MAX; 257];
+        for (i, slot) in starts.iter_mut().enumerate() {
+            let config = start::Config::new()
+                .anchored(regex_automata::Anchored::Yes)
+                .look_behind(u8::try_from(i).ok());
+            if let Ok(id) = dfa.start_state(&config) {
+                *slot = id.as_u32();
+            }
+        }
+        Self { dfa, edge, starts }
+    }
+
+    /// The DFA.
+    pub fn dfa(&self) -> &dense::DFA<T> {
+        &self.dfa
+    }
+
+    /// The edge facts `(state id, flags)`, sorted by state id.
+    pub fn edges(&self) -> &[(u32, u8)] {
+        self.edge.as_ref()
+    }
+
+    /// The DFA serialized in the given byte order, without the leading alignment padding:
+    /// what code generation embeds.
+    #[cfg(feature = "alloc")]
+    pub fn to_bytes(&self, big_endian: bool) -> Vec<u8> {
+        let (bytes, pad) = if big_endian {
+            self.dfa.to_bytes_big_endian()
+        } else {
+            self.dfa.to_bytes_little_endian()
+        };
+        bytes[pad..].to_vec()
+    }
+}
+
+impl EmbeddedDfa {
+    /// Deserializes embedded DFA bytes in place (validating them) and computes the start
+    /// states.
+    ///
+    /// Errors: [`TableReason::Dfa`] when the bytes are not a DFA of this regex-automata;
+    /// [`TableReason::StateId`] when an edge fact names no state.
+    pub fn from_bytes(d: &DfaBytes) -> Result<Self, TableReason> {
+        let (dfa, _) =
+            dense::DFA::from_bytes(d.bytes).map_err(|e| TableReason::Dfa(DfaMessage::of(&e)))?;
+        for &(id, _) in d.edge {
+            StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
+        }
+        Ok(Self::new(dfa, d.edge))
+    }
+}
+
+impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> RouteDfa for DfaTable<T, E> {
     #[inline]
     fn next_state(&self, id: StateID, byte: u8) -> StateID {
         self.dfa.next_state(id, byte)
@@ -371,17 +683,154 @@ impl RouteDfa for DfaTable {
     }
     #[inline]
     fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
-        DfaTable::start(self, look_behind)
+        let raw = self.starts[look_behind.map_or(256, usize::from)];
+        // Every stored id came from `StateID::as_u32`.
+        StateID::new(raw as usize).ok().filter(|_| raw != u32::MAX)
     }
     fn edge(&self, id: StateID) -> u8 {
-        DfaTable::edge(self, id)
+        let edge = self.edge.as_ref();
+        match edge.binary_search_by_key(&id.as_u32(), |&(s, _)| s) {
+            Ok(i) => edge[i].1,
+            Err(_) => 0,
+        }
     }
 }
 
-impl CompiledTemplate {
+/// The DFA of a run-time template: built by the compiler, or embedded bytes deserialized in
+/// place (a [`Static`] template made owned on first use, see
+/// [`crate::statics::LazyTemplate`]).
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone)]
+pub enum Dfa {
+    /// Built by `template_build` at run time.
+    Owned(OwnedDfa),
+    /// Deserialized from static bytes (`response_template!`, build.rs).
+    Embedded(EmbeddedDfa),
+}
+
+#[cfg(feature = "alloc")]
+macro_rules! dispatch {
+    ($self:ident, $d:ident => $e:expr) => {
+        match $self {
+            Dfa::Owned($d) => $e,
+            Dfa::Embedded($d) => $e,
+        }
+    };
+}
+
+#[cfg(feature = "alloc")]
+impl Dfa {
+    /// The edge facts `(state id, flags)`, sorted by state id.
+    pub fn edges(&self) -> &[(u32, u8)] {
+        dispatch!(self, d => d.edges())
+    }
+
+    /// The DFA serialized in the given byte order, without the leading alignment padding.
+    pub fn to_bytes(&self, big_endian: bool) -> Vec<u8> {
+        dispatch!(self, d => d.to_bytes(big_endian))
+    }
+
+    /// The anchored start state for `config`, or `None` when the DFA has none.
+    pub fn start_state(&self, config: &start::Config) -> Option<StateID> {
+        dispatch!(self, d => d.dfa.start_state(config).ok())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl RouteDfa for Dfa {
     #[inline]
-    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&Delimiter> {
-        let f = self.fields.get(field)?;
+    fn next_state(&self, id: StateID, byte: u8) -> StateID {
+        dispatch!(self, d => d.next_state(id, byte))
+    }
+    #[inline]
+    fn next_eoi_state(&self, id: StateID) -> StateID {
+        dispatch!(self, d => d.next_eoi_state(id))
+    }
+    #[inline]
+    fn is_match_state(&self, id: StateID) -> bool {
+        dispatch!(self, d => d.is_match_state(id))
+    }
+    #[inline]
+    fn is_dead_state(&self, id: StateID) -> bool {
+        dispatch!(self, d => RouteDfa::is_dead_state(d, id))
+    }
+    #[inline]
+    fn start(&self, look_behind: Option<u8>) -> Option<StateID> {
+        dispatch!(self, d => d.start(look_behind))
+    }
+    fn edge(&self, id: StateID) -> u8 {
+        dispatch!(self, d => d.edge(id))
+    }
+}
+
+/// The capture regex of a branch with named groups: the main part's regex-syntax pattern and
+/// the regex built from it (a PikeVM-backed `meta::Regex`; run only on the span the DFA
+/// found, once per committed delimiter).
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone)]
+pub struct Captures {
+    /// The main part as a regex-syntax pattern (what code generation embeds).
+    pub pattern: String,
+    /// The regex built from `pattern`.
+    pub regex: regex_automata::meta::Regex,
+}
+
+#[cfg(feature = "alloc")]
+impl Captures {
+    /// Builds the capture regex for `pattern` (Unicode, UTF-8, `.` matches `\n`, NFA size
+    /// limited to `nfa_size_limit` bytes). Errors: the builder's message.
+    pub fn build(pattern: &str, nfa_size_limit: usize) -> Result<Self, String> {
+        let regex = regex_automata::meta::Regex::builder()
+            .syntax(
+                regex_automata::util::syntax::Config::new()
+                    .unicode(true)
+                    .utf8(true)
+                    .dot_matches_new_line(true),
+            )
+            .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(nfa_size_limit)))
+            .build(pattern)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            pattern: pattern.into(),
+            regex,
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The router's view.
+
+/// A template and its walkable DFAs: what the router reads (the one implementation of
+/// [`Routes`]). For an [`Owned`] template the DFAs are in the template (`walk` is empty); for a
+/// [`Static`] one they are the embedded DFAs deserialized in order. Cheap to copy.
+#[derive(Debug)]
+pub struct Routed<'a, S: Storage> {
+    template: &'a Template<S>,
+    walk: &'a [S::Walk],
+}
+
+impl<S: Storage> Clone for Routed<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: Storage> Copy for Routed<'_, S> {}
+
+impl<'a, S: Storage> Routed<'a, S> {
+    /// The view of `template` with its walkable DFAs (see the type docs).
+    pub fn new(template: &'a Template<S>, walk: &'a [S::Walk]) -> Self {
+        Self { template, walk }
+    }
+
+    /// The template.
+    pub fn template(&self) -> &'a Template<S> {
+        self.template
+    }
+
+    #[inline]
+    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&'a Delimiter<S>> {
+        let f = self.template.fields.as_ref().get(field)?;
         match kind {
             DelimiterKind::Open => f.open.as_ref(),
             DelimiterKind::Close => f.close.as_ref(),
@@ -389,11 +838,11 @@ impl CompiledTemplate {
     }
 
     #[inline]
-    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &Branch {
+    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &'a Branch<S> {
         // The router asks only for branches this template reported.
         match self
             .delimiter(field, kind)
-            .and_then(|d| d.branches.get(branch))
+            .and_then(|d| d.branches.as_ref().get(branch))
         {
             Some(b) => b,
             None => unreachable!("router asked for a branch the template does not have"),
@@ -401,36 +850,47 @@ impl CompiledTemplate {
     }
 }
 
-/// The router reads the run-time tables directly.
-impl Routes for CompiledTemplate {
-    type Dfa = DfaTable;
+#[cfg(feature = "alloc")]
+impl Template<Owned> {
+    /// The router's view of this template.
+    pub fn routes(&self) -> Routed<'_, Owned> {
+        Routed::new(self, &[])
+    }
+}
+
+impl<'a, S: Storage> Routes for Routed<'a, S> {
+    type Dfa = S::Walk;
     fn field_count(&self) -> usize {
-        self.fields.len()
+        self.template.fields.as_ref().len()
     }
     fn implicit(&self) -> Option<usize> {
-        self.implicit
+        self.template.implicit
     }
     fn name_rank(&self, field: usize) -> u32 {
-        self.name_rank.get(field).copied().unwrap_or(u32::MAX)
+        self.template
+            .name_rank
+            .as_ref()
+            .get(field)
+            .copied()
+            .unwrap_or(u32::MAX)
     }
     fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
         self.delimiter(field, kind).is_some()
     }
-    fn first_set(&self, field: usize, kind: DelimiterKind) -> [u8; 32] {
-        let mut set = [0u8; 32];
-        if let Some(d) = self.delimiter(field, kind) {
-            for (b, _) in d.first_bytes.iter().enumerate().filter(|(_, &on)| on) {
-                set[b / 8] |= 1 << (b % 8);
-            }
+    fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet {
+        match self.delimiter(field, kind) {
+            Some(d) if d.can_be_empty => ByteSet::FULL,
+            Some(d) => d.first_bytes,
+            None => ByteSet::EMPTY,
         }
-        set
     }
     fn branch_count(&self, field: usize, kind: DelimiterKind) -> usize {
-        self.delimiter(field, kind).map_or(0, |d| d.branches.len())
+        self.delimiter(field, kind)
+            .map_or(0, |d| d.branches.as_ref().len())
     }
     #[inline]
-    fn main_dfa(&self, field: usize, kind: DelimiterKind, branch: usize) -> &DfaTable {
-        &self.branch(field, kind, branch).dfa
+    fn main_dfa(&self, field: usize, kind: DelimiterKind, branch: usize) -> &S::Walk {
+        S::walk(&self.branch(field, kind, branch).dfa, self.walk)
     }
     #[inline]
     fn lookahead(
@@ -438,22 +898,151 @@ impl Routes for CompiledTemplate {
         field: usize,
         kind: DelimiterKind,
         branch: usize,
-    ) -> Option<(bool, &DfaTable)> {
+    ) -> Option<(bool, &S::Walk)> {
+        let walk = self.walk;
         self.branch(field, kind, branch)
             .lookahead
             .as_ref()
-            .map(|l| (l.negated, &l.dfa))
+            .map(|l| (l.negated, S::walk(&l.dfa, walk)))
     }
-    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
+    fn prefilter(
+        &self,
+        field: usize,
+        kind: DelimiterKind,
+        branch: usize,
+    ) -> Option<crate::tables::Prefilter> {
         self.branch(field, kind, branch).prefilter
     }
     fn body_kind(&self, field: usize) -> BodyKind {
-        match self.fields.get(field).map(|f| &f.content) {
-            Some(ContentSpec::Text { strip }) => BodyKind::Text { strip: *strip },
-            Some(ContentSpec::Int { strip }) => BodyKind::Int { strip: *strip },
-            Some(ContentSpec::Float { strip }) => BodyKind::Float { strip: *strip },
-            Some(ContentSpec::Bool { strip }) => BodyKind::Bool { strip: *strip },
-            _ => BodyKind::Raw,
+        self.template
+            .fields
+            .as_ref()
+            .get(field)
+            .map_or(BodyKind::Raw, |f| f.content.body_kind())
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Errors of embedded tables.
+
+use regex_automata::util::wire::DeserializeError;
+
+/// Embedded tables that cannot be used: a DFA that does not deserialize (e.g. generated for
+/// another regex-automata version) or a regex that does not build. Never expected from
+/// tables written by the generator of the same release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableError {
+    /// The template's name.
+    pub template: &'static str,
+    /// Where in the tables.
+    pub location: TableLocation,
+    /// What went wrong.
+    pub reason: TableReason,
+}
+
+/// Where in the embedded tables a [`TableError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableLocation {
+    /// The start anchor.
+    StartAnchor,
+    /// A branch of a delimiter: `fields.NAME.open branch N`.
+    Branch {
+        /// The field name.
+        field: &'static str,
+        /// `open` or `close`.
+        kind: DelimiterKind,
+        /// The branch.
+        branch: usize,
+    },
+    /// A field's content parser.
+    Content {
+        /// The field name.
+        field: &'static str,
+    },
+    /// The DFA list as a whole (its length disagrees with the generated code).
+    Dfas,
+    /// The field list as a whole.
+    Fields,
+}
+
+impl fmt::Display for TableLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::StartAnchor => f.write_str("start_anchor"),
+            Self::Branch {
+                field,
+                kind,
+                branch,
+            } => {
+                let kind = match kind {
+                    DelimiterKind::Open => "open",
+                    DelimiterKind::Close => "close",
+                };
+                write!(f, "fields.{field}.{kind} branch {branch}")
+            }
+            Self::Content { field } => write!(f, "fields.{field}.content"),
+            Self::Dfas => f.write_str("DFA list"),
+            Self::Fields => f.write_str("fields"),
         }
     }
 }
+
+/// The message of regex-automata's `DeserializeError` (kept only with `alloc`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DfaMessage(#[cfg(feature = "alloc")] pub String);
+
+impl DfaMessage {
+    fn of(e: &DeserializeError) -> Self {
+        #[cfg(feature = "alloc")]
+        return Self(e.to_string());
+        #[cfg(not(feature = "alloc"))]
+        {
+            let _ = e;
+            Self()
+        }
+    }
+}
+
+/// Why embedded tables are unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableReason {
+    /// `dense::DFA::from_bytes` rejected the bytes.
+    Dfa(DfaMessage),
+    /// An edge-fact state id is out of range.
+    StateId,
+    /// The DFA list has a different length than the template's DFAs.
+    DfaCount,
+    /// The router cannot take the template (e.g. too many delimiters watched at once).
+    Route(crate::router::RouteError),
+    /// A regex (captures, start anchor, tag pattern) does not build.
+    #[cfg(feature = "alloc")]
+    Regex(String),
+}
+
+impl fmt::Display for TableReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            #[cfg(feature = "alloc")]
+            Self::Dfa(e) => write!(f, "the DFA does not deserialize: {}", e.0),
+            #[cfg(not(feature = "alloc"))]
+            Self::Dfa(_) => f.write_str("the DFA does not deserialize"),
+            Self::StateId => f.write_str("state id out of range"),
+            Self::DfaCount => f.write_str("DFA count differs from the template's"),
+            Self::Route(e) => write!(f, "{e}"),
+            #[cfg(feature = "alloc")]
+            Self::Regex(e) => f.write_str(e),
+        }
+    }
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "embedded tables of template {:?} ({}) are unusable: {}",
+            self.template, self.location, self.reason
+        )
+    }
+}
+
+impl core::error::Error for TableError {}

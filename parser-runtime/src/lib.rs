@@ -118,10 +118,13 @@ pub mod __private {
     pub use parser_runtime_core::engine::{parse_response, Message, ResponseParser};
     #[cfg(feature = "alloc")]
     pub use parser_runtime_core::error::ParseError;
-    pub use parser_runtime_core::router::{FieldId, Prefilter, Router};
+    pub use parser_runtime_core::router::{FieldId, Router};
     pub use parser_runtime_core::statics::*;
     #[cfg(feature = "alloc")]
     pub use parser_runtime_core::tables::CompiledTemplate;
+    pub use parser_runtime_core::tables::{
+        Branch, ByteSet, Content, Delimiter, Field, Lookahead, Prefilter, StartAnchor, Template,
+    };
     #[cfg(feature = "alloc")]
     pub use serde_json::Value;
 }

@@ -16,7 +16,7 @@ use quote::quote;
 use serde_json::Value;
 
 use parser_runtime_core::statics::FORMAT_VERSION;
-use parser_runtime_core::tables::{CompiledTemplate, ContentSpec, Delimiter, DfaTable};
+use parser_runtime_core::tables::{ByteSet, CompiledTemplate, ContentSpec, Delimiter, Dfa, Owned};
 
 /// What to generate around the tables.
 #[derive(Debug, Clone)]
@@ -107,7 +107,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                         name: #name,
                         source_file: #file,
                         digest: #digest,
-                        #tables
+                        template: #tables,
                     };
                 &TABLES
             }
@@ -138,7 +138,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 >,
                 ::parser_runtime::__private::TableError,
             > {
-                ::parser_runtime::__private::router(Self::routes()?)
+                ::parser_runtime::__private::router(Self::NAME, Self::routes()?)
             }
         }
 
@@ -254,21 +254,21 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
         out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         out.extend_from_slice(bytes);
     }
-    fn dfa(out: &mut Vec<u8>, d: &DfaTable) {
-        put(out, &d.dfa.to_bytes(false));
-        for (id, flags) in &d.edge {
-            out.extend_from_slice(&id.as_u32().to_le_bytes());
+    fn dfa(out: &mut Vec<u8>, d: &Dfa) {
+        put(out, &d.to_bytes(false));
+        for (id, flags) in d.edges() {
+            out.extend_from_slice(&id.to_le_bytes());
             out.push(*flags);
         }
     }
-    fn delimiter(out: &mut Vec<u8>, d: Option<&Delimiter>) {
+    fn delimiter(out: &mut Vec<u8>, d: Option<&Delimiter<Owned>>) {
         let Some(d) = d else {
             put(out, b"none");
             return;
         };
         put(out, d.source.as_bytes());
         out.extend([u8::from(d.literal), u8::from(d.can_be_empty)]);
-        out.extend(d.first_bytes.iter().map(|&b| u8::from(b)));
+        out.extend((0..=255u8).map(|b| u8::from(d.first_bytes.contains(b))));
         for g in &d.group_names {
             put(out, g.as_bytes());
         }
@@ -288,8 +288,8 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
             match &b.prefilter {
                 Some(p) => {
                     out.push(1);
-                    out.extend(p.lead);
-                    out.extend(p.first);
+                    out.extend(p.lead.0);
+                    out.extend(p.first.0);
                 }
                 None => out.push(0),
             }
@@ -371,7 +371,7 @@ pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
         .collect()
 }
 
-/// The fields of `StaticTemplate` after `name`, `source_file` and `digest`.
+/// The `Template<Static>` expression of `t`.
 fn tables(t: &CompiledTemplate) -> TokenStream {
     let counter = Cell::new(0usize);
     let defaults = object(&t.defaults);
@@ -393,7 +393,7 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
         let transform = option(f.transform.as_ref().map(value));
         let transform_each = f.transform_each;
         quote! {
-            ::parser_runtime::__private::StaticField {
+            ::parser_runtime::__private::Field {
                 name: #name,
                 open: #open,
                 close: #close,
@@ -407,12 +407,16 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
         }
     });
     quote! {
-        defaults: #defaults,
-        start_anchor_source: #anchor_source,
-        start_anchor_pattern: #anchor_pattern,
-        fields: &[ #( #fields ),* ],
-        implicit: #implicit,
-        name_rank: &[ #( #rank ),* ],
+        ::parser_runtime::__private::Template::<::parser_runtime::__private::Static> {
+            defaults: #defaults,
+            start_anchor: ::parser_runtime::__private::StartAnchor {
+                source: #anchor_source,
+                regex: #anchor_pattern,
+            },
+            fields: &[ #( #fields ),* ],
+            implicit: #implicit,
+            name_rank: &[ #( #rank ),* ],
+        }
     }
 }
 
@@ -423,7 +427,12 @@ fn option(v: Option<TokenStream>) -> TokenStream {
     }
 }
 
-fn delimiter(d: &Delimiter, counter: &Cell<usize>) -> TokenStream {
+fn byte_set(set: &ByteSet) -> TokenStream {
+    let bits = set.0.iter().map(|&b| Literal::u8_suffixed(b));
+    quote!(::parser_runtime::__private::ByteSet([ #( #bits ),* ]))
+}
+
+fn delimiter(d: &Delimiter<Owned>, counter: &Cell<usize>) -> TokenStream {
     let source = &d.source;
     let literal = d.literal;
     let branches = d.branches.iter().map(|b| {
@@ -431,16 +440,14 @@ fn delimiter(d: &Delimiter, counter: &Cell<usize>) -> TokenStream {
         let lookahead = option(b.lookahead.as_ref().map(|la| {
             let negated = la.negated;
             let body = dfa_tokens(&la.dfa, counter);
-            quote!((#negated, #body))
+            quote! {
+                ::parser_runtime::__private::Lookahead { negated: #negated, dfa: #body }
+            }
         }));
         let prefilter = option(b.prefilter.as_ref().map(|p| {
-            let lead = p.lead.iter().map(|&b| Literal::u8_suffixed(b));
-            let first = p.first.iter().map(|&b| Literal::u8_suffixed(b));
+            let (lead, first) = (byte_set(&p.lead), byte_set(&p.first));
             quote! {
-                ::parser_runtime::__private::Prefilter {
-                    lead: [ #( #lead ),* ],
-                    first: [ #( #first ),* ],
-                }
+                ::parser_runtime::__private::Prefilter { lead: #lead, first: #first }
             }
         }));
         let captures = option(b.captures.as_ref().map(|c| {
@@ -448,7 +455,7 @@ fn delimiter(d: &Delimiter, counter: &Cell<usize>) -> TokenStream {
             quote!(#p)
         }));
         quote! {
-            ::parser_runtime::__private::StaticBranch {
+            ::parser_runtime::__private::Branch {
                 dfa: #dfa,
                 lookahead: #lookahead,
                 captures: #captures,
@@ -457,44 +464,38 @@ fn delimiter(d: &Delimiter, counter: &Cell<usize>) -> TokenStream {
         }
     });
     let groups = &d.group_names;
-    let mut bits = [0u8; 32];
-    for (b, &on) in d.first_bytes.iter().enumerate() {
-        if on {
-            bits[b / 8] |= 1 << (b % 8);
-        }
-    }
-    let bits = bits.iter().map(|&b| Literal::u8_suffixed(b));
+    let first_bytes = byte_set(&d.first_bytes);
     let can_be_empty = d.can_be_empty;
     quote! {
-        ::parser_runtime::__private::StaticDelimiter {
+        ::parser_runtime::__private::Delimiter {
             source: #source,
             literal: #literal,
             branches: &[ #( #branches ),* ],
             group_names: &[ #( #groups ),* ],
-            first_bytes: [ #( #bits ),* ],
+            first_bytes: #first_bytes,
             can_be_empty: #can_be_empty,
         }
     }
 }
 
-/// A `StaticDfa`: the serialized DFA for each byte order, selected by `cfg(target_endian)`.
-fn dfa_tokens(t: &DfaTable, counter: &Cell<usize>) -> TokenStream {
+/// A `DfaBytes`: the serialized DFA for each byte order, selected by `cfg(target_endian)`.
+fn dfa_tokens(t: &Dfa, counter: &Cell<usize>) -> TokenStream {
     let index = Literal::usize_suffixed(counter.get());
     counter.set(counter.get() + 1);
-    let little = t.dfa.to_bytes(false);
-    let big = t.dfa.to_bytes(true);
+    let little = t.to_bytes(false);
+    let big = t.to_bytes(true);
     let (nl, nb) = (
         Literal::usize_unsuffixed(little.len()),
         Literal::usize_unsuffixed(big.len()),
     );
     let (little, big) = (Literal::byte_string(&little), Literal::byte_string(&big));
-    let edge = t.edge.iter().map(|&(id, flags)| {
-        let id = Literal::u32_suffixed(id.as_u32());
+    let edge = t.edges().iter().map(|&(id, flags)| {
+        let id = Literal::u32_suffixed(id);
         let flags = Literal::u8_suffixed(flags);
         quote!((#id, #flags))
     });
     quote! {
-        ::parser_runtime::__private::StaticDfa {
+        ::parser_runtime::__private::DfaBytes {
             index: #index,
             bytes: {
                 #[cfg(target_endian = "little")]
@@ -519,16 +520,16 @@ fn content(c: &ContentSpec) -> TokenStream {
     };
     match c {
         ContentSpec::Text { strip } => {
-            quote!(::parser_runtime::__private::StaticContent::Text { strip: #strip })
+            quote!(::parser_runtime::__private::Content::Text { strip: #strip })
         }
         ContentSpec::Int { strip } => {
-            quote!(::parser_runtime::__private::StaticContent::Int { strip: #strip })
+            quote!(::parser_runtime::__private::Content::Int { strip: #strip })
         }
         ContentSpec::Float { strip } => {
-            quote!(::parser_runtime::__private::StaticContent::Float { strip: #strip })
+            quote!(::parser_runtime::__private::Content::Float { strip: #strip })
         }
         ContentSpec::Bool { strip } => {
-            quote!(::parser_runtime::__private::StaticContent::Bool { strip: #strip })
+            quote!(::parser_runtime::__private::Content::Bool { strip: #strip })
         }
         ContentSpec::Json {
             unquoted_keys,
@@ -538,7 +539,7 @@ fn content(c: &ContentSpec) -> TokenStream {
         } => {
             let delims = string_delims.iter().map(|(a, b)| quote!((#a, #b)));
             quote! {
-                ::parser_runtime::__private::StaticContent::Json {
+                ::parser_runtime::__private::Content::Json {
                     unquoted_keys: #unquoted_keys,
                     string_delims: &[ #( #delims ),* ],
                     allow_non_json: #allow_non_json,
@@ -559,7 +560,7 @@ fn content(c: &ContentSpec) -> TokenStream {
             let source = option(tag_pattern_source.as_ref().map(|s| quote!(#s)));
             let vp = vp(value_parser);
             quote! {
-                ::parser_runtime::__private::StaticContent::XmlInline {
+                ::parser_runtime::__private::Content::XmlInline {
                     tag_pattern: #pattern,
                     tag_pattern_source: #source,
                     value_parser: #vp,
@@ -575,7 +576,7 @@ fn content(c: &ContentSpec) -> TokenStream {
         } => {
             let vp = vp(value_parser);
             quote! {
-                ::parser_runtime::__private::StaticContent::KvLines {
+                ::parser_runtime::__private::Content::KvLines {
                     line_sep: #line_sep,
                     kv_sep: #kv_sep,
                     strip: #strip,

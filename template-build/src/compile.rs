@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use parser_runtime_core::router::Prefilter;
+use parser_runtime_core::router::{DelimiterKind, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use parser_runtime_core::tables::{
-    Branch, Captures, CompiledTemplate, Delimiter, Dfa, DfaTable, FieldTable, Lookahead,
-    StartAnchor, EDGE_GROW, EDGE_REACH, EDGE_SURE,
+    Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, Lookahead, Owned, OwnedDfa,
+    Prefilter, StartAnchor,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -185,38 +185,28 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
     };
     let mut fields = Vec::with_capacity(model.fields.len());
     for field in &model.fields {
-        let mut delimiter = |spec: &Option<DelimiterSpec>, which: &str| match spec {
-            None => None,
-            Some(spec) => match compile_delimiter(spec) {
-                Ok(d) => Some(d),
-                Err(reason) => {
-                    let key = match spec {
-                        DelimiterSpec::Literals(_) => which.to_string(),
-                        DelimiterSpec::Pattern(_) => format!("{which}_pattern"),
-                    };
-                    errors.push(TemplateError {
-                        path: field_path(&field.name, &key),
-                        reason,
-                        file: None,
-                        line_col: None,
-                    });
-                    None
+        let compiled = field.clone().map_delimiters(|spec, kind| {
+            compile_delimiter(&spec).map_err(|reason| {
+                let which = match kind {
+                    DelimiterKind::Open => "open",
+                    DelimiterKind::Close => "close",
+                };
+                let key = match spec {
+                    DelimiterSpec::Literals(_) => which.to_string(),
+                    DelimiterSpec::Pattern(_) => format!("{which}_pattern"),
+                };
+                TemplateError {
+                    path: field_path(&field.name, &key),
+                    reason,
+                    file: None,
+                    line_col: None,
                 }
-            },
-        };
-        let open = delimiter(&field.open, "open");
-        let close = delimiter(&field.close, "close");
-        fields.push(FieldTable {
-            name: field.name.clone(),
-            open,
-            close,
-            content: field.content.clone(),
-            repeats: field.repeats,
-            join: field.join.clone(),
-            optional: field.optional,
-            transform: field.transform.clone(),
-            transform_each: field.transform_each,
+            })
         });
+        match compiled {
+            Ok(f) => fields.push(f),
+            Err(e) => errors.push(e),
+        }
     }
     let Some(start_anchor) = start_anchor.filter(|_| errors.is_empty()) else {
         return Err(TemplateErrors(errors));
@@ -264,7 +254,7 @@ fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> 
         .join("|")
 }
 
-fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor, String> {
+fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor<Owned>, String> {
     let (source, pattern) = match spec {
         DelimiterSpec::Literals(lits) => (
             lits.join(" | "),
@@ -280,7 +270,7 @@ fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor, String> {
 }
 
 /// Compiles one delimiter to DFAs.
-pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
+pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, String> {
     let (source, literal, pattern) = match spec {
         DelimiterSpec::Literals(lits) => {
             let alternation = literal_alternation(lits, pyregex::escape);
@@ -303,25 +293,22 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
         ),
     };
     let mut branches = Vec::with_capacity(pattern.branches.len());
-    let mut first_bytes = Box::new([false; 256]);
+    let mut first_bytes = ByteSet::EMPTY;
     let mut can_be_empty = false;
     for b in &pattern.branches {
         let dfa =
             dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
-        let (first, empty) = match &dfa.dfa {
-            Dfa::Owned(d) => first_facts(d),
-            Dfa::Static(d) => first_facts(d),
-        };
-        for (slot, f) in first_bytes.iter_mut().zip(first.iter()) {
-            *slot |= *f;
-        }
+        let (first, empty) = first_facts(dfa.dfa());
+        first_bytes.union(&first);
         can_be_empty |= empty;
         let lookahead = match &b.lookahead {
             None => None,
             Some((negated, body)) => Some(Lookahead {
                 negated: *negated,
-                dfa: dfa_table(body)
-                    .map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
+                dfa: Dfa::Owned(
+                    dfa_table(body)
+                        .map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
+                ),
             }),
         };
         let captures = if pattern.group_names.is_empty() {
@@ -333,14 +320,14 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter, String> {
             )
         };
         branches.push(Branch {
-            dfa,
+            dfa: Dfa::Owned(dfa),
             lookahead,
             captures,
             prefilter: prefilter(&b.main),
         });
     }
     if can_be_empty {
-        *first_bytes = [true; 256];
+        first_bytes = ByteSet::FULL;
     }
     Ok(Delimiter {
         source,
@@ -369,19 +356,16 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
         HirKind::Concat(items) => items.iter().collect(),
         _ => vec![&hir],
     };
-    fn set(bits: &mut [u8; 32], b: u8) {
-        bits[usize::from(b / 8)] |= 1 << (b % 8);
-    }
     // Every byte a string of `h` can contain, for classes and literals (else `false`).
-    fn bytes_of(h: &Hir, bits: &mut [u8; 32]) -> bool {
+    fn bytes_of(h: &Hir, bits: &mut ByteSet) -> bool {
         match h.kind() {
             HirKind::Literal(lit) => {
-                lit.0.iter().for_each(|&b| set(bits, b));
+                lit.0.iter().for_each(|&b| bits.insert(b));
                 true
             }
             HirKind::Class(Class::Bytes(c)) => {
                 for r in c.ranges() {
-                    (r.start()..=r.end()).for_each(|b| set(bits, b));
+                    (r.start()..=r.end()).for_each(|b| bits.insert(b));
                 }
                 true
             }
@@ -389,10 +373,10 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
                 for r in c.ranges() {
                     let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
                     for b in lo..=hi.min(0x7F) {
-                        set(bits, b as u8);
+                        bits.insert(b as u8);
                     }
                     if hi > 0x7F {
-                        (0x80..=0xFFu8).for_each(|b| set(bits, b));
+                        (0x80..=0xFFu8).for_each(|b| bits.insert(b));
                     }
                 }
                 true
@@ -401,7 +385,7 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
             _ => false,
         }
     }
-    let mut lead = [0u8; 32];
+    let mut lead = ByteSet::EMPTY;
     let mut i = 0;
     while i < items.len() {
         match items[i].kind() {
@@ -419,24 +403,15 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
     }
     let rest = Hir::concat(items[i..].iter().map(|h| (*h).clone()).collect());
     let table = dfa_table(&rest.to_string()).ok()?;
-    let (first_bytes, empty) = match &table.dfa {
-        Dfa::Owned(d) => first_facts(d),
-        Dfa::Static(d) => first_facts(d),
-    };
+    let (first, empty) = first_facts(table.dfa());
     if empty {
         return None;
-    }
-    let mut first = [0u8; 32];
-    for (b, &on) in first_bytes.iter().enumerate() {
-        if on {
-            set(&mut first, b as u8);
-        }
     }
     Some(Prefilter { lead, first })
 }
 
 /// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
-pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
+pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, String> {
     let dfa = dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -464,7 +439,7 @@ pub fn dfa_table(pattern: &str) -> Result<DfaTable, String> {
             }
         })?;
     let edge = edge_facts(&dfa);
-    Ok(DfaTable::new(Dfa::Owned(dfa), edge))
+    Ok(OwnedDfa::new(dfa, edge))
 }
 
 fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
@@ -481,8 +456,8 @@ fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
 }
 
 /// Which bytes can begin a match, and whether the empty string can match.
-fn first_facts<A: Automaton>(dfa: &A) -> ([bool; 256], bool) {
-    let mut first = [false; 256];
+fn first_facts<A: Automaton>(dfa: &A) -> (ByteSet, bool) {
+    let mut first = ByteSet::EMPTY;
     let mut empty = false;
     for s in start_states(dfa) {
         if dfa.is_match_state(dfa.next_eoi_state(s)) {
@@ -494,7 +469,7 @@ fn first_facts<A: Automaton>(dfa: &A) -> ([bool; 256], bool) {
                 empty = true;
             }
             if !dfa.is_dead_state(t) {
-                first[b as usize] = true;
+                first.insert(b);
             }
         }
     }
@@ -503,7 +478,7 @@ fn first_facts<A: Automaton>(dfa: &A) -> ([bool; 256], bool) {
 
 /// Computes `EDGE_GROW`, `EDGE_SURE` and `EDGE_REACH` for every state reachable from a start
 /// state (see `parser_runtime_core::tables`).
-fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
+fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(u32, u8)> {
     // One representative byte per equivalence class.
     let mut reps: Vec<u8> = Vec::new();
     let mut seen_class = [false; 256];
@@ -580,7 +555,7 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
             flags |= EDGE_REACH;
         }
         if flags != 0 {
-            out.push((states[i], flags));
+            out.push((states[i].as_u32(), flags));
         }
     }
     out.sort_by_key(|&(s, _)| s);
@@ -590,10 +565,10 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(StateID, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parser_runtime_core::tables::DfaTable;
+    use parser_runtime_core::router::RouteDfa;
 
-    fn walk(t: &DfaTable, text: &str) -> StateID {
-        let dfa = &t.dfa;
+    fn walk(t: &OwnedDfa, text: &str) -> StateID {
+        let dfa = t.dfa();
         let mut s = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .unwrap();

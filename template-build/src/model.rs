@@ -53,6 +53,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use parser_runtime_core::tables::{Field, Owned};
 use parser_runtime_core::ContentSpec;
 
 use crate::error::{TemplateError, TemplateErrors};
@@ -109,31 +110,10 @@ pub enum DelimiterSpec {
     Pattern(String),
 }
 
-/// One field (region) of a template, validated.
-#[derive(Debug, Clone)]
-pub struct FieldModel {
-    /// The field name: the message key it fills.
-    pub name: String,
-    /// The open delimiter; `None` for the implicit field.
-    pub open: Option<DelimiterSpec>,
-    /// The close delimiter; `None` when the region runs to the end of the output.
-    pub close: Option<DelimiterSpec>,
-    /// The content parser with its validated arguments (`content`, `content_args`; default
-    /// `text` with `strip: true`).
-    pub content: ContentSpec,
-    /// `repeats` (default false): every match appends to a list.
-    pub repeats: bool,
-    /// `join`: repeated matches are concatenated with this separator (only with `repeats`).
-    pub join: Option<String>,
-    /// `optional` (default true); false makes a missing field an error at the end of output.
-    pub optional: bool,
-    /// `transform`: a JSON shape whose whole-string placeholders are replaced (`null` = none).
-    /// Its strings are known not to mix a placeholder with text.
-    pub transform: Option<Value>,
-    /// `transform_each` (default false): apply `transform` to every element of a list body.
-    /// Only set together with `transform`.
-    pub transform_each: bool,
-}
+/// One field (region) of a template, validated: the table's [`Field`] with the delimiters as
+/// the template spells them (compiled by [`crate::compile`]). `transform` strings are known not
+/// to mix a placeholder with text; `transform_each` is only set together with `transform`.
+pub type FieldModel = Field<Owned, DelimiterSpec>;
 
 /// A validated response template.
 #[derive(Debug, Clone)]

@@ -69,14 +69,14 @@ fn main() {
         let tables = lazy().tables();
         let mut dfas = 0;
         let mut bytes = 0;
-        for field in tables.fields {
+        for field in tables.template.fields {
             for d in [&field.open, &field.close].into_iter().flatten() {
                 for b in d.branches {
                     dfas += 1;
                     bytes += b.dfa.bytes.len();
-                    if let Some((_, la)) = &b.lookahead {
+                    if let Some(la) = &b.lookahead {
                         dfas += 1;
-                        bytes += la.bytes.len();
+                        bytes += la.dfa.bytes.len();
                     }
                 }
             }

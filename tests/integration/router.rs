@@ -5,7 +5,7 @@
 //! compiler's prefilter facts off must change nothing, and the router's typed limits.
 
 use parser_runtime::router::{RegionEvent, RegionValue, RouteError, Router};
-use parser_runtime::tables::CompiledTemplate;
+use parser_runtime::tables::{CompiledTemplate, Owned, Routed};
 use parser_runtime::{Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -90,7 +90,8 @@ fn router_steps<R: parser_runtime::router::Routes, F: parser_runtime::FieldId>(
 }
 
 fn dynamic_steps(template: &CompiledTemplate, text: &str, size: usize) -> Vec<Step> {
-    let router: Router<&CompiledTemplate, usize, 65536> = Router::new(template).expect("router");
+    let router: Router<Routed<'_, Owned>, usize, 65536> =
+        Router::new(template.routes()).expect("router");
     router_steps(router, |f| template.fields[f].name.clone(), text, size)
         .unwrap_or_else(|e| panic!("router: {e}"))
 }
@@ -154,8 +155,8 @@ fn router_equals_response_parser_on_conformance_outputs() {
             let Some(want) = parser_steps(&template, text, size) else {
                 continue;
             };
-            let router: Router<&CompiledTemplate, usize, 65536> =
-                Router::new(&template).expect("router");
+            let router: Router<Routed<'_, Owned>, usize, 65536> =
+                Router::new(template.routes()).expect("router");
             match router_steps(router, |f| template.fields[f].name.clone(), text, size) {
                 Ok(got) => assert_eq!(got, want, "{} in {size}-byte chunks", case["id"]),
                 Err(e) => panic!(
@@ -306,7 +307,7 @@ fn a_delimiter_that_outgrows_the_hold_buffer_is_a_typed_error() {
             "x": {"open_pattern": "[^<]*<\\|x\\|>", "close": "<|/x|>", "content": "text"}}}"#,
     )
     .expect("template");
-    let mut router: Router<&CompiledTemplate, usize, 16> = Router::new(&template).unwrap();
+    let mut router: Router<Routed<'_, Owned>, usize, 16> = Router::new(template.routes()).unwrap();
     router.feed("0123456789", |_| {}).expect("fits");
     assert_eq!(router.held(), 10);
     let err = router.feed("abcdefghij", |_| {}).unwrap_err();
@@ -326,7 +327,7 @@ fn a_delimiter_that_outgrows_the_hold_buffer_is_a_typed_error() {
     assert_eq!(after, 0);
     // With room, the same text routes, nothing lost.
     let mut text = String::new();
-    let mut router: Router<&CompiledTemplate, usize, 64> = Router::new(&template).unwrap();
+    let mut router: Router<Routed<'_, Owned>, usize, 64> = Router::new(template.routes()).unwrap();
     for piece in ["0123456789", "abcdefghij", "<|x|>in<|/x|>"] {
         router
             .feed(piece, |e| {
@@ -349,7 +350,8 @@ fn too_many_pending_walks_or_delimiters_is_a_typed_error() {
             "x": {"open": "<x><y>", "close": "</x>", "content": "text"}}}"#,
     )
     .expect("template");
-    let mut router: Router<&CompiledTemplate, usize, 64, 1> = Router::new(&template).unwrap();
+    let mut router: Router<Routed<'_, Owned>, usize, 64, 1> =
+        Router::new(template.routes()).unwrap();
     let err = router.feed("<x><", |_| {}).unwrap_err();
     assert_eq!(
         err,
@@ -359,7 +361,8 @@ fn too_many_pending_walks_or_delimiters_is_a_typed_error() {
         }
     );
     let mut text = String::new();
-    let mut router: Router<&CompiledTemplate, usize, 64, 2> = Router::new(&template).unwrap();
+    let mut router: Router<Routed<'_, Owned>, usize, 64, 2> =
+        Router::new(template.routes()).unwrap();
     let mut on_event = |e: RegionEvent<'_, usize>| {
         if let RegionEvent::Chunk { field, text: t } = e {
             text.push_str(&format!("{field}:{t} "));
@@ -378,7 +381,7 @@ fn too_many_pending_walks_or_delimiters_is_a_typed_error() {
             "b": {"open": "<b>", "close": "</b>", "content": "text"}}}"#,
     )
     .expect("template");
-    let err = Router::<&CompiledTemplate, usize, 64, 1>::new(&two).unwrap_err();
+    let err = Router::<Routed<'_, Owned>, usize, 64, 1>::new(two.routes()).unwrap_err();
     assert_eq!(err, RouteError::TooManyDelimiters { limit: 1 });
 }
 
@@ -458,7 +461,8 @@ fn region_values_equal_the_content_parsers() {
             }
         }
         let mut got: Vec<(String, Option<Value>)> = Vec::new();
-        let mut router: Router<&CompiledTemplate, usize, 65536> = Router::new(&template).unwrap();
+        let mut router: Router<Routed<'_, Owned>, usize, 65536> =
+            Router::new(template.routes()).unwrap();
         let mut on_event = |e: RegionEvent<'_, usize>| {
             if let RegionEvent::Close { field, value, .. } = e {
                 got.push((
@@ -515,7 +519,8 @@ fn scalar_values_follow_python() {
     .expect("template");
     let value_of = |body: &str| {
         let mut values = Vec::new();
-        let mut router: Router<&CompiledTemplate, usize, 256> = Router::new(&template).unwrap();
+        let mut router: Router<Routed<'_, Owned>, usize, 256> =
+            Router::new(template.routes()).unwrap();
         let mut on_event = |e: RegionEvent<'_, usize>| {
             if let RegionEvent::Close { value, .. } = e {
                 values.push(value);
@@ -610,7 +615,7 @@ fn close_value(e: Event) -> Option<(String, Value)> {
 #[test]
 fn generated_items_expose_tables_without_a_heap() {
     let routes = SmolLm3::routes().unwrap();
-    assert_eq!(routes.tables().name, "SmolLm3");
-    assert!(std::ptr::eq(routes.tables(), SmolLm3::tables()));
+    assert_eq!(routes.template().fields.len(), SmolLm3::FIELDS.len());
+    assert!(std::ptr::eq(routes.template(), &SmolLm3::tables().template));
     let _: Value = serde_json::json!(SmolLm3::FIELDS.len());
 }

@@ -236,7 +236,7 @@ fn generated_item_is_a_field_enum() {
         .iter()
         .find_map(|f| f.open.as_ref())
         .unwrap();
-    assert!(matches!(open.branches[0].dfa.dfa, Dfa::Static(_)));
+    assert!(matches!(open.branches[0].dfa, Dfa::Embedded(_)));
     let message = SmolLm3::parse_response("<think>\nhm\n</think>\nHi", prefix).unwrap();
     assert_eq!(message["content"], "Hi");
     assert_eq!(message["thinking"], "hm");
