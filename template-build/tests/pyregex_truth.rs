@@ -1,0 +1,347 @@
+//! Our translations of the Python `regex` dialect (`template_build::pyregex`) against the
+//! module itself: `tests/data/pyregex-truth.jsonl` holds, for each pattern, whether
+//! `regex.compile(pattern, regex.DOTALL)` (module default `VERSION0`) compiles and what
+//! `.search(hay)` gives on each haystack, as `scripts/pyregex-truth.py` computed it with the real
+//! module (see its docstring for the schema and how to run it). `ours` says what we claim:
+//! `exact` (both translations reproduce every search), `fancy` (only `to_fancy` does) or
+//! `rejected` (both translations reject the pattern).
+
+use fancy_regex::Regex as FancyRegex;
+use regex_automata::meta::Regex as MetaRegex;
+use serde::Deserialize;
+use template_build::pyregex::{group_names, to_dfa, to_fancy, DfaBranch, DfaPattern};
+
+/// Byte spans of group 0, 1, ... (`None`: the group did not participate); `None`: no match.
+type Spans = Option<Vec<Option<(usize, usize)>>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Truth {
+    pattern: String,
+    ours: Ours,
+    /// Python's error, when it rejects the pattern.
+    python_error: Option<String>,
+    searches: Vec<Search>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Ours {
+    Exact,
+    Fancy,
+    Rejected,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Search {
+    hay: String,
+    /// What Python's `search` gives.
+    groups: Spans,
+}
+
+/// Every truth case with its line number.
+fn truth() -> Vec<(usize, Truth)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/pyregex-truth.jsonl"
+    );
+    let text = std::fs::read_to_string(path).expect("read pyregex-truth.jsonl");
+    let cases: Vec<(usize, Truth)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let case = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("pyregex-truth.jsonl line {}: {e}", i + 1));
+            (i + 1, case)
+        })
+        .collect();
+    assert!(cases.len() > 300, "only {} truth cases", cases.len());
+    cases
+}
+
+/// The cases Python compiles that claim one of `ours`.
+fn claimed(ours: &'static [Ours]) -> impl Iterator<Item = (usize, Truth)> {
+    truth()
+        .into_iter()
+        .filter(|(_, case)| ours.contains(&case.ours) && case.python_error.is_none())
+}
+
+fn check(failures: Vec<String>) {
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn truth_file_is_consistent() {
+    let mut failures = Vec::new();
+    for (line, case) in truth() {
+        if case.python_error.is_some() && case.ours != Ours::Rejected {
+            failures.push(format!(
+                "line {line}: Python rejects {:?} ({}), ours is {:?}",
+                case.pattern,
+                case.python_error.as_deref().unwrap_or(""),
+                case.ours
+            ));
+        }
+        if case.ours == Ours::Rejected && !case.searches.is_empty() {
+            failures.push(format!("line {line}: a rejected pattern with searches"));
+        }
+    }
+    check(failures);
+}
+
+fn fancy_spans(re: &FancyRegex, hay: &str) -> Spans {
+    let caps = re.captures(hay).expect("fancy-regex runtime error")?;
+    Some(
+        (0..caps.len())
+            .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+            .collect(),
+    )
+}
+
+fn meta_spans(re: &MetaRegex, hay: &str) -> Spans {
+    let mut caps = re.create_captures();
+    re.captures(hay, &mut caps);
+    if !caps.is_match() {
+        return None;
+    }
+    Some(
+        (0..caps.group_len())
+            .map(|i| caps.get_group(i).map(|s| (s.start, s.end)))
+            .collect(),
+    )
+}
+
+/// Recombine the DFA branches into one backtracking regex, `(?:main)(?=body)|...`, which
+/// has the semantics the DFA driver implements (a branch matches if its main part matches
+/// and its look-ahead then holds).
+fn recombine(dp: &DfaPattern) -> String {
+    dp.branches
+        .iter()
+        .map(|b| match &b.lookahead {
+            None => format!("(?:{})", b.main),
+            Some((false, body)) => format!("(?:{})(?={})", b.main, body),
+            Some((true, body)) => format!("(?:{})(?!{})", b.main, body),
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+#[test]
+fn fancy_translation_matches_python() {
+    let mut failures = Vec::new();
+    for (line, case) in claimed(&[Ours::Exact, Ours::Fancy]) {
+        let translated = match to_fancy(&case.pattern) {
+            Ok(translated) => translated,
+            Err(e) => {
+                failures.push(format!("line {line}: to_fancy({:?}): {e}", case.pattern));
+                continue;
+            }
+        };
+        let re = FancyRegex::new(&translated).unwrap();
+        for search in &case.searches {
+            let got = fancy_spans(&re, &search.hay);
+            if got != search.groups {
+                failures.push(format!(
+                    "line {line}: pattern {:?} translated {translated:?} on {:?}: {got:?}, \
+                     Python {:?}",
+                    case.pattern, search.hay, search.groups
+                ));
+            }
+        }
+    }
+    check(failures);
+}
+
+/// A match as the DFA driver finds it: group 0 and the named groups that participate.
+type DriverMatch = ((usize, usize), Vec<(String, (usize, usize))>);
+
+/// What the DFA driver (see [`DfaBranch`]) finds: at the first start where some branch
+/// matches, the first such branch in order; a branch matches with its main part's
+/// preferred (leftmost-first) anchored match when its look-ahead then holds from the end
+/// of that match (no backtracking into the main part). Captures are resolved by the
+/// branch's own regex, by name, as the engine does.
+fn driver_match(dp: &DfaPattern, hay: &str) -> Option<DriverMatch> {
+    use regex_automata::{Anchored, Input};
+    let branches: Vec<(MetaRegex, Option<(bool, MetaRegex)>)> = dp
+        .branches
+        .iter()
+        .map(|b| {
+            let look = b
+                .lookahead
+                .as_ref()
+                .map(|(negated, body)| (*negated, MetaRegex::new(body).unwrap()));
+            (MetaRegex::new(&b.main).unwrap(), look)
+        })
+        .collect();
+    for start in (0..=hay.len()).filter(|&i| hay.is_char_boundary(i)) {
+        for (main, look) in &branches {
+            let mut caps = main.create_captures();
+            main.search_captures(
+                &Input::new(hay).range(start..).anchored(Anchored::Yes),
+                &mut caps,
+            );
+            let Some(m) = caps.get_match() else {
+                continue;
+            };
+            if let Some((negated, look)) = look {
+                let held = look.is_match(Input::new(hay).range(m.end()..).anchored(Anchored::Yes));
+                if held == *negated {
+                    continue;
+                }
+            }
+            let names = caps
+                .group_info()
+                .pattern_names(regex_automata::PatternID::ZERO)
+                .enumerate()
+                .filter_map(|(i, name)| {
+                    let span = caps.get_group(i)?;
+                    Some((name?.to_string(), (span.start, span.end)))
+                })
+                .collect();
+            return Some(((m.start(), m.end()), names));
+        }
+    }
+    None
+}
+
+/// Python's result for a search, in the form of [`driver_match`] (group names from the
+/// full translation, which keeps Python's group numbering).
+fn python_match(pattern: &str, expected: &Spans) -> Option<DriverMatch> {
+    let groups = expected.as_ref()?;
+    let fancy = FancyRegex::new(&to_fancy(pattern).unwrap()).unwrap();
+    let mut names: Vec<(String, (usize, usize))> = fancy
+        .capture_names()
+        .enumerate()
+        .filter_map(|(i, name)| Some((name?.to_string(), groups.get(i).copied()??)))
+        .collect();
+    names.sort();
+    Some((groups[0]?, names))
+}
+
+/// The cases claimed `exact` with their DFA translation; a failure for each that has none.
+fn exact_cases(failures: &mut Vec<String>) -> Vec<(usize, Truth, DfaPattern)> {
+    claimed(&[Ours::Exact])
+        .filter_map(|(line, case)| match to_dfa(&case.pattern) {
+            Ok(dp) => Some((line, case, dp)),
+            Err(e) => {
+                failures.push(format!("line {line}: to_dfa({:?}): {e}", case.pattern));
+                None
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn dfa_driver_matches_python() {
+    let mut failures = Vec::new();
+    for (line, case, dp) in exact_cases(&mut failures) {
+        for search in &case.searches {
+            let got = driver_match(&dp, &search.hay).map(|(span, mut names)| {
+                names.sort();
+                (span, names)
+            });
+            let expected = python_match(&case.pattern, &search.groups);
+            if got != expected {
+                failures.push(format!(
+                    "line {line}: pattern {:?} -> {dp:?} on {:?}: {got:?}, Python {expected:?}",
+                    case.pattern, search.hay
+                ));
+            }
+        }
+    }
+    check(failures);
+}
+
+#[test]
+fn dfa_translation_matches_python() {
+    let mut failures = Vec::new();
+    for (line, case, dp) in exact_cases(&mut failures) {
+        let re = FancyRegex::new(&recombine(&dp)).unwrap();
+        for search in &case.searches {
+            let got = fancy_spans(&re, &search.hay).map(|s| s[0]);
+            let expected = search.groups.as_ref().map(|g| g[0]);
+            if got != expected {
+                failures.push(format!(
+                    "line {line}: pattern {:?} -> {dp:?} on {:?}: {got:?}, Python {expected:?}",
+                    case.pattern, search.hay
+                ));
+            }
+        }
+        // A single branch without look-ahead runs on regex-automata as is: compare every
+        // group too.
+        if let [DfaBranch {
+            main,
+            lookahead: None,
+        }] = dp.branches.as_slice()
+        {
+            let re = MetaRegex::new(main)
+                .unwrap_or_else(|e| panic!("line {line}: meta regex for {main:?}: {e}"));
+            for search in &case.searches {
+                let got = meta_spans(&re, &search.hay);
+                if got != search.groups {
+                    failures.push(format!(
+                        "line {line}: pattern {:?} -> {main:?} on {:?}: {got:?}, Python {:?}",
+                        case.pattern, search.hay, search.groups
+                    ));
+                }
+            }
+        }
+    }
+    check(failures);
+}
+
+/// The functions that accept `pattern`, of `to_fancy`, `to_dfa` and (if `names`) `group_names`.
+fn accepted_by(pattern: &str, names: bool) -> Vec<&'static str> {
+    let mut accepted = Vec::new();
+    if to_fancy(pattern).is_ok() {
+        accepted.push("to_fancy");
+    }
+    if to_dfa(pattern).is_ok() {
+        accepted.push("to_dfa");
+    }
+    if names && group_names(pattern).is_ok() {
+        accepted.push("group_names");
+    }
+    accepted
+}
+
+#[test]
+fn python_errors_are_errors() {
+    let mut failures = Vec::new();
+    for (line, case) in truth() {
+        if case.python_error.is_some() {
+            for f in accepted_by(&case.pattern, true) {
+                failures.push(format!("line {line}: {f}({:?}) accepted", case.pattern));
+            }
+        }
+    }
+    check(failures);
+}
+
+#[test]
+fn unsupported_python_constructs_are_rejected() {
+    let mut failures = Vec::new();
+    for (line, case) in claimed(&[Ours::Rejected]) {
+        for f in accepted_by(&case.pattern, false) {
+            failures.push(format!("line {line}: {f}({:?}) accepted", case.pattern));
+        }
+    }
+    check(failures);
+}
+
+#[test]
+fn lookahead_is_checked_at_the_preferred_end_only() {
+    // Documented limitation of the driver: no backtracking into the main part. Python's
+    // `regex` finds (0, 2) for `x.*?$` on "xa" and (0, 3) for `x(?:a|.*?$)` on "xbc".
+    let dp = to_dfa(r"x.*?$").unwrap();
+    assert_eq!(driver_match(&dp, "xa"), None);
+    let dp = to_dfa(r"x(?:a|.*?$)").unwrap();
+    assert_eq!(driver_match(&dp, "xbc"), None);
+    // The `\z` approximation after a variable-length prefix keeps such a match, only the
+    // final newline differs (Python: (0, 10) on "<think>a\nb", (0, 9) on "<think>ab\n").
+    let dp = to_dfa(r"<think>[\s\S]*?(?:</think>|$)").unwrap();
+    assert_eq!(driver_match(&dp, "<think>a\nb"), Some(((0, 10), vec![])));
+    assert_eq!(driver_match(&dp, "<think>ab\n"), Some(((0, 10), vec![])));
+}
