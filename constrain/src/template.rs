@@ -39,7 +39,7 @@
 use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, Hir, HirKind};
 use serde_json::Value;
 
-use parser_runtime_core::tables::ContentSpec;
+use parser_runtime_core::tables::{ContentSpec, Role};
 use structured_outputs::{ResponseFormat, StrictTools};
 use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
@@ -143,16 +143,9 @@ fn build(at: &str, e: BuildError) -> ConstrainError {
     cerr(at, e.to_string())
 }
 
-/// The tool-call family of a template.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// `{"name": N, "arguments": {...}}` inside the delimiters.
-    JsonCall,
-    /// The name in the open delimiter, JSON arguments in the body.
-    NamedJson,
-    /// The name in the open delimiter, `<parameter=K>` tags in the body.
-    XmlParameters,
-}
+/// The tool-call family of a template: decided by the compiler (`template_build::roles`) and
+/// read from the `tool_calls` field's [`Role`].
+pub use parser_runtime_core::tables::ToolFamily as Family;
 
 /// A compiled constraint: the machine of valid whole responses.
 #[derive(Debug)]
@@ -162,9 +155,6 @@ pub struct Constraint {
     /// The tool-call family, when the request has tools.
     pub family: Option<Family>,
 }
-
-/// Reasoning field names, in preference order.
-const REASONING: &[&str] = &["reasoning_content", "thinking", "reasoning"];
 
 fn field_path(field: &FieldModel, key: &str) -> String {
     format!("fields.{}.{key}", field.name)
@@ -603,64 +593,6 @@ fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
     Ok(Tools { tools })
 }
 
-fn family(field: &FieldModel) -> Result<Family, ConstrainError> {
-    let at = field_path(field, "transform");
-    let open_has_name = match &field.open {
-        Some(DelimiterSpec::Pattern(p)) => template_build::pyregex::group_names(p)
-            .map(|names| names.iter().any(|n| n == "name"))
-            .unwrap_or(false),
-        _ => false,
-    };
-    let whole = serde_json::json!({"type": "function", "function": "{content}"});
-    let named = |t: &Value| {
-        t.pointer("/function/name") == Some(&Value::from("{name}"))
-            && t.pointer("/function/arguments") == Some(&Value::from("{content}"))
-    };
-    match (&field.content, &field.transform) {
-        (
-            ContentSpec::Json {
-                allow_non_json: false,
-                ..
-            },
-            Some(t),
-        ) if *t == whole && !open_has_name => Ok(Family::JsonCall),
-        (
-            ContentSpec::Json {
-                allow_non_json: false,
-                ..
-            },
-            Some(t),
-        ) if named(t) && open_has_name => Ok(Family::NamedJson),
-        (
-            ContentSpec::XmlInline {
-                tag_pattern: Some(re),
-                value_parser: None,
-                ..
-            },
-            Some(t),
-        ) if named(t) && open_has_name => {
-            // The parameter tags this family writes must read back as (key, value).
-            let probe = "<parameter=k_1>\nv a\n</parameter>\n";
-            let ok = matches!(re.captures(probe), Ok(Some(c))
-                if c.name("key").map(|m| m.as_str()) == Some("k_1")
-                    && c.name("value").map(|m| m.as_str()) == Some("v a"));
-            if ok {
-                Ok(Family::XmlParameters)
-            } else {
-                Err(cerr(
-                    field_path(field, "content_args.tag_pattern"),
-                    "only Qwen3-Coder's `<parameter=K>\\nV\\n</parameter>` tags are generated",
-                ))
-            }
-        }
-        _ => Err(cerr(
-            at,
-            "not a generated tool-call family (JSON call in delimiters, name in the open \
-             delimiter with JSON arguments, or XML parameters)",
-        )),
-    }
-}
-
 /// The language of one XML parameter value (the raw text between the tags), typed by its
 /// schema as strict-tools typing reads it.
 fn xml_value(
@@ -820,22 +752,16 @@ pub fn compile(
         ));
     }
     let fields = &template.fields;
-    // (field, open, close) of the reasoning region, if any.
-    let reasoning = REASONING.iter().find_map(|name| {
-        fields.iter().find_map(|f| match (&f.open, &f.close) {
-            (Some(open), Some(close))
-                if f.name == *name && matches!(f.content, ContentSpec::Text { .. }) =>
-            {
-                Some((f, open, close))
-            }
-            _ => None,
-        })
-    });
+    // (field, open, close) of the reasoning region, if any (roles come from the compiler).
+    let reasoning = fields
+        .iter()
+        .find(|f| f.role == Role::Reasoning)
+        .and_then(|f| Some((f, f.open.as_ref()?, f.close.as_ref()?)));
     let tool_field = fields
         .iter()
-        .find(|f| f.name == "tool_calls" && f.open.is_some());
+        .find(|f| matches!(f.role, Role::ToolCalls { .. }) && f.open.is_some());
     let implicit = template.implicit.map(|i| &fields[i]);
-    let content_field = fields.iter().find(|f| f.name == "content");
+    let content_field = fields.iter().find(|f| f.role == Role::Content);
     if let Some(c) = content_field {
         if !matches!(c.content, ContentSpec::Text { .. }) {
             return Err(cerr(
@@ -845,7 +771,19 @@ pub fn compile(
         }
     }
     let family = match (&tools, tool_field) {
-        (Some(_), Some(f)) => Some(family(f)?),
+        (Some(_), Some(f)) => match f.role {
+            Role::ToolCalls {
+                family: Some(family),
+            } => Some(family),
+            _ => {
+                return Err(cerr(
+                    field_path(f, "transform"),
+                    "not a generated tool-call family (JSON call in delimiters, name in the \
+                     open delimiter with JSON arguments, or Qwen3-Coder's XML parameters \
+                     `<parameter=K>\\nV\\n</parameter>`)",
+                ))
+            }
+        },
         (Some(_), None) => {
             return Err(cerr(
                 "fields",

@@ -23,6 +23,8 @@ use serde_json::{Map, Value};
 use crate::error::ParseError;
 use crate::event::Event;
 use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
+#[cfg(feature = "contracts")]
+use crate::tables::Role;
 use crate::tables::{CompiledTemplate, Owned, Routed};
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field, py_type_name};
@@ -384,7 +386,7 @@ impl Sink for Collect<'_, '_> {
             field: self.names[field].clone(),
             value,
             #[cfg(feature = "contracts")]
-            violations: if self.tpl.fields[field].name == "tool_calls" {
+            violations: if matches!(self.tpl.fields[field].role, Role::ToolCalls { .. }) {
                 self.regions
                     .check_new_calls(calls_before, self.tpl.fields[field].repeats)
             } else {

@@ -67,7 +67,7 @@ pub enum DelimiterKind {
     Close,
 }
 
-pub use crate::tables::{ByteSet, Prefilter};
+pub use crate::tables::{ByteSet, JumpPlan, Prefilter, Watched};
 
 /// The tables the router reads: fields, their delimiters and the delimiters' DFAs. Implemented
 /// by the run-time `CompiledTemplate` (feature `alloc`) and by [`crate::statics::StaticRoutes`]
@@ -77,14 +77,16 @@ pub use crate::tables::{ByteSet, Prefilter};
 pub trait Routes {
     /// The DFA type.
     type Dfa: RouteDfa;
+    /// The watch list while `region` is open (`None`: outside any region): the watched
+    /// delimiters in priority order, the union of their first bytes, and the prefilter jump
+    /// plan (decided by the compiler).
+    fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>);
     /// Number of fields.
     fn field_count(&self) -> usize;
     /// The implicit field (the one without an open delimiter), if any.
     fn implicit(&self) -> Option<usize>;
     /// The rank of `field` in name order (last tie-break between equal matches).
     fn name_rank(&self, field: usize) -> u32;
-    /// Whether `field` has a delimiter of this kind.
-    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool;
     /// The bytes with which some branch of the delimiter can start a match (256-bit set: bit
     /// `b % 8` of byte `b / 8`; every byte when the delimiter can match the empty string).
     fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet;
@@ -99,14 +101,15 @@ pub trait Routes {
         kind: DelimiterKind,
         branch: usize,
     ) -> Option<(bool, &Self::Dfa)>;
-    /// The prefilter facts of a branch, if the compiler found any.
-    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter>;
     /// How the router computes the field's [`RegionValue`].
     fn body_kind(&self, field: usize) -> BodyKind;
 }
 
 impl<T: Routes + ?Sized> Routes for &T {
     type Dfa = T::Dfa;
+    fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>) {
+        (**self).watch(region)
+    }
     fn field_count(&self) -> usize {
         (**self).field_count()
     }
@@ -115,9 +118,6 @@ impl<T: Routes + ?Sized> Routes for &T {
     }
     fn name_rank(&self, field: usize) -> u32 {
         (**self).name_rank(field)
-    }
-    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
-        (**self).has_delimiter(field, kind)
     }
     fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet {
         (**self).first_set(field, kind)
@@ -135,9 +135,6 @@ impl<T: Routes + ?Sized> Routes for &T {
         branch: usize,
     ) -> Option<(bool, &Self::Dfa)> {
         (**self).lookahead(field, kind, branch)
-    }
-    fn prefilter(&self, field: usize, kind: DelimiterKind, branch: usize) -> Option<Prefilter> {
-        (**self).prefilter(field, kind, branch)
     }
     fn body_kind(&self, field: usize) -> BodyKind {
         (**self).body_kind(field)
@@ -1024,76 +1021,36 @@ impl<R: Routes, const W: usize> Core<R, W> {
         }
     }
 
-    /// The watch list for the current region (reference `_watchlist`), and a fresh scan.
+    /// The watch list for the current region (reference `_watchlist`, compiled into the
+    /// tables), and a fresh scan.
     fn reset_scan(&mut self) -> Result<(), RouteError> {
         let routes = &self.routes;
         let scan = &mut self.scan;
         scan.watch.clear();
-        let mut full = false;
-        let mut push = |kind, field| {
-            let first = routes.first_set(field, kind);
-            full |= !scan.watch.push(Watch { kind, field, first });
-        };
-        match self.current {
-            Some(f) if Some(f) != routes.implicit() => {
-                if routes.has_delimiter(f, DelimiterKind::Close) {
-                    push(DelimiterKind::Close, f);
-                }
-            }
-            _ => {
-                for i in 0..routes.field_count() {
-                    if routes.has_delimiter(i, DelimiterKind::Open) {
-                        push(DelimiterKind::Open, i);
-                    }
-                }
-                if let Some(i) = routes.implicit() {
-                    if routes.has_delimiter(i, DelimiterKind::Close) {
-                        push(DelimiterKind::Close, i);
-                    }
-                }
+        let (watched, first, jump) = routes.watch(self.current);
+        for w in watched {
+            let first = routes.first_set(w.field, w.kind);
+            if !scan.watch.push(Watch {
+                kind: w.kind,
+                field: w.field,
+                first,
+            }) {
+                return Err(RouteError::TooManyDelimiters {
+                    limit: scan.watch.capacity(),
+                });
             }
         }
-        if full {
-            return Err(RouteError::TooManyDelimiters {
-                limit: scan.watch.capacity(),
-            });
-        }
-        let mut lead = ByteSet::EMPTY;
-        let mut jump_first = ByteSet::EMPTY;
-        let mut jumpable = !scan.watch.as_slice().is_empty();
-        let mut first_set = ByteSet::EMPTY;
-        for w in scan.watch.as_slice() {
-            first_set.union(&w.first);
-            for br in 0..routes.branch_count(w.field, w.kind) {
-                match routes.prefilter(w.field, w.kind, br) {
-                    Some(p) => {
-                        lead.union(&p.lead);
-                        jump_first.union(&p.first);
-                    }
-                    None => jumpable = false,
-                }
-            }
-        }
-        if lead.intersects(&jump_first) {
-            jumpable = false;
-        }
-        scan.jump = jumpable.then(|| {
-            let mut needles = ArrayVec::new();
-            for b in jump_first.iter() {
-                if needles.try_push(b).is_err() {
-                    needles.clear();
-                    break;
-                }
-            }
-            Jump {
-                lead,
-                first: jump_first,
-                needles,
-                hit: None,
-                tail: None,
-            }
+        scan.jump = jump.map(|plan| Jump {
+            lead: plan.lead,
+            first: plan.first,
+            needles: plan.needles[..usize::from(plan.needle_count)]
+                .iter()
+                .copied()
+                .collect(),
+            hit: None,
+            tail: None,
         });
-        scan.first = first_set;
+        scan.first = first;
         scan.next = self.pos;
         scan.walks.clear();
         scan.preferred.clear();

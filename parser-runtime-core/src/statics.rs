@@ -30,7 +30,7 @@ use alloc::{borrow::ToOwned, boxed::Box, string::ToString, vec::Vec};
 #[cfg(feature = "alloc")]
 use crate::tables::{
     static_object, Branch, Captures, CompiledTemplate, Content, Delimiter, Dfa, Field, Lookahead,
-    Owned, StartAnchor,
+    Owned, StartAnchor, Watch,
 };
 
 /// The version of the generated-code format. The generator embeds the version it writes and
@@ -216,6 +216,7 @@ impl StaticTemplate {
             };
             fields.push(Field::<Owned> {
                 name: f.name.to_owned(),
+                role: f.role,
                 open: delimiter(&f.open, DelimiterKind::Open)?,
                 close: delimiter(&f.close, DelimiterKind::Close)?,
                 content,
@@ -235,6 +236,15 @@ impl StaticTemplate {
             fields,
             implicit: t.implicit,
             name_rank: t.name_rank.to_vec(),
+            watch: t
+                .watch
+                .iter()
+                .map(|w| Watch {
+                    delimiters: w.delimiters.to_vec(),
+                    first: w.first,
+                    jump: w.jump,
+                })
+                .collect(),
         })
     }
 }

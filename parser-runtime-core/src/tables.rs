@@ -130,6 +130,95 @@ pub struct Template<S: Storage> {
     /// Each field's rank in name order: the last tie-break between delimiters that match at
     /// the same start with the same length (reference: `ResponseParser._scan` sort key).
     pub name_rank: S::List<u32>,
+    /// The watch lists, decided by the compiler: index 0 outside any explicit region (and
+    /// inside the implicit one), index `1 + f` inside field `f` (see [`Template::watch`]).
+    pub watch: S::List<Watch<S>>,
+}
+
+impl<S: Storage> Template<S> {
+    /// The watch list while `region` is open (`None`: no region, or before the first byte of
+    /// the implicit one). Reference: `ResponseParser._watchlist`.
+    pub fn watch(&self, region: Option<usize>) -> &Watch<S> {
+        let lists = self.watch.as_ref();
+        let i = region.map_or(0, |f| f + 1);
+        // The compiler writes one list per field plus the outside list.
+        lists.get(i).unwrap_or(&lists[0])
+    }
+
+    /// The field with `role`, if any (the first in template order).
+    pub fn field_with(&self, role: impl Fn(Role) -> bool) -> Option<usize> {
+        self.fields.as_ref().iter().position(|f| role(f.role))
+    }
+}
+
+/// What a field holds, decided by the compiler (`template_build::roles`) and read by the engine
+/// and `constrain`: nothing after the compiler compares field names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The field named `tool_calls`: tool calls, typed by the request's tools and checked by
+    /// strict tools. `family` says how a call is written, when it is one of the shapes
+    /// constrained generation writes.
+    ToolCalls {
+        /// The tool-call family, if recognised.
+        family: Option<ToolFamily>,
+    },
+    /// The reasoning region: the first of `reasoning_content`, `thinking`, `reasoning` with an
+    /// open and a close delimiter and `text` content.
+    Reasoning,
+    /// The field named `content`.
+    Content,
+    /// Any other field.
+    Other,
+}
+
+/// How a template writes one tool call (a region of the `tool_calls` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFamily {
+    /// `{"name": N, "arguments": {...}}` inside the delimiters (JSON content, transform
+    /// `{"type": "function", "function": "{content}"}`, no `name` group).
+    JsonCall,
+    /// The name in the open delimiter's `name` group, JSON arguments in the body.
+    NamedJson,
+    /// The name in the open delimiter, `<parameter=K>\nV\n</parameter>` tags in the body
+    /// (Qwen3-Coder).
+    XmlParameters,
+}
+
+/// One watched delimiter: the `kind` delimiter of `field`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watched {
+    /// The field.
+    pub field: usize,
+    /// Open or close.
+    pub kind: DelimiterKind,
+}
+
+/// The delimiters watched while the output is in one region, in priority order, with their
+/// prefilter (see docs/internals.md, "Prefilter").
+#[derive(Debug, Clone)]
+pub struct Watch<S: Storage> {
+    /// The watched delimiters: every explicit open then the implicit field's close outside a
+    /// region; the region's own close inside an explicit one.
+    pub delimiters: S::List<Watched>,
+    /// The bytes with which a watched delimiter can start.
+    pub first: ByteSet,
+    /// The jump plan, when every watched branch has a prefilter and no `first` byte of one is
+    /// a `lead` byte of another.
+    pub jump: Option<JumpPlan>,
+}
+
+/// A prefilter jump over a watch list: every match is a run of `lead` bytes then a `first`
+/// byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JumpPlan {
+    /// Union of the branches' lead bytes.
+    pub lead: ByteSet,
+    /// Union of the branches' first bytes.
+    pub first: ByteSet,
+    /// The `first` bytes when there are at most three (searched with memchr); else none.
+    pub needles: [u8; 3],
+    /// How many of `needles` are used (0: scan with the byte set).
+    pub needle_count: u8,
 }
 
 /// A template compiled at run time (feature `alloc`).
@@ -174,6 +263,8 @@ impl StartAnchor<Owned> {
 pub struct Field<S: Storage, D = Delimiter<S>> {
     /// The field name: the key of the message it fills.
     pub name: S::Str,
+    /// What the field holds (decided by the compiler).
+    pub role: Role,
     /// The open delimiter; `None` for the implicit field.
     pub open: Option<D>,
     /// The close delimiter; `None` when the region runs to the end of the output.
@@ -208,6 +299,7 @@ impl<S: Storage, D> Field<S, D> {
         let close = self.close.map(|d| f(d, DelimiterKind::Close)).transpose()?;
         Ok(Field {
             name: self.name,
+            role: self.role,
             open,
             close,
             content: self.content,
@@ -860,6 +952,10 @@ impl Template<Owned> {
 
 impl<'a, S: Storage> Routes for Routed<'a, S> {
     type Dfa = S::Walk;
+    fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>) {
+        let w = self.template.watch(region);
+        (w.delimiters.as_ref(), w.first, w.jump)
+    }
     fn field_count(&self) -> usize {
         self.template.fields.as_ref().len()
     }
@@ -873,9 +969,6 @@ impl<'a, S: Storage> Routes for Routed<'a, S> {
             .get(field)
             .copied()
             .unwrap_or(u32::MAX)
-    }
-    fn has_delimiter(&self, field: usize, kind: DelimiterKind) -> bool {
-        self.delimiter(field, kind).is_some()
     }
     fn first_set(&self, field: usize, kind: DelimiterKind) -> ByteSet {
         match self.delimiter(field, kind) {
@@ -904,14 +997,6 @@ impl<'a, S: Storage> Routes for Routed<'a, S> {
             .lookahead
             .as_ref()
             .map(|l| (l.negated, S::walk(&l.dfa, walk)))
-    }
-    fn prefilter(
-        &self,
-        field: usize,
-        kind: DelimiterKind,
-        branch: usize,
-    ) -> Option<crate::tables::Prefilter> {
-        self.branch(field, kind, branch).prefilter
     }
     fn body_kind(&self, field: usize) -> BodyKind {
         self.template

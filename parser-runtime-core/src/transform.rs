@@ -226,6 +226,7 @@ mod tests {
 
     fn field(content: ContentSpec, transform: Option<&str>, transform_each: bool) -> FieldTable {
         FieldTable {
+            role: crate::tables::Role::Other,
             name: "f".to_owned(),
             open: None,
             close: None,

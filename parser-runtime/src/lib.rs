@@ -118,12 +118,13 @@ pub mod __private {
     pub use parser_runtime_core::engine::{parse_response, Message, ResponseParser};
     #[cfg(feature = "alloc")]
     pub use parser_runtime_core::error::ParseError;
-    pub use parser_runtime_core::router::{FieldId, Router};
+    pub use parser_runtime_core::router::{DelimiterKind, FieldId, Router};
     pub use parser_runtime_core::statics::*;
     #[cfg(feature = "alloc")]
     pub use parser_runtime_core::tables::CompiledTemplate;
     pub use parser_runtime_core::tables::{
-        Branch, ByteSet, Content, Delimiter, Field, Lookahead, Prefilter, StartAnchor, Template,
+        Branch, ByteSet, Content, Delimiter, Field, JumpPlan, Lookahead, Prefilter, Role,
+        StartAnchor, Template, ToolFamily, Watch, Watched,
     };
     #[cfg(feature = "alloc")]
     pub use serde_json::Value;

@@ -15,8 +15,11 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 use serde_json::Value;
 
+use parser_runtime_core::router::DelimiterKind;
 use parser_runtime_core::statics::FORMAT_VERSION;
-use parser_runtime_core::tables::{ByteSet, CompiledTemplate, ContentSpec, Delimiter, Dfa, Owned};
+use parser_runtime_core::tables::{
+    ByteSet, CompiledTemplate, ContentSpec, Delimiter, Dfa, Owned, Role, ToolFamily, Watch,
+};
 
 /// What to generate around the tables.
 #[derive(Debug, Clone)]
@@ -306,10 +309,11 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
     put(&mut out, t.start_anchor.regex.as_str().as_bytes());
     put(
         &mut out,
-        format!("{:?} {:?}", t.implicit, t.name_rank).as_bytes(),
+        format!("{:?} {:?} {:?}", t.implicit, t.name_rank, t.watch).as_bytes(),
     );
     for f in &t.fields {
         put(&mut out, f.name.as_bytes());
+        put(&mut out, format!("{:?}", f.role).as_bytes());
         delimiter(&mut out, f.open.as_ref());
         delimiter(&mut out, f.close.as_ref());
         put(&mut out, format!("{:?}", f.content).as_bytes());
@@ -382,6 +386,7 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
         quote!(#i)
     }));
     let rank = t.name_rank.iter().map(|&r| Literal::u32_suffixed(r));
+    let watch = t.watch.iter().map(watch);
     let fields = t.fields.iter().map(|f| {
         let name = &f.name;
         let open = option(f.open.as_ref().map(|d| delimiter(d, &counter)));
@@ -392,9 +397,11 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
         let optional = f.optional;
         let transform = option(f.transform.as_ref().map(value));
         let transform_each = f.transform_each;
+        let role = role(f.role);
         quote! {
             ::parser_runtime::__private::Field {
                 name: #name,
+                role: #role,
                 open: #open,
                 close: #close,
                 content: #content,
@@ -416,6 +423,60 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
             fields: &[ #( #fields ),* ],
             implicit: #implicit,
             name_rank: &[ #( #rank ),* ],
+            watch: &[ #( #watch ),* ],
+        }
+    }
+}
+
+fn role(role: Role) -> TokenStream {
+    let family = |f: Option<ToolFamily>| {
+        option(f.map(|f| match f {
+            ToolFamily::JsonCall => quote!(::parser_runtime::__private::ToolFamily::JsonCall),
+            ToolFamily::NamedJson => quote!(::parser_runtime::__private::ToolFamily::NamedJson),
+            ToolFamily::XmlParameters => {
+                quote!(::parser_runtime::__private::ToolFamily::XmlParameters)
+            }
+        }))
+    };
+    match role {
+        Role::ToolCalls { family: f } => {
+            let f = family(f);
+            quote!(::parser_runtime::__private::Role::ToolCalls { family: #f })
+        }
+        Role::Reasoning => quote!(::parser_runtime::__private::Role::Reasoning),
+        Role::Content => quote!(::parser_runtime::__private::Role::Content),
+        Role::Other => quote!(::parser_runtime::__private::Role::Other),
+    }
+}
+
+fn watch(w: &Watch<Owned>) -> TokenStream {
+    let delimiters = w.delimiters.iter().map(|d| {
+        let field = Literal::usize_suffixed(d.field);
+        let kind = match d.kind {
+            DelimiterKind::Open => quote!(::parser_runtime::__private::DelimiterKind::Open),
+            DelimiterKind::Close => quote!(::parser_runtime::__private::DelimiterKind::Close),
+        };
+        quote!(::parser_runtime::__private::Watched { field: #field, kind: #kind })
+    });
+    let first = byte_set(&w.first);
+    let jump = option(w.jump.map(|j| {
+        let (lead, first) = (byte_set(&j.lead), byte_set(&j.first));
+        let needles = j.needles.iter().map(|&b| Literal::u8_suffixed(b));
+        let count = Literal::u8_suffixed(j.needle_count);
+        quote! {
+            ::parser_runtime::__private::JumpPlan {
+                lead: #lead,
+                first: #first,
+                needles: [ #( #needles ),* ],
+                needle_count: #count,
+            }
+        }
+    }));
+    quote! {
+        ::parser_runtime::__private::Watch {
+            delimiters: &[ #( #delimiters ),* ],
+            first: #first,
+            jump: #jump,
         }
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use parser_runtime_core::router::{DelimiterKind, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use parser_runtime_core::tables::{
-    Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, Lookahead, Owned, OwnedDfa,
-    Prefilter, StartAnchor,
+    Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, FieldTable, JumpPlan, Lookahead,
+    Owned, OwnedDfa, Prefilter, StartAnchor, Watch, Watched,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -217,13 +217,102 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
     for (rank, &i) in order.iter().enumerate() {
         name_rank[i] = rank as u32;
     }
+    let watch = watch_lists(&fields, model.implicit);
     Ok(CompiledTemplate {
         defaults: model.defaults.clone(),
         start_anchor,
         fields,
         implicit: model.implicit,
         name_rank,
+        watch,
     })
+}
+
+/// The watch lists of a template (reference `ResponseParser._watchlist`): index 0 outside any
+/// explicit region (every explicit open, then the implicit field's close), index `1 + f` inside
+/// field `f` (its own close; the implicit field watches the outside list), each with its
+/// prefilter jump plan.
+pub fn watch_lists(fields: &[FieldTable], implicit: Option<usize>) -> Vec<Watch<Owned>> {
+    let mut outside: Vec<Watched> = (0..fields.len())
+        .filter(|&f| fields[f].open.is_some())
+        .map(|field| Watched {
+            field,
+            kind: DelimiterKind::Open,
+        })
+        .collect();
+    if let Some(i) = implicit.filter(|&i| fields[i].close.is_some()) {
+        outside.push(Watched {
+            field: i,
+            kind: DelimiterKind::Close,
+        });
+    }
+    let outside = watch(fields, outside);
+    let mut lists = vec![outside.clone()];
+    for (f, field) in fields.iter().enumerate() {
+        lists.push(if Some(f) == implicit {
+            outside.clone()
+        } else {
+            let close = field.close.as_ref().map(|_| Watched {
+                field: f,
+                kind: DelimiterKind::Close,
+            });
+            watch(fields, close.into_iter().collect())
+        });
+    }
+    lists
+}
+
+/// One watch list: the union of the first bytes, and the jump plan when every branch has a
+/// prefilter and no first byte is a lead byte (a match could then start inside a lead run the
+/// jump skips).
+fn watch(fields: &[FieldTable], delimiters: Vec<Watched>) -> Watch<Owned> {
+    let mut first = ByteSet::EMPTY;
+    let mut lead = ByteSet::EMPTY;
+    let mut jump_first = ByteSet::EMPTY;
+    let mut jumpable = !delimiters.is_empty();
+    for w in &delimiters {
+        let field = &fields[w.field];
+        let d = match w.kind {
+            DelimiterKind::Open => field.open.as_ref(),
+            DelimiterKind::Close => field.close.as_ref(),
+        };
+        let Some(d) = d else { continue };
+        first.union(if d.can_be_empty {
+            &ByteSet::FULL
+        } else {
+            &d.first_bytes
+        });
+        for b in &d.branches {
+            match &b.prefilter {
+                Some(p) => {
+                    lead.union(&p.lead);
+                    jump_first.union(&p.first);
+                }
+                None => jumpable = false,
+            }
+        }
+    }
+    let jump = (jumpable && !lead.intersects(&jump_first)).then(|| {
+        let bytes: Vec<u8> = jump_first.iter().take(4).collect();
+        let mut needles = [0u8; 3];
+        let needle_count = if bytes.len() <= 3 {
+            needles[..bytes.len()].copy_from_slice(&bytes);
+            bytes.len() as u8
+        } else {
+            0
+        };
+        JumpPlan {
+            lead,
+            first: jump_first,
+            needles,
+            needle_count,
+        }
+    });
+    Watch {
+        delimiters,
+        first,
+        jump,
+    }
 }
 
 /// The JSON path of a field key, quoting names that are not plain identifiers.

@@ -21,6 +21,7 @@ pub mod error;
 pub mod locate;
 pub mod model;
 pub mod pyregex;
+pub mod roles;
 
 pub use builder::Builder;
 pub use compile::{compile, compile_model, compile_str, compile_text, load_file};

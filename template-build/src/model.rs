@@ -53,7 +53,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use parser_runtime_core::tables::{Field, Owned};
+use parser_runtime_core::tables::{Field, Owned, Role};
 use parser_runtime_core::ContentSpec;
 
 use crate::error::{TemplateError, TemplateErrors};
@@ -323,6 +323,7 @@ fn load_fields(cx: &mut Ctx, raw: Option<&Value>) -> Option<(Vec<FieldModel>, Op
         return None;
     }
     let implicit = fields.iter().position(|field| field.open.is_none());
+    crate::roles::assign(&mut fields);
     Some((fields, implicit))
 }
 
@@ -456,6 +457,8 @@ fn load_field(cx: &mut Ctx, name: &str, raw: &Value) -> Option<FieldModel> {
     }
     Some(FieldModel {
         name: name.to_owned(),
+        // Set with every field in view, by `roles::assign`.
+        role: Role::Other,
         open: open.into_option(),
         close: close.into_option(),
         content: content?,

@@ -1,0 +1,150 @@
+//! Field roles: which field holds tool calls (and how a call is written), which one the
+//! reasoning and which one the content. Decided here, once, and stored in the tables
+//! ([`Role`]); the engine and `constrain` read the role instead of comparing field names.
+
+use parser_runtime_core::tables::{Content, Role, ToolFamily};
+use serde_json::Value;
+
+use crate::model::{DelimiterSpec, FieldModel};
+use crate::pyregex;
+
+/// Reasoning field names, in preference order: the first one with an open and a close
+/// delimiter and `text` content is the reasoning region.
+pub const REASONING: &[&str] = &["reasoning_content", "thinking", "reasoning"];
+
+/// Sets the role of every field.
+pub fn assign(fields: &mut [FieldModel]) {
+    let reasoning = REASONING.iter().find_map(|name| {
+        fields.iter().position(|f| {
+            f.name == *name
+                && f.open.is_some()
+                && f.close.is_some()
+                && matches!(f.content, Content::Text { .. })
+        })
+    });
+    for (i, f) in fields.iter_mut().enumerate() {
+        f.role = if f.name == "tool_calls" {
+            Role::ToolCalls { family: family(f) }
+        } else if Some(i) == reasoning {
+            Role::Reasoning
+        } else if f.name == "content" {
+            Role::Content
+        } else {
+            Role::Other
+        };
+    }
+}
+
+/// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
+/// generation writes (see [`ToolFamily`]).
+fn family(field: &FieldModel) -> Option<ToolFamily> {
+    let open_has_name = match &field.open {
+        Some(DelimiterSpec::Pattern(p)) => pyregex::group_names(p)
+            .map(|names| names.iter().any(|n| n == "name"))
+            .unwrap_or(false),
+        _ => false,
+    };
+    let transform = field.transform.as_ref()?;
+    let whole = serde_json::json!({"type": "function", "function": "{content}"});
+    let named = transform.pointer("/function/name") == Some(&Value::from("{name}"))
+        && transform.pointer("/function/arguments") == Some(&Value::from("{content}"));
+    match &field.content {
+        Content::Json {
+            allow_non_json: false,
+            ..
+        } if *transform == whole && !open_has_name => Some(ToolFamily::JsonCall),
+        Content::Json {
+            allow_non_json: false,
+            ..
+        } if named && open_has_name => Some(ToolFamily::NamedJson),
+        Content::XmlInline {
+            tag_pattern: Some(re),
+            value_parser: None,
+            ..
+        } if named && open_has_name => {
+            // The parameter tags this family writes must read back as (key, value).
+            let probe = "<parameter=k_1>\nv a\n</parameter>\n";
+            let reads_back = matches!(re.captures(probe), Ok(Some(c))
+                if c.name("key").map(|m| m.as_str()) == Some("k_1")
+                    && c.name("value").map(|m| m.as_str()) == Some("v a"));
+            reads_back.then_some(ToolFamily::XmlParameters)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parser_runtime_core::tables::Role;
+
+    fn roles(template: Value) -> Vec<(String, Role)> {
+        let model = crate::model::load(&template).expect("template loads");
+        model.fields.into_iter().map(|f| (f.name, f.role)).collect()
+    }
+
+    #[test]
+    fn roles_follow_names_and_shapes() {
+        let got = roles(serde_json::json!({
+            "start_anchor": "<|im_start|>assistant",
+            "fields": {
+                "thinking": {"open": "<think>", "close": "</think>"},
+                "reasoning": {"open": "<r>", "close": "</r>"},
+                "tool_calls": {
+                    "open": "<tool_call>", "close": "</tool_call>", "repeats": true,
+                    "content": "json",
+                    "transform": {"type": "function", "function": "{content}"}
+                },
+                "content": {}
+            }
+        }));
+        assert_eq!(
+            got,
+            vec![
+                ("thinking".into(), Role::Reasoning),
+                ("reasoning".into(), Role::Other),
+                (
+                    "tool_calls".into(),
+                    Role::ToolCalls {
+                        family: Some(ToolFamily::JsonCall)
+                    }
+                ),
+                ("content".into(), Role::Content),
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_needs_both_delimiters_and_text() {
+        let got = roles(serde_json::json!({
+            "start_anchor": "<s>",
+            "fields": {
+                "reasoning_content": {"open": "<think>", "content": "json", "close": "</think>"},
+                "thinking": {"open": "<t>"},
+                "reasoning": {"open": "<r>", "close": "</r>"},
+                "tool_calls": {"open_pattern": "<call (?P<name>\\w+)>", "close": "</call>",
+                               "content": "json",
+                               "transform": {"function": {"name": "{name}",
+                                                          "arguments": "{content}"}}}
+            }
+        }));
+        assert_eq!(got[0].1, Role::Other);
+        assert_eq!(got[1].1, Role::Other);
+        assert_eq!(got[2].1, Role::Reasoning);
+        assert_eq!(
+            got[3].1,
+            Role::ToolCalls {
+                family: Some(ToolFamily::NamedJson)
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_call_shapes_have_no_family() {
+        let got = roles(serde_json::json!({
+            "start_anchor": "<s>",
+            "fields": {"tool_calls": {"open": "[", "close": "]", "content": "text"}}
+        }));
+        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    }
+}
