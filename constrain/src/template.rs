@@ -183,9 +183,8 @@ fn delimiter_parts(
             Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
             splits,
         )),
-        DelimiterSpec::Pattern(p) => {
-            let translated = template_build::pyregex::to_dfa(p)
-                .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+        DelimiterSpec::Pattern { translated, .. } => {
+            // Translated once, when the template was loaded.
             let mut branches = Vec::new();
             for branch in &translated.branches {
                 if branch.lookahead.is_some() {

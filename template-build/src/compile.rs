@@ -10,7 +10,7 @@ use std::path::Path;
 use parser_runtime_core::router::{DelimiterKind, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use parser_runtime_core::tables::{
     Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, FieldTable, JumpPlan, Lookahead,
-    Owned, OwnedDfa, Prefilter, StartAnchor, Watch, Watched,
+    Owned, OwnedDfa, Prefilter, Watch, Watched,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -20,8 +20,8 @@ use regex_automata::{Anchored, MatchKind};
 use serde_json::Value;
 
 use crate::error::{TemplateError, TemplateErrors};
+use crate::locate;
 use crate::model::{self, DelimiterSpec, TemplateModel};
-use crate::{locate, pyregex};
 
 /// Size limit, in bytes, of each NFA, DFA and determinization run: a hostile pattern (e.g.
 /// `(a|b)*a(a|b){30}`) fails to compile quickly with an error instead of eating memory.
@@ -32,41 +32,20 @@ pub const DFA_SIZE_LIMIT: usize = 8 << 20;
 /// Errors: every problem of the template (see [`model::load`]), and delimiters whose DFA
 /// cannot be built (size limit, unsupported assertion), each with its JSON path.
 pub fn compile(value: &Value) -> Result<CompiledTemplate, TemplateErrors> {
-    match model::load(value) {
+    match model::load_parts(value) {
         Ok(model) => compile_model(&model),
-        Err(mut errors) => {
+        Err((mut errors, patterns)) => {
             // The model is incomplete, so nothing was compiled to DFAs yet: build the DFAs of
             // every delimiter pattern that has no problem of its own, so that DFA problems
-            // (size limits, word boundaries) are reported together with the others.
-            let more = dfa_problems(value, &errors);
-            errors.0.extend(more);
+            // (size limits) are reported together with the others.
+            for (path, spec) in patterns {
+                if let Err(reason) = compile_delimiter(&spec) {
+                    errors.0.push(TemplateError::new(path, reason));
+                }
+            }
             Err(errors)
         }
     }
-}
-
-/// DFA-build problems of the `open_pattern`/`close_pattern` strings of a template whose model
-/// has `known` problems; patterns at a path that already has a problem are skipped.
-fn dfa_problems(value: &Value, known: &TemplateErrors) -> Vec<TemplateError> {
-    let mut out = Vec::new();
-    let Some(fields) = value.get("fields").and_then(Value::as_object) else {
-        return out;
-    };
-    for (name, field) in fields {
-        for key in ["open_pattern", "close_pattern"] {
-            let Some(pattern) = field.get(key).and_then(Value::as_str) else {
-                continue;
-            };
-            let path = field_path(name, key);
-            if known.iter().any(|e| e.path == path) {
-                continue;
-            }
-            if let Err(reason) = compile_delimiter(&DelimiterSpec::Pattern(pattern.to_string())) {
-                out.push(TemplateError::new(path, reason));
-            }
-        }
-    }
-    out
 }
 
 /// Like [`compile`], from JSON text.
@@ -167,22 +146,6 @@ const TOKENIZER_CONFIG_KEYS: &[&str] = &[
 /// Compiles a validated model.
 pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, TemplateErrors> {
     let mut errors = Vec::new();
-    let start_anchor = match compile_start_anchor(&model.start_anchor) {
-        Ok(a) => Some(a),
-        Err(reason) => {
-            let key = match model.start_anchor {
-                DelimiterSpec::Literals(_) => "start_anchor",
-                DelimiterSpec::Pattern(_) => "start_anchor_pattern",
-            };
-            errors.push(TemplateError {
-                path: key.to_string(),
-                reason,
-                file: None,
-                line_col: None,
-            });
-            None
-        }
-    };
     let mut fields = Vec::with_capacity(model.fields.len());
     for field in &model.fields {
         let compiled = field.clone().map_delimiters(|spec, kind| {
@@ -191,12 +154,8 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
                     DelimiterKind::Open => "open",
                     DelimiterKind::Close => "close",
                 };
-                let key = match spec {
-                    DelimiterSpec::Literals(_) => which.to_string(),
-                    DelimiterSpec::Pattern(_) => format!("{which}_pattern"),
-                };
                 TemplateError {
-                    path: field_path(&field.name, &key),
+                    path: field_path(&field.name, &spec.key(which)),
                     reason,
                     file: None,
                     line_col: None,
@@ -208,9 +167,9 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
             Err(e) => errors.push(e),
         }
     }
-    let Some(start_anchor) = start_anchor.filter(|_| errors.is_empty()) else {
+    if !errors.is_empty() {
         return Err(TemplateErrors(errors));
-    };
+    }
     let mut order: Vec<usize> = (0..fields.len()).collect();
     order.sort_by(|&a, &b| fields[a].name.cmp(&fields[b].name));
     let mut name_rank = vec![0u32; fields.len()];
@@ -220,7 +179,7 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
     let watch = watch_lists(&fields, model.implicit);
     Ok(CompiledTemplate {
         defaults: model.defaults.clone(),
-        start_anchor,
+        start_anchor: model.start_anchor.clone(),
         fields,
         implicit: model.implicit,
         name_rank,
@@ -331,56 +290,9 @@ pub fn field_path(name: &str, key: &str) -> String {
     }
 }
 
-/// Literal alternatives as a Python-dialect pattern: longest first (stable), escaped, like the
-/// reference's `_compile_anchor`.
-fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> String {
-    let mut ordered: Vec<&String> = literals.iter().collect();
-    ordered.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    ordered
-        .iter()
-        .map(|s| escape(s))
-        .collect::<Vec<_>>()
-        .join("|")
-}
-
-fn compile_start_anchor(spec: &DelimiterSpec) -> Result<StartAnchor<Owned>, String> {
-    let (source, pattern) = match spec {
-        DelimiterSpec::Literals(lits) => (
-            lits.join(" | "),
-            format!(
-                "(?s){}",
-                literal_alternation(lits, |s| fancy_regex::escape(s).into_owned())
-            ),
-        ),
-        DelimiterSpec::Pattern(p) => (p.clone(), pyregex::to_fancy(p).map_err(|e| e.to_string())?),
-    };
-    let regex = fancy_regex::Regex::new(&pattern).map_err(|e| e.to_string())?;
-    Ok(StartAnchor { source, regex })
-}
-
 /// Compiles one delimiter to DFAs.
 pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, String> {
-    let (source, literal, pattern) = match spec {
-        DelimiterSpec::Literals(lits) => {
-            let alternation = literal_alternation(lits, pyregex::escape);
-            (
-                lits.join(" | "),
-                true,
-                pyregex::DfaPattern {
-                    branches: vec![pyregex::DfaBranch {
-                        main: alternation,
-                        lookahead: None,
-                    }],
-                    group_names: Vec::new(),
-                },
-            )
-        }
-        DelimiterSpec::Pattern(p) => (
-            p.clone(),
-            false,
-            pyregex::to_dfa(p).map_err(|e| e.to_string())?,
-        ),
-    };
+    let pattern = spec.dfa_pattern();
     let mut branches = Vec::with_capacity(pattern.branches.len());
     let mut first_bytes = ByteSet::EMPTY;
     let mut can_be_empty = false;
@@ -419,8 +331,8 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Strin
         first_bytes = ByteSet::FULL;
     }
     Ok(Delimiter {
-        source,
-        literal,
+        source: spec.source(),
+        literal: matches!(spec, DelimiterSpec::Literals(_)),
         branches,
         group_names: pattern.group_names,
         first_bytes,

@@ -53,7 +53,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use parser_runtime_core::tables::{Field, Owned, Role};
+use parser_runtime_core::tables::{Field, Owned, Role, StartAnchor};
 use parser_runtime_core::ContentSpec;
 
 use crate::error::{TemplateError, TemplateErrors};
@@ -98,16 +98,74 @@ const CONTENT_PARSERS: [&str; 7] = [
     "xml-inline",
 ];
 
-/// A delimiter as the template gives it: literal alternatives or one regex.
+/// A delimiter as the template gives it, with its translation for the DFA engine (made once,
+/// here; compilation and `constrain` read it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DelimiterSpec {
-    /// `open` / `close` / `start_anchor`: one string or a list of strings, any of which
-    /// matches. Non-empty strings, deduplicated, in first-seen order (reference:
-    /// `_compile_anchor`, `dict.fromkeys`).
+    /// `open` / `close`: one string or a list of strings, any of which matches. Non-empty
+    /// strings, deduplicated, in first-seen order (reference: `_compile_anchor`,
+    /// `dict.fromkeys`).
     Literals(Vec<String>),
-    /// `open_pattern` / `close_pattern` / `start_anchor_pattern`: a regex in Python's `regex`
-    /// dialect, as written (translate it with [`crate::pyregex`]). Known to compile.
-    Pattern(String),
+    /// `open_pattern` / `close_pattern`: a regex in Python's `regex` dialect.
+    Pattern {
+        /// The pattern as written.
+        source: String,
+        /// Its translation ([`pyregex::to_dfa`]): regex-syntax branches and named groups.
+        translated: pyregex::DfaPattern,
+    },
+}
+
+impl DelimiterSpec {
+    /// The delimiter in regex-syntax: the literals as one alternation, longest first (stable),
+    /// like the reference's `_compile_anchor`; or the pattern's translation.
+    pub fn dfa_pattern(&self) -> pyregex::DfaPattern {
+        match self {
+            Self::Literals(lits) => pyregex::DfaPattern {
+                branches: vec![pyregex::DfaBranch {
+                    main: literal_alternation(lits, pyregex::escape),
+                    lookahead: None,
+                }],
+                group_names: Vec::new(),
+            },
+            Self::Pattern { translated, .. } => translated.clone(),
+        }
+    }
+
+    /// The delimiter as written, for diagnostics: the literals joined with `" | "`, or the
+    /// pattern.
+    pub fn source(&self) -> String {
+        match self {
+            Self::Literals(lits) => lits.join(" | "),
+            Self::Pattern { source, .. } => source.clone(),
+        }
+    }
+
+    /// The names of the pattern's named groups (none for literals).
+    pub fn group_names(&self) -> &[String] {
+        match self {
+            Self::Literals(_) => &[],
+            Self::Pattern { translated, .. } => &translated.group_names,
+        }
+    }
+
+    /// The template key it came from: `which` (`open`, `close`) or `{which}_pattern`.
+    pub fn key(&self, which: &str) -> String {
+        match self {
+            Self::Literals(_) => which.to_owned(),
+            Self::Pattern { .. } => format!("{which}_pattern"),
+        }
+    }
+}
+
+/// Literal alternatives as one pattern: longest first (stable), each escaped with `escape`.
+fn literal_alternation(literals: &[String], escape: impl Fn(&str) -> String) -> String {
+    let mut ordered: Vec<&String> = literals.iter().collect();
+    ordered.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    ordered
+        .iter()
+        .map(|s| escape(s))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 /// One field (region) of a template, validated: the table's [`Field`] with the delimiters as
@@ -120,8 +178,9 @@ pub type FieldModel = Field<Owned, DelimiterSpec>;
 pub struct TemplateModel {
     /// `defaults`: keys always present in the message (default empty), in template order.
     pub defaults: Map<String, Value>,
-    /// `start_anchor` / `start_anchor_pattern`: where the message starts in the prefix.
-    pub start_anchor: DelimiterSpec,
+    /// `start_anchor` / `start_anchor_pattern`, built: where the message starts in the prefix
+    /// (literals as one alternation, longest first; a pattern translated for `fancy-regex`).
+    pub start_anchor: StartAnchor<Owned>,
     /// The fields, in the order of the `fields` object.
     pub fields: Vec<FieldModel>,
     /// Index into `fields` of the implicit field (the one without `open` / `open_pattern`).
@@ -138,15 +197,24 @@ pub struct TemplateModel {
 /// Cost: compiles every pattern once to check it (DFA translation for delimiters,
 /// `fancy-regex` for the start anchor and `tag_pattern`s).
 pub fn load(value: &Value) -> Result<TemplateModel, TemplateErrors> {
+    load_parts(value).map_err(|(errors, _)| errors)
+}
+
+/// [`load`], and on failure also every delimiter pattern that loaded without a problem of its
+/// own, with its JSON path: the compiler builds their DFAs so that DFA problems (size limits)
+/// are reported together with the template's other problems.
+pub(crate) fn load_parts(
+    value: &Value,
+) -> Result<TemplateModel, (TemplateErrors, Vec<(String, DelimiterSpec)>)> {
     let mut cx = Ctx::default();
     let model = load_root(&mut cx, value);
     match model {
         Some(model) if cx.errors.is_empty() => Ok(model),
-        _ if cx.errors.is_empty() => Err(TemplateErrors(vec![TemplateError::new(
-            "",
-            "the template is invalid",
-        )])),
-        _ => Err(TemplateErrors(cx.errors)),
+        _ if cx.errors.is_empty() => Err((
+            TemplateErrors(vec![TemplateError::new("", "the template is invalid")]),
+            cx.patterns,
+        )),
+        _ => Err((TemplateErrors(cx.errors), cx.patterns)),
     }
 }
 
@@ -174,6 +242,8 @@ pub fn load_str(text: &str) -> Result<TemplateModel, TemplateErrors> {
 #[derive(Default)]
 struct Ctx {
     errors: Vec<TemplateError>,
+    /// Field delimiter patterns that loaded, with their paths (see [`load_parts`]).
+    patterns: Vec<(String, DelimiterSpec)>,
 }
 
 impl Ctx {
@@ -242,7 +312,7 @@ fn load_root(cx: &mut Ctx, value: &Value) -> Option<TemplateModel> {
         "",
         "start_anchor",
         "start_anchor_pattern",
-        PatternEngine::Fancy,
+        start_anchor,
     );
     let start_anchor = match start_anchor {
         Anchor::Absent => {
@@ -368,8 +438,14 @@ fn load_field(cx: &mut Ctx, name: &str, raw: &Value) -> Option<FieldModel> {
         )
     });
 
-    let open = load_delimiter(cx, obj, &path, "open", "open_pattern", PatternEngine::Dfa);
-    let close = load_delimiter(cx, obj, &path, "close", "close_pattern", PatternEngine::Dfa);
+    let open = load_delimiter(cx, obj, &path, "open", "open_pattern", delimiter);
+    let close = load_delimiter(cx, obj, &path, "close", "close_pattern", delimiter);
+    for (spec, which) in [(&open, "open"), (&close, "close")] {
+        if let Anchor::Valid(spec @ DelimiterSpec::Pattern { .. }) = spec {
+            cx.patterns
+                .push((key_path(&path, &spec.key(which)), spec.clone()));
+        }
+    }
 
     let repeats = bool_key(cx, obj, &path, "repeats", false);
     let optional = bool_key(cx, obj, &path, "optional", true);
@@ -423,12 +499,10 @@ fn load_field(cx: &mut Ctx, name: &str, raw: &Value) -> Option<FieldModel> {
         None => {
             // Named groups reach the output only through a transform (reference: `_build_field`).
             for (spec, key) in [(&open, "open_pattern"), (&close, "close_pattern")] {
-                let Anchor::Valid(DelimiterSpec::Pattern(pattern)) = spec else {
+                let Anchor::Valid(spec) = spec else {
                     continue;
                 };
-                let Ok(mut names) = pyregex::group_names(pattern) else {
-                    continue;
-                };
+                let mut names = spec.group_names().to_vec();
                 names.sort();
                 names.dedup();
                 if !names.is_empty() {
@@ -799,17 +873,17 @@ fn bool_key(
 }
 
 /// The outcome of reading a delimiter pair of keys.
-enum Anchor {
+enum Anchor<T> {
     /// Neither key is present.
     Absent,
     /// A key is present but has a problem (reported).
     Invalid,
     /// A valid delimiter.
-    Valid(DelimiterSpec),
+    Valid(T),
 }
 
-impl Anchor {
-    fn into_option(self) -> Option<DelimiterSpec> {
+impl<T> Anchor<T> {
+    fn into_option(self) -> Option<T> {
         match self {
             Anchor::Valid(spec) => Some(spec),
             Anchor::Absent | Anchor::Invalid => None,
@@ -817,25 +891,54 @@ impl Anchor {
     }
 }
 
-/// Which engine a pattern must compile for.
-#[derive(Clone, Copy)]
-enum PatternEngine {
-    /// Delimiters: DFAs ([`pyregex::to_dfa`]).
-    Dfa,
-    /// The start anchor: `fancy-regex` ([`pyregex::to_fancy`]).
-    Fancy,
+/// A delimiter as written: literals or a pattern (still in Python's dialect).
+enum Written {
+    Literals(Vec<String>),
+    Pattern(String),
 }
 
-/// Reads the delimiter `literal_key` / `pattern_key` of `obj` (at `parent`). Reference:
-/// `_compile_anchor`.
-fn load_delimiter(
+/// A field delimiter: a pattern is translated for the DFA engine, once.
+fn delimiter(written: Written) -> Result<DelimiterSpec, String> {
+    Ok(match written {
+        Written::Literals(lits) => DelimiterSpec::Literals(lits),
+        Written::Pattern(source) => {
+            let translated = pyregex::to_dfa(&source)
+                .map_err(|issue| regex_reason(&source, &issue.message, issue.offset))?;
+            DelimiterSpec::Pattern { source, translated }
+        }
+    })
+}
+
+/// The start anchor, built: literals as one escaped alternation (longest first), a pattern
+/// translated for `fancy-regex` (look-around allowed).
+fn start_anchor(written: Written) -> Result<StartAnchor<Owned>, String> {
+    let (source, regex) = match written {
+        Written::Literals(lits) => {
+            let pattern = format!(
+                "(?s){}",
+                literal_alternation(&lits, |s| fancy_regex::escape(s).into_owned())
+            );
+            let regex = fancy_regex::Regex::new(&pattern).map_err(|e| e.to_string())?;
+            (lits.join(" | "), regex)
+        }
+        Written::Pattern(p) => {
+            let regex = compile_fancy(&p)?;
+            (p, regex)
+        }
+    };
+    Ok(StartAnchor { source, regex })
+}
+
+/// Reads the delimiter `literal_key` / `pattern_key` of `obj` (at `parent`) and builds it with
+/// `build` (errors at the key's path). Reference: `_compile_anchor`.
+fn load_delimiter<T>(
     cx: &mut Ctx,
     obj: &Map<String, Value>,
     parent: &str,
     literal_key: &str,
     pattern_key: &str,
-    engine: PatternEngine,
-) -> Anchor {
+    build: impl Fn(Written) -> Result<T, String>,
+) -> Anchor<T> {
     let literal = obj.get(literal_key);
     let pattern = obj.get(pattern_key);
     let both = literal.is_some() && pattern.is_some();
@@ -847,27 +950,26 @@ fn load_delimiter(
     }
     let mut result = Anchor::Absent;
     if let Some(raw) = literal {
-        result = match literals(cx, &key_path(parent, literal_key), raw) {
-            Some(literals) => Anchor::Valid(DelimiterSpec::Literals(literals)),
+        let path = key_path(parent, literal_key);
+        result = match literals(cx, &path, raw).map(|l| build(Written::Literals(l))) {
+            Some(Ok(spec)) => Anchor::Valid(spec),
+            Some(Err(reason)) => {
+                cx.error(&path, reason);
+                Anchor::Invalid
+            }
             None => Anchor::Invalid,
         };
     }
     if let Some(raw) = pattern {
         let path = key_path(parent, pattern_key);
         let checked = match raw {
-            Value::String(p) => {
-                let compiled = match engine {
-                    PatternEngine::Dfa => check_dfa(p),
-                    PatternEngine::Fancy => compile_fancy(p).map(drop),
-                };
-                match compiled {
-                    Ok(()) => Some(p.clone()),
-                    Err(reason) => {
-                        cx.error(&path, reason);
-                        None
-                    }
+            Value::String(p) => match build(Written::Pattern(p.clone())) {
+                Ok(spec) => Some(spec),
+                Err(reason) => {
+                    cx.error(&path, reason);
+                    None
                 }
-            }
+            },
             other => {
                 cx.error(
                     &path,
@@ -881,7 +983,7 @@ fn load_delimiter(
         };
         if !both {
             result = match checked {
-                Some(p) => Anchor::Valid(DelimiterSpec::Pattern(p)),
+                Some(p) => Anchor::Valid(p),
                 None => Anchor::Invalid,
             };
         }
@@ -948,13 +1050,6 @@ fn literals(cx: &mut Ctx, path: &str, raw: &Value) -> Option<Vec<String>> {
             None
         }
     }
-}
-
-/// Checks that a delimiter pattern compiles to a DFA.
-fn check_dfa(pattern: &str) -> Result<(), String> {
-    pyregex::to_dfa(pattern)
-        .map(drop)
-        .map_err(|issue| regex_reason(pattern, &issue.message, issue.offset))
 }
 
 /// Compiles a pattern for `fancy-regex` (start anchor, `tag_pattern`).
@@ -1143,10 +1238,9 @@ mod tests {
             }
         }))
         .unwrap();
-        assert_eq!(
-            model.start_anchor,
-            DelimiterSpec::Literals(vec!["<a>".into(), "<b>".into()])
-        );
+        // Literal anchors: one escaped alternation, longest first.
+        assert_eq!(model.start_anchor.source, "<a> | <b>");
+        assert_eq!(model.start_anchor.regex.as_str(), "(?s)<a>|<b>");
         assert_eq!(model.implicit, Some(0));
         assert_eq!(model.fields[0].name, "content");
         assert!(matches!(
@@ -1159,7 +1253,13 @@ mod tests {
             tools.open,
             Some(DelimiterSpec::Literals(vec!["<t>".into()]))
         );
-        assert_eq!(tools.close, Some(DelimiterSpec::Pattern("</t>\\s*".into())));
+        let Some(DelimiterSpec::Pattern { source, translated }) = &tools.close else {
+            panic!("close_pattern is a pattern: {:?}", tools.close);
+        };
+        assert_eq!(source, "</t>\\s*");
+        // Translated once, at load: the compiler and constrain read this.
+        assert_eq!(translated.branches.len(), 1);
+        assert!(translated.branches[0].main.starts_with("</t>"));
         assert!(tools.repeats && !tools.optional);
         assert_eq!(model.defaults["role"], "assistant");
     }
@@ -1853,6 +1953,7 @@ mod tests {
         assert_eq!(names, ["zeta", "alpha", "mid"]);
         assert_eq!(model.implicit, Some(1));
         assert_eq!(model.defaults.keys().collect::<Vec<_>>(), ["z", "a"]);
-        assert_eq!(model.start_anchor, DelimiterSpec::Pattern("<s>\\n?".into()));
+        assert_eq!(model.start_anchor.source, "<s>\\n?");
+        assert!(model.start_anchor.regex.is_match("<s>\n").unwrap());
     }
 }

@@ -5,8 +5,7 @@
 use parser_runtime_core::tables::{Content, Role, ToolFamily};
 use serde_json::Value;
 
-use crate::model::{DelimiterSpec, FieldModel};
-use crate::pyregex;
+use crate::model::FieldModel;
 
 /// Reasoning field names, in preference order: the first one with an open and a close
 /// delimiter and `text` content is the reasoning region.
@@ -38,12 +37,10 @@ pub fn assign(fields: &mut [FieldModel]) {
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
 /// generation writes (see [`ToolFamily`]).
 fn family(field: &FieldModel) -> Option<ToolFamily> {
-    let open_has_name = match &field.open {
-        Some(DelimiterSpec::Pattern(p)) => pyregex::group_names(p)
-            .map(|names| names.iter().any(|n| n == "name"))
-            .unwrap_or(false),
-        _ => false,
-    };
+    let open_has_name = field
+        .open
+        .as_ref()
+        .is_some_and(|o| o.group_names().iter().any(|n| n == "name"));
     let transform = field.transform.as_ref()?;
     let whole = serde_json::json!({"type": "function", "function": "{content}"});
     let named = transform.pointer("/function/name") == Some(&Value::from("{name}"))
