@@ -102,31 +102,33 @@ impl Walk {
     }
 }
 
-/// Walks `tokens`: per position `mask(token)` computes the mask (timed) and says whether the
-/// token is in it, `advance(token)` moves on (timed) and says whether it could; at the end
-/// `mask(eos)` says whether EOS is allowed.
-fn walk_tokens(
+/// Walks `tokens` from the engine state `state`: per position `mask(state, token)` computes
+/// the mask (timed) and says whether the token is in it, `advance(state, token)` moves on
+/// (timed) and says whether it could; at the end `mask(state, eos)` says whether EOS is
+/// allowed.
+fn walk_tokens<S>(
     tokens: &[u32],
     eos: u32,
-    mut mask: impl FnMut(u32) -> (bool, u64),
-    mut advance: impl FnMut(u32) -> (bool, u64),
+    state: &mut S,
+    mut mask: impl FnMut(&mut S, u32) -> (bool, u64),
+    mut advance: impl FnMut(&mut S, u32) -> (bool, u64),
 ) -> Walk {
     let mut w = Walk::with_capacity(tokens.len());
     for (i, &tok) in tokens.iter().enumerate() {
-        let (in_mask, t) = mask(tok);
+        let (in_mask, t) = mask(state, tok);
         w.mask_ns.push(t);
         if !in_mask {
             w.disallowed_at = Some(i);
             return w;
         }
-        let (ok, t) = advance(tok);
+        let (ok, t) = advance(state, tok);
         w.advance_ns.push(t);
         if !ok {
             w.disallowed_at = Some(i);
             return w;
         }
     }
-    let (in_mask, t) = mask(eos);
+    let (in_mask, t) = mask(state, eos);
     w.mask_ns.push(t);
     w.eos_ok = in_mask;
     w
@@ -134,6 +136,13 @@ fn walk_tokens(
 
 fn ns(t: Instant) -> u64 {
     t.elapsed().as_nanos() as u64
+}
+
+/// `f()` and the nanoseconds it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let t0 = Instant::now();
+    let out = f();
+    (out, ns(t0))
 }
 
 /// Runs `per_job` for jobs `start..`, turning a panic into a rejection.
@@ -197,28 +206,24 @@ pub fn ours(jobs: &[Job], start: usize) {
 
     // One walk over `tokens` on `index` (from its start).
     let walk_on = |index: &TokenIndex, tokens: &[u32]| -> Walk {
-        let state = std::cell::Cell::new(index.start());
         walk_tokens(
             tokens,
             eos,
-            |tok| {
-                let t0 = Instant::now();
-                let mask = index.allowed(state.get());
-                let t = ns(t0);
+            &mut index.start(),
+            |&mut state, tok| {
+                let (mask, t) = timed(|| index.allowed(state));
                 let ok = if tok == eos {
-                    mask.contains(eos) && index.is_accepting(state.get())
+                    mask.contains(eos) && index.is_accepting(state)
                 } else {
                     mask.contains(tok)
                 };
                 (ok, t)
             },
-            |tok| {
-                let t0 = Instant::now();
-                let step = index.advance(state.get(), tok);
-                let t = ns(t0);
+            |state, tok| {
+                let (step, t) = timed(|| index.advance(*state, tok));
                 match step {
                     Some(Step::Next(s)) => {
-                        state.set(s);
+                        *state = s;
                         (true, t)
                     }
                     _ => (false, t),
@@ -423,22 +428,17 @@ pub fn llguidance(jobs: &[Job], start: usize) {
     say(format!("READY {} {}", ns(t), alloc::live() - before));
 
     let walk_on = |matcher: &mut Matcher, tokens: &[u32]| -> Walk {
-        let matcher = std::cell::RefCell::new(matcher);
         walk_tokens(
             tokens,
             eos,
-            |tok| {
-                let mut m = matcher.borrow_mut();
-                let t0 = Instant::now();
-                let mask = m.compute_mask_or_eos();
-                let t = ns(t0);
+            matcher,
+            |m, tok| {
+                let (mask, t) = timed(|| m.compute_mask_or_eos());
                 (mask.is_ok_and(|mask| mask.is_allowed(tok)), t)
             },
-            |tok| {
-                let mut m = matcher.borrow_mut();
-                let t0 = Instant::now();
-                let r = m.consume_token(tok);
-                (r.is_ok(), ns(t0))
+            |m, tok| {
+                let (r, t) = timed(|| m.consume_token(tok));
+                (r.is_ok(), t)
             },
         )
     };
@@ -506,34 +506,30 @@ pub fn outlines(jobs: &[Job], start: usize) {
     // The mask as a sampler applies it: a bitset over the vocabulary, filled from the index's
     // allowed tokens (what outlines' `write_mask_into` does).
     let walk_on = |index: &Index, mask: &mut Vec<u64>, tokens: &[u32]| -> Walk {
-        let state = std::cell::Cell::new(index.initial_state());
-        let mask = std::cell::RefCell::new(mask);
         walk_tokens(
             tokens,
             eos,
-            |tok| {
-                let mut mask = mask.borrow_mut();
-                let t0 = Instant::now();
-                mask.iter_mut().for_each(|x| *x = 0);
-                if let Some(it) = index.allowed_tokens_iter(&state.get()) {
-                    for &id in it {
-                        mask[id as usize / 64] |= 1 << (id % 64);
+            &mut (index.initial_state(), mask),
+            |(state, mask), tok| {
+                let ((), t) = timed(|| {
+                    mask.iter_mut().for_each(|x| *x = 0);
+                    if let Some(it) = index.allowed_tokens_iter(state) {
+                        for &id in it {
+                            mask[id as usize / 64] |= 1 << (id % 64);
+                        }
                     }
-                }
-                let t = ns(t0);
+                });
                 let mut ok = mask[tok as usize / 64] & (1 << (tok % 64)) != 0;
                 if tok == eos {
-                    ok &= index.is_final_state(&state.get());
+                    ok &= index.is_final_state(state);
                 }
                 (ok, t)
             },
-            |tok| {
-                let t0 = Instant::now();
-                let next = index.next_state(&state.get(), &tok);
-                let t = ns(t0);
+            |(state, _), tok| {
+                let (next, t) = timed(|| index.next_state(state, &tok));
                 match next {
                     Some(s) => {
-                        state.set(s);
+                        *state = s;
                         (true, t)
                     }
                     None => (false, t),

@@ -680,23 +680,19 @@ fn main() {
     let mut states: Vec<i64> = Vec::new();
     for (i, o) in results["ours"].iter().enumerate() {
         if let Outcome::Done(v) = o {
+            // The texts listed under `key`, each after the schema's name.
+            let name = &kept_schemas[i].name;
+            let named = |key: &str| -> Vec<String> {
+                let texts = v[key].as_array().into_iter().flatten();
+                texts
+                    .map(|a| format!("{name}: {}", a.as_str().unwrap_or("")))
+                    .collect()
+            };
             checked += v["invalid_checked"].as_u64().unwrap_or(0);
             mutants += v["invalid_mutants"].as_u64().unwrap_or(0);
-            for a in v["invalid_accepted"].as_array().into_iter().flatten() {
-                accepted.push(format!(
-                    "{}: {}",
-                    kept_schemas[i].name,
-                    a.as_str().unwrap_or("")
-                ));
-            }
+            accepted.extend(named("invalid_accepted"));
             suite_valid += v["suite_valid"].as_u64().unwrap_or(0);
-            for a in v["suite_valid_rejected"].as_array().into_iter().flatten() {
-                valid_rejected.push(format!(
-                    "{}: {}",
-                    kept_schemas[i].name,
-                    a.as_str().unwrap_or("")
-                ));
-            }
+            valid_rejected.extend(named("suite_valid_rejected"));
             inconsistent += v["inconsistent"].as_u64().unwrap_or(0);
             texts_invalid += v["texts_invalid"].as_u64().unwrap_or(0);
             if v["oracle"] != true {

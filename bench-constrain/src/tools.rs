@@ -316,97 +316,89 @@ const OBJECT_NAMES: &[&str] = &[
     "payload",
 ];
 
+/// An object schema with `properties` and `required`, closed (`additionalProperties: false`).
+fn closed_object(properties: Value, required: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
 /// Reusable definitions: name -> schema (may reference other definitions).
 fn definition(name: &str) -> Value {
     match name {
-        "address" => json!({
-            "type": "object",
-            "properties": {
+        "address" => closed_object(
+            json!({
                 "street": {"type": "string"},
                 "city": {"type": "string"},
                 "postal_code": {"type": "string", "pattern": "[0-9]{5}"},
                 "country_code": {"type": "string", "pattern": "[A-Z]{2}"}
-            },
-            "required": ["street", "city", "country_code"],
-            "additionalProperties": false
-        }),
-        "money" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["street", "city", "country_code"]),
+        ),
+        "money" => closed_object(
+            json!({
                 "amount": {"type": "number"},
                 "currency": {"type": "string", "pattern": "[A-Z]{3}"}
-            },
-            "required": ["amount", "currency"],
-            "additionalProperties": false
-        }),
-        "person" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["amount", "currency"]),
+        ),
+        "person" => closed_object(
+            json!({
                 "name": {"type": "string"},
                 "email": {"type": "string"},
                 "role": {"type": "string", "enum": ["owner", "member", "guest"]}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-        "date_range" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["name"]),
+        ),
+        "date_range" => closed_object(
+            json!({
                 "start": {"type": "string", "format": "date"},
                 "end": {"type": "string", "format": "date"}
-            },
-            "required": ["start"],
-            "additionalProperties": false
-        }),
-        "geo_point" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["start"]),
+        ),
+        "geo_point" => closed_object(
+            json!({
                 "lat": {"type": "number"},
                 "lon": {"type": "number"}
-            },
-            "required": ["lat", "lon"],
-            "additionalProperties": false
-        }),
-        "attachment" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["lat", "lon"]),
+        ),
+        "attachment" => closed_object(
+            json!({
                 "filename": {"type": "string"},
                 "mime_type": {"type": "string", "enum": ["application/pdf", "image/png", "image/jpeg", "text/plain"]},
                 "size_bytes": {"type": "integer"}
-            },
-            "required": ["filename"],
-            "additionalProperties": false
-        }),
-        "line_item" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["filename"]),
+        ),
+        "line_item" => closed_object(
+            json!({
                 "sku": {"type": "string", "pattern": "[A-Z]{3}-[0-9]{4}"},
                 "quantity": {"type": "integer"},
                 "unit_price": {"$ref": "#/$defs/money"}
-            },
-            "required": ["sku", "quantity"],
-            "additionalProperties": false
-        }),
-        "recurrence" => json!({
-            "type": "object",
-            "properties": {
+            }),
+            json!(["sku", "quantity"]),
+        ),
+        "recurrence" => closed_object(
+            json!({
                 "freq": {"type": "string", "enum": ["daily", "weekly", "monthly", "yearly"]},
                 "interval": {"type": "integer"},
                 "until": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}
-            },
-            "required": ["freq"],
-            "additionalProperties": false
-        }),
+            }),
+            json!(["freq"]),
+        ),
         // Recursive: a category tree (unrolled to the engines' recursion limits).
-        "category" => json!({
-            "type": "object",
-            "properties": {
+        "category" => closed_object(
+            json!({
                 "name": {"type": "string"},
                 "subcategories": {"type": "array", "items": {"$ref": "#/$defs/category"}}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
+            }),
+            json!(["name"]),
+        ),
         _ => unreachable!("unknown definition {name}"),
     }
 }
@@ -595,12 +587,7 @@ impl Gen<'_> {
             .filter(|(i, _)| *i == first || self.rng.chance(0.45))
             .map(|(_, n)| Value::String(n.clone()))
             .collect();
-        json!({
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": false
-        })
+        closed_object(Value::Object(props), Value::Array(required))
     }
 }
 

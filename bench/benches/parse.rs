@@ -60,27 +60,42 @@ fn route(routes: StaticRoutes<'static>, text: &str, pieces: Option<&[&str]>) {
     black_box(bytes);
 }
 
+/// The group `group_name` over one input `text` (throughput in its bytes; fewer samples past
+/// 1 MiB): one bench per mode of `MODES`, `parse` given the chunks of that mode (`None`: one
+/// shot).
+fn bench_modes(
+    c: &mut Criterion,
+    group_name: &str,
+    id: &str,
+    text: &str,
+    parse: impl Fn(Option<&[&str]>),
+) {
+    let mut group = c.benchmark_group(group_name);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    if text.len() > 1 << 20 {
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(4));
+    } else {
+        group.measurement_time(Duration::from_secs(2));
+    }
+    group.warm_up_time(Duration::from_millis(500));
+    for (mode, n) in MODES {
+        let pieces = n.map(|n| chunks(text, n));
+        let pieces = pieces.as_deref();
+        group.bench_function(BenchmarkId::new(id, mode), |b| {
+            b.iter(|| parse(pieces));
+        });
+    }
+    group.finish();
+}
+
 fn parse_core(c: &mut Criterion) {
     for input in inputs() {
         let text = input.text.as_str();
         let routes = input.format.static_routes();
-        let mut group = c.benchmark_group("parse-core");
-        group.throughput(Throughput::Bytes(text.len() as u64));
-        if text.len() > 1 << 20 {
-            group.sample_size(10);
-            group.measurement_time(Duration::from_secs(4));
-        } else {
-            group.measurement_time(Duration::from_secs(2));
-        }
-        group.warm_up_time(Duration::from_millis(500));
-        for (mode, n) in MODES {
-            let pieces = n.map(|n| chunks(text, n));
-            let pieces = pieces.as_deref();
-            group.bench_function(BenchmarkId::new(&input.id, mode), |b| {
-                b.iter(|| route(routes, text, pieces));
-            });
-        }
-        group.finish();
+        bench_modes(c, "parse-core", &input.id, text, |pieces| {
+            route(routes, text, pieces)
+        });
     }
 }
 
@@ -112,23 +127,9 @@ fn parse(c: &mut Criterion) {
             paths.push(("parse-runtime", &runtime));
         }
         for (group_name, template) in paths {
-            let mut group = c.benchmark_group(group_name);
-            group.throughput(Throughput::Bytes(text.len() as u64));
-            if text.len() > 1 << 20 {
-                group.sample_size(10);
-                group.measurement_time(Duration::from_secs(4));
-            } else {
-                group.measurement_time(Duration::from_secs(2));
-            }
-            group.warm_up_time(Duration::from_millis(500));
-            for (mode, n) in MODES {
-                let pieces = n.map(|n| chunks(text, n));
-                let pieces = pieces.as_deref();
-                group.bench_function(BenchmarkId::new(&input.id, mode), |b| {
-                    b.iter(|| run(template, text, pieces));
-                });
-            }
-            group.finish();
+            bench_modes(c, group_name, &input.id, text, |pieces| {
+                run(template, text, pieces)
+            });
         }
     }
 }

@@ -1,28 +1,10 @@
 //! `rtpl constrain`: samples under token masks, one JSON line per sample with the parsed
 //! message and its violations (none, since the masks keep the contract); typed failures.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use common::{data, rtpl};
 use serde_json::Value;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn rtpl(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtpl"))
-        .args(args)
-        .output()
-        .expect("rtpl runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn samples_parse_and_keep_the_contract() {

@@ -2,29 +2,30 @@
 //! `{"message", "violations"}` and exit 3 when a contract is broken, 0 when not, 1 for a schema
 //! outside the supported subset.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
+use std::path::Path;
+
+use common::data;
 use serde_json::Value;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+/// `rtpl parse --model smollm3 ARGS`: the exit code, stdout as JSON (null when it is not JSON)
+/// and stderr.
+fn parse_smollm3(args: &[&str]) -> (i32, Value, String) {
+    let (code, stdout, stderr) = common::rtpl(&[&["parse", "--model", "smollm3"], args].concat());
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (code, json, stderr)
 }
 
-fn rtpl(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rtpl"))
-        .args(args)
-        .output()
-        .expect("rtpl runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        json,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// `rtpl parse --model smollm3 --prefix "" --response-format FORMAT TEXT`.
+fn parse_with_response_format(format: &Path, text: &Path) -> (i32, Value, String) {
+    parse_smollm3(&[
+        "--prefix",
+        "",
+        "--response-format",
+        format.to_str().unwrap(),
+        text.to_str().unwrap(),
+    ])
 }
 
 fn kinds(v: &Value) -> Vec<(String, String)> {
@@ -48,17 +49,14 @@ fn strict_tools_report_every_broken_guarantee_with_exit_3() {
         data("strict-tools.tools.json"),
         data("strict-tools.txt"),
     );
-    let (code, out, stderr) = rtpl(&[
-        "parse",
-        "--model",
-        "smollm3",
+    let request = [
         "--prefix-file",
         prefix.to_str().unwrap(),
         "--tools",
         tools.to_str().unwrap(),
-        "--strict-tools",
-        text.to_str().unwrap(),
-    ]);
+    ];
+    let text = text.to_str().unwrap();
+    let (code, out, stderr) = parse_smollm3(&[&request[..], &["--strict-tools", text]].concat());
     assert_eq!(code, 3, "{stderr}");
     let args = |i: usize, p: &str| format!("/tool_calls/{i}/function/arguments/{p}");
     assert_eq!(
@@ -75,16 +73,7 @@ fn strict_tools_report_every_broken_guarantee_with_exit_3() {
         Some(3)
     );
     // Without --strict-tools the same output is just a message, exit 0.
-    let (code, out, _) = rtpl(&[
-        "parse",
-        "--model",
-        "smollm3",
-        "--prefix-file",
-        prefix.to_str().unwrap(),
-        "--tools",
-        tools.to_str().unwrap(),
-        text.to_str().unwrap(),
-    ]);
+    let (code, out, _) = parse_smollm3(&[&request[..], &[text]].concat());
     assert_eq!(code, 0);
     assert!(out.get("violations").is_none() && out["role"] == "assistant");
 }
@@ -92,16 +81,7 @@ fn strict_tools_report_every_broken_guarantee_with_exit_3() {
 #[test]
 fn response_format_json_schema() {
     let format = data("json-schema.response-format.json");
-    let (code, out, stderr) = rtpl(&[
-        "parse",
-        "--model",
-        "smollm3",
-        "--prefix",
-        "",
-        "--response-format",
-        format.to_str().unwrap(),
-        data("json-schema.txt").to_str().unwrap(),
-    ]);
+    let (code, out, stderr) = parse_with_response_format(&format, &data("json-schema.txt"));
     assert_eq!(code, 3, "{stderr}");
     assert_eq!(
         kinds(&out),
@@ -116,16 +96,7 @@ fn conforming_output_exits_0_and_bad_schemas_exit_1() {
     let ok = dir.join("ok.txt");
     std::fs::write(&ok, r#"{"answer": "Paris", "confidence": 0.9}<|im_end|>"#).unwrap();
     let format = data("json-schema.response-format.json");
-    let (code, out, stderr) = rtpl(&[
-        "parse",
-        "--model",
-        "smollm3",
-        "--prefix",
-        "",
-        "--response-format",
-        format.to_str().unwrap(),
-        ok.to_str().unwrap(),
-    ]);
+    let (code, out, stderr) = parse_with_response_format(&format, &ok);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(out["violations"], Value::Array(Vec::new()));
     let bad = dir.join("bad.json");
@@ -135,16 +106,7 @@ fn conforming_output_exits_0_and_bad_schemas_exit_1() {
             "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]}}}"#,
     )
     .unwrap();
-    let (code, _, stderr) = rtpl(&[
-        "parse",
-        "--model",
-        "smollm3",
-        "--prefix",
-        "",
-        "--response-format",
-        bad.to_str().unwrap(),
-        ok.to_str().unwrap(),
-    ]);
+    let (code, _, stderr) = parse_with_response_format(&bad, &ok);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("/json_schema/schema/properties/n/minimum: minimum"),

@@ -1,26 +1,16 @@
 //! Which segment combinations the machine states of one template + tool request stand for.
-use constrain::template::{compile, Options, Request};
-use serde_json::{json, Value};
+mod common;
+
+use serde_json::json;
+
 fn main() {
     let name = std::env::args().nth(1).unwrap_or_else(|| "gpt-oss".into());
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
-    let value: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
-            .unwrap();
-    let template = template_build::model::load(&value).unwrap();
+    let template = common::template(&name);
     let tools = vec![
         json!({"type": "function", "function": {"name": "get_weather",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}),
     ];
-    let c = compile(
-        &template,
-        &Request {
-            tools,
-            ..Request::default()
-        },
-        &Options::default(),
-    )
-    .unwrap();
+    let c = common::compile_with_tools(&template, tools);
     let m = &c.machine;
     for (i, s) in m.graph.segments.iter().enumerate() {
         println!("seg {i} {} {} states", s.name, s.table.len());

@@ -2,7 +2,9 @@
 //! `cargo run --release -p constrain --example many_tools [TEMPLATE...]` (default: smollm3,
 //! gpt-oss, qwen3-coder) with 1, 10, 50 and 128 tools taken from the benchmark's tool schemas
 //! (`FLAT=1`: a two-property tool each; `SLACK=N`: `Options::delimiter_slack`).
-use constrain::template::{compile, Options, Request};
+mod common;
+
+use constrain::template::{compile, Options};
 use serde_json::{json, Value};
 
 fn main() {
@@ -24,11 +26,7 @@ fn main() {
     // FLAT=1: the flat two-property tool for every template.
     let flat_all = std::env::var_os("FLAT").is_some();
     for name in &names {
-        let value: Value = serde_json::from_str(
-            &std::fs::read_to_string(root.join(format!("templates/{name}.json"))).unwrap(),
-        )
-        .unwrap();
-        let template = template_build::model::load(&value).unwrap();
+        let template = common::template(name);
         for n in [1usize, 10, 50, 128] {
             let list: Vec<Value> = (0..n)
                 .map(|i| {
@@ -42,10 +40,7 @@ fn main() {
                     }
                 })
                 .collect();
-            let request = Request {
-                tools: list,
-                ..Request::default()
-            };
+            let request = common::with_tools(list);
             let t = std::time::Instant::now();
             let mut options = Options::default();
             if let Some(slack) = std::env::var("SLACK").ok().and_then(|s| s.parse().ok()) {

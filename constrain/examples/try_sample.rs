@@ -1,39 +1,22 @@
 //! Samples outputs for one vendored template with a weather tool: `cargo run --release -p
 //! constrain --example try_sample -- smollm3 20`.
+mod common;
+
 use std::sync::Arc;
 
 use constrain::index::{TokenIndex, VocabIndex};
 use constrain::sample::{SampleOptions, Sampler};
-use constrain::template::{compile, Options, Request};
 use constrain::vocab::Vocabulary;
 use rand::SeedableRng;
-use serde_json::{json, Value};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let name = args.next().unwrap_or_else(|| "smollm3".into());
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
-    let value: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
-            .unwrap();
-    let template = template_build::model::load(&value).unwrap();
-    let tools = vec![
-        json!({"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["C", "F"]}},
-            "required": ["city"]}}}),
-    ];
+    let template = common::template(&name);
+    let tools = vec![common::weather()];
     let t0 = std::time::Instant::now();
-    let c = compile(
-        &template,
-        &Request {
-            tools,
-            ..Request::default()
-        },
-        &Options::default(),
-    )
-    .unwrap();
+    let c = common::compile_with_tools(&template, tools);
     let t1 = std::time::Instant::now();
     let vocab = Vocabulary::builtin(if name == "gpt-oss" {
         "o200k_harmony"

@@ -11,8 +11,12 @@
 //!   (tiktoken's BPE, special tokens as single ids), are allowed token by token and end where
 //!   EOS is allowed.
 
+#[path = "../examples/common/mod.rs"]
+mod common;
+
 use std::sync::{Arc, OnceLock};
 
+use common::weather;
 use constrain::index::{Step, TokenIndex, VocabIndex};
 use constrain::json::JsonOptions;
 use constrain::sample::{SampleOptions, Sampler};
@@ -36,22 +40,6 @@ fn vocab(name: &str) -> Arc<VocabIndex> {
         ))
     })
     .clone()
-}
-
-fn model(name: &str) -> template_build::TemplateModel {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../templates")
-        .join(format!("{name}.json"));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    template_build::model::load(&value).expect("template loads")
-}
-
-fn weather() -> Value {
-    json!({"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                       "unit": {"enum": ["C", "F"]}},
-        "required": ["city"]}}})
 }
 
 /// JSON-argument tools with nested objects, arrays, formats, patterns, anyOf and $ref.
@@ -123,14 +111,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let main = [
-        "smollm3",
-        "qwen3",
-        "hermes",
-        "gpt-oss",
-        "gemma-4",
-        "qwen3-coder",
-    ];
+    let main = common::MAIN_TEMPLATES;
     let more = [
         "ernie-4.5",
         "granite-4",
@@ -147,52 +128,25 @@ fn cases() -> Vec<Case> {
         } else {
             tools.extend(rich());
         }
+        let request = |tools: &[Value], tool_choice, response_format| Request {
+            tools: tools.to_vec(),
+            tool_choice,
+            response_format,
+        };
+        let named = ToolChoice::Function("get_weather".into());
         let requests = [
             ("plain", Request::default()),
-            (
-                "auto",
-                Request {
-                    tools: tools.clone(),
-                    ..Request::default()
-                },
-            ),
-            (
-                "required",
-                Request {
-                    tools: tools.clone(),
-                    tool_choice: ToolChoice::Required,
-                    ..Request::default()
-                },
-            ),
-            (
-                "named",
-                Request {
-                    tools: tools.clone(),
-                    tool_choice: ToolChoice::Function("get_weather".into()),
-                    ..Request::default()
-                },
-            ),
-            (
-                "json_object",
-                Request {
-                    response_format: Some(json!({"type": "json_object"})),
-                    ..Request::default()
-                },
-            ),
+            ("auto", common::with_tools(tools.clone())),
+            ("required", request(&tools, ToolChoice::Required, None)),
+            ("named", request(&tools, named, None)),
+            ("json_object", common::json_mode()),
             (
                 "json_schema",
-                Request {
-                    response_format: Some(answer_schema()),
-                    ..Request::default()
-                },
+                request(&[], ToolChoice::Auto, Some(answer_schema())),
             ),
             (
                 "schema+tools",
-                Request {
-                    tools: tools.clone(),
-                    response_format: Some(answer_schema()),
-                    ..Request::default()
-                },
+                request(&tools, ToolChoice::Auto, Some(answer_schema())),
             ),
         ];
         for (label, request) in requests {
@@ -230,8 +184,12 @@ fn sampled_outputs_parse_and_keep_the_contract() {
         } else {
             "o200k_base"
         };
-        let constraint = compile(&model(case.template), &case.request, &Options::default())
-            .unwrap_or_else(|e| panic!("{} {}: {e}", case.template, case.label));
+        let constraint = compile(
+            &common::template(case.template),
+            &case.request,
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{} {}: {e}", case.template, case.label));
         let index = TokenIndex::new(Arc::new(constraint), vocab(vocab_name));
         let sampler = Sampler::new(&index, SampleOptions::default());
         let template = templates::by_name(case.template).unwrap().unwrap();
@@ -360,7 +318,7 @@ fn valid_outputs_are_accepted_token_by_token() {
         ..Options::default()
     };
     for (template, vocab_name, request, text) in corpus {
-        let constraint = compile(&model(template), &request, &options)
+        let constraint = compile(&common::template(template), &request, &options)
             .unwrap_or_else(|e| panic!("{template}: {e}"));
         assert!(
             constraint.machine.table.matches(text.as_bytes()),

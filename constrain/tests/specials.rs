@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use constrain::index::{Step, TokenIndex, VocabIndex};
+use constrain::index::{Mask, Step, TokenIndex, VocabIndex};
 use constrain::template::{compile, Options, Request};
 use constrain::vocab::Vocabulary;
 use serde_json::{json, Value};
@@ -40,6 +40,15 @@ fn walk(index: &TokenIndex, tokens: &[u32]) -> u32 {
             Some(Step::Next(n)) => n,
             other => panic!("token {t}: {other:?}"),
         })
+}
+
+/// The first five tokens of `mask` that `other` does not hold, as text.
+fn first_missing(mask: &Mask, other: &Mask, vocab: &VocabIndex) -> Vec<String> {
+    mask.iter()
+        .filter(|&t| !other.contains(t))
+        .map(|t| String::from_utf8_lossy(vocab.vocab().token(t)).into_owned())
+        .take(5)
+        .collect()
 }
 
 #[test]
@@ -176,18 +185,8 @@ fn the_plain_text_shortcut_gives_the_full_walk() {
         let step = (states / 400).max(1);
         for s in (1..states).step_by(step as usize) {
             let (fast, full) = (index.allowed(s), index.allowed_by_full_walk(s));
-            let only_fast: Vec<String> = fast
-                .iter()
-                .filter(|&t| !full.contains(t))
-                .map(|t| String::from_utf8_lossy(vocab.vocab().token(t)).into_owned())
-                .take(5)
-                .collect();
-            let only_full: Vec<String> = full
-                .iter()
-                .filter(|&t| !fast.contains(t))
-                .map(|t| String::from_utf8_lossy(vocab.vocab().token(t)).into_owned())
-                .take(5)
-                .collect();
+            let only_fast = first_missing(&fast, &full, &vocab);
+            let only_full = first_missing(&full, &fast, &vocab);
             assert!(
                 only_fast.is_empty() && only_full.is_empty(),
                 "{template} state {s}: only with the shortcut {only_fast:?}, only in the full walk {only_full:?}"

@@ -65,19 +65,13 @@ def rx(v, samples, tags=(), follow=None, groups=()):
 
 
 # (open, close) pairs of generic regions; close None = the field runs to the end.
-GENERIC_PAIRS = [
-    (lit("<think>"), lit("</think>")),
-    (lit("<|START_THINKING|>"), lit("<|END_THINKING|>")),
-    (lit("<|START_RESPONSE|>"), lit("<|END_RESPONSE|>")),
-    (lit("<answer>"), lit("</answer>")),
-    (lit("<x>"), lit("</x>")),
-    (lit("<a>"), lit("</a>")),
-    (lit("<meta>"), lit("</meta>")),
-    (lit("<<"), lit(">>")),
-    (lit("["), lit("]")),
-    (lit("<|channel|>analysis<|message|>"), lit("<|end|>")),
-    (lit("<|channel|>final<|message|>"), lit("<|return|>")),
-    (lit("<|channel>thought\n"), lit("<channel|>")),
+GENERIC_PAIRS = [(lit(o), lit(c)) for o, c in [
+    ("<think>", "</think>"), ("<|START_THINKING|>", "<|END_THINKING|>"),
+    ("<|START_RESPONSE|>", "<|END_RESPONSE|>"), ("<answer>", "</answer>"),
+    ("<x>", "</x>"), ("<a>", "</a>"), ("<meta>", "</meta>"), ("<<", ">>"), ("[", "]"),
+    ("<|channel|>analysis<|message|>", "<|end|>"), ("<|channel|>final<|message|>", "<|return|>"),
+    ("<|channel>thought\n", "<channel|>"),
+]] + [
     (lit("🔧", ["multibyte"]), lit("🔚", ["multibyte"])),
     (lit("<｜think▁begin｜>", ["multibyte"]), lit("<｜think▁end｜>", ["multibyte"])),
     (lit("```json\n"), lit("\n```")),
@@ -217,6 +211,16 @@ class Gen:
     def pick(self, xs):
         return self.r.choice(xs)
 
+    def edge(self, v, cases):
+        """`v`, or an edge value: the first of `cases` (chance, values, tag) whose chance comes
+        up gives one of its values (a list is picked from, a string taken as it is) and its
+        tag; the chances are drawn in order, stopping at the first that comes up."""
+        for p, values, tag in cases:
+            if self.chance(p):
+                self.tags.add(tag)
+                return values if isinstance(values, str) else self.pick(values)
+        return v
+
     def use(self, delim):
         if delim is not None:
             self.tags.update(delim["tags"])
@@ -250,26 +254,16 @@ class Gen:
         v = self.pick(["42", " 7 ", "-3", "0", "+5", "007", "\n12\n", "-0", "1234567890123"])
         if self.bad(0.3):
             v = self.pick(["abc", "", "3.5", "1e3"])
-        if self.chance(0.04):
-            v = self.pick(["1_000", "٣", "９"])
-            self.tags.add("py_numeric_edge")
-        elif self.chance(0.02):
-            v = "99999999999999999999"
-            self.tags.add("bigint")
-        return v
+        return self.edge(v, [(0.04, ["1_000", "٣", "９"], "py_numeric_edge"),
+                             (0.02, "99999999999999999999", "bigint")])
 
     def float_body(self):
         v = self.pick(["3.14", " 2.5 ", "-0.5", "1e3", "1E-2", ".5", "5.", "7", "0.1",
                        "123456789.123456789", "-0.0", "2.5e-3", "1e22", "+1.5"])
         if self.bad(0.3):
             v = self.pick(["abc", "", "1.2.3", "0x10"])
-        if self.chance(0.03):
-            v = self.pick(["nan", "inf", "-Infinity", "1e400"])
-            self.tags.add("nonfinite")
-        elif self.chance(0.03):
-            v = self.pick(["1_0.5", "١.٥"])
-            self.tags.add("py_numeric_edge")
-        return v
+        return self.edge(v, [(0.03, ["nan", "inf", "-Infinity", "1e400"], "nonfinite"),
+                             (0.03, ["1_0.5", "١.٥"], "py_numeric_edge")])
 
     def bool_body(self):
         return self.pick(["true", "True", "TRUE", "1", "false", "0", "yes", "", " true ", "\ntrue\n", "tRuE", "no"])
@@ -373,16 +367,9 @@ class Gen:
     def arg_string(self):
         v = self.pick(["3", "3.0", "2.5", "1e3", "true", "False", "0", "1", "null", "None", "[1, 2]", '{"a": 1}',
                        "hello", " 42 ", "+7", "-0", "", "0.1", "Paris", "yes"])
-        if self.chance(0.03):
-            v = self.pick(["1_000", "٣"])
-            self.tags.add("py_numeric_edge")
-        elif self.chance(0.03):
-            v = self.pick(["nan", "inf", "1e400"])
-            self.tags.add("nonfinite")
-        elif self.chance(0.02):
-            v = "1e20"
-            self.tags.add("bigint")
-        return v
+        return self.edge(v, [(0.03, ["1_000", "٣"], "py_numeric_edge"),
+                             (0.03, ["nan", "inf", "1e400"], "nonfinite"),
+                             (0.02, "1e20", "bigint")])
 
     # ---------------------------------------------------------------- template
 

@@ -203,24 +203,8 @@ impl ResponseFormat {
                     ));
                     return out;
                 }
-                Err(e) if is_recursion_limit(&e) => {
-                    // serde_json read it as JSON up to a nesting it will not go past.
-                    for pointer in containers_past(text, limit) {
-                        out.push(too_deep_violation(
-                            format!("/content{pointer}"),
-                            limit,
-                            format!("a container at level {}", limit + 1),
-                        ));
-                    }
-                    return out;
-                }
                 Err(e) => {
-                    out.push(violation(
-                        ViolationKind::NotJson,
-                        "/content",
-                        "a JSON object",
-                        format!("text that is not JSON ({e})"),
-                    ));
+                    out.extend(unreadable(text, &e, "/content", limit));
                     return out;
                 }
             },
@@ -266,6 +250,30 @@ impl ResponseFormat {
 
 fn is_recursion_limit(e: &serde_json::Error) -> bool {
     e.is_syntax() && e.to_string().starts_with("recursion limit exceeded")
+}
+
+/// The violations of JSON text at `at` that serde_json could not read: past its nesting limit
+/// (read as JSON up to a nesting it will not go past), every container opened at level
+/// `limit + 1`; otherwise text that is not JSON.
+fn unreadable(text: &str, e: &serde_json::Error, at: &str, limit: usize) -> Vec<Violation> {
+    if !is_recursion_limit(e) {
+        return vec![violation(
+            ViolationKind::NotJson,
+            at,
+            "a JSON object",
+            format!("text that is not JSON ({e})"),
+        )];
+    }
+    containers_past(text, limit)
+        .into_iter()
+        .map(|pointer| {
+            too_deep_violation(
+                format!("{at}{pointer}"),
+                limit,
+                format!("a container at level {}", limit + 1),
+            )
+        })
+        .collect()
 }
 
 fn too_deep_violation(pointer: String, limit: usize, found: String) -> Violation {
@@ -386,44 +394,32 @@ fn schema_violations(
     for error in schema.errors(instance) {
         let at = format!("{base}{}", error.instance_path().as_str());
         let found = describe(error.instance());
-        let v = match error.kind() {
-            ValidationErrorKind::Type { kind } => {
-                violation(ViolationKind::TypeMismatch, at, type_kind(kind), found)
+        let (kind, expected) = match error.kind() {
+            ValidationErrorKind::Type { kind } => (ViolationKind::TypeMismatch, type_kind(kind)),
+            ValidationErrorKind::Enum { options } => {
+                (ViolationKind::EnumMismatch, format!("one of {options}"))
             }
-            ValidationErrorKind::Enum { options } => violation(
-                ViolationKind::EnumMismatch,
-                at,
-                format!("one of {options}"),
-                found,
-            ),
-            ValidationErrorKind::Constant { expected_value } => violation(
-                ViolationKind::ConstMismatch,
-                at,
-                expected_value.to_string(),
-                found,
-            ),
-            ValidationErrorKind::Pattern { pattern } => violation(
+            ValidationErrorKind::Constant { expected_value } => {
+                (ViolationKind::ConstMismatch, expected_value.to_string())
+            }
+            ValidationErrorKind::Pattern { pattern } => (
                 ViolationKind::PatternMismatch,
-                at,
                 format!("a string matching {pattern:?}"),
-                found,
             ),
-            ValidationErrorKind::Format { format } => violation(
-                ViolationKind::FormatMismatch,
-                at,
-                format!("a {format} string"),
-                found,
-            ),
+            ValidationErrorKind::Format { format } => {
+                (ViolationKind::FormatMismatch, format!("a {format} string"))
+            }
             ValidationErrorKind::Required { property } => {
                 let name = property
                     .as_str()
                     .map_or_else(|| property.to_string(), str::to_string);
-                violation(
+                out.push(violation(
                     ViolationKind::MissingRequired,
                     format!("{at}/{}", escape_token(&name)),
                     format!("property {name:?}"),
                     "nothing",
-                )
+                ));
+                continue;
             }
             ValidationErrorKind::AdditionalProperties { unexpected } => {
                 for name in unexpected {
@@ -452,32 +448,26 @@ fn schema_violations(
                     .and_then(|p| instance.pointer(p))
                     .is_some_and(Value::is_object);
                 if in_object {
-                    violation(
+                    (
                         ViolationKind::AdditionalProperty,
-                        at,
-                        "no such property (its schema is false)",
-                        found,
+                        "no such property (its schema is false)".to_string(),
                     )
                 } else {
-                    violation(
+                    (
                         ViolationKind::TypeMismatch,
-                        at,
-                        "no value here (the schema is false)",
-                        found,
+                        "no value here (the schema is false)".to_string(),
                     )
                 }
             }
-            ValidationErrorKind::AnyOf { .. } => violation(
+            ValidationErrorKind::AnyOf { .. } => (
                 ViolationKind::AnyOfMismatch,
-                at,
-                "a value matching one of the anyOf branches",
-                found,
+                "a value matching one of the anyOf branches".to_string(),
             ),
             // The subset gate admits no other keyword, so the checker reports no other kind;
             // should it, the violation keeps the checker's words.
-            _ => violation(ViolationKind::TypeMismatch, at, error.to_string(), found),
+            _ => (ViolationKind::TypeMismatch, error.to_string()),
         };
-        out.push(v);
+        out.push(violation(kind, at, expected, found));
     }
 }
 
@@ -670,23 +660,8 @@ impl StrictTools {
                     parsed = v;
                     &parsed
                 }
-                Err(e) if is_recursion_limit(&e) => {
-                    for p in containers_past(text, JSON_READER_MAX_DEPTH) {
-                        out.push(too_deep_violation(
-                            format!("{at}{p}"),
-                            JSON_READER_MAX_DEPTH,
-                            format!("a container at level {}", JSON_READER_MAX_DEPTH + 1),
-                        ));
-                    }
-                    return out;
-                }
                 Err(e) => {
-                    out.push(violation(
-                        ViolationKind::NotJson,
-                        at,
-                        "a JSON object",
-                        format!("text that is not JSON ({e})"),
-                    ));
+                    out.extend(unreadable(text, &e, &at, JSON_READER_MAX_DEPTH));
                     return out;
                 }
             },

@@ -131,9 +131,9 @@ impl Gate {
                 }
                 k if ANNOTATIONS.contains(&k) => {}
                 "type" => self.types(v, &at),
-                "properties" => match v {
-                    Value::Object(props) => {
-                        for (name, sub) in props {
+                "properties" | "$defs" => match v {
+                    Value::Object(schemas) => {
+                        for (name, sub) in schemas {
                             self.schema(sub, &format!("{at}/{}", escape_token(name)));
                         }
                     }
@@ -184,14 +184,6 @@ impl Gate {
                     None => self.error(&at, key, "must be a string"),
                 },
                 "$ref" => self.reference(v, pointer, &at),
-                "$defs" => match v {
-                    Value::Object(defs) => {
-                        for (name, sub) in defs {
-                            self.schema(sub, &format!("{at}/{}", escape_token(name)));
-                        }
-                    }
-                    _ => self.error(&at, key, "must be an object of schemas"),
-                },
                 "anyOf" => match v.as_array() {
                     Some(items) if !items.is_empty() => {
                         let members: Vec<String> =

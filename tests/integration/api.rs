@@ -2,6 +2,9 @@
 //! with split UTF-8, batch parsing, required fields. Expected values follow the reference's
 //! behaviour (transformers 5.23.0 `ResponseParser`), checked with the oracle where noted.
 
+use std::sync::Arc;
+
+use parser_runtime::structured_outputs::{Contract, StrictTools};
 use parser_runtime::{
     parse_response, parse_responses, Event, ParseError, Prefixes, ResponseParser,
 };
@@ -245,9 +248,24 @@ fn dollar_in_a_trailing_group_matches_before_a_final_newline() {
     assert_eq!(Value::Object(m), json!({"answer": "Answer."}));
 }
 
+/// The contract of strict `tools`.
+fn strict_tools(tools: &[Value]) -> Arc<Contract> {
+    Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(tools).unwrap()),
+        ..Contract::default()
+    })
+}
+
+/// A tool `name` with one parameter, `param`, a required string.
+fn string_tool(name: &str, param: &str) -> Value {
+    json!({"type": "function", "function": {"name": name,
+    "parameters": {"type": "object", "properties": {param: {"type": "string"}},
+                   "required": [param]}}})
+}
+
 #[test]
 fn contract_violations_ride_on_tool_call_close_events() {
-    use parser_runtime::structured_outputs::{Contract, StrictTools, ViolationKind};
+    use parser_runtime::structured_outputs::ViolationKind;
     let root = workspace_tests::workspace_root().join("cli/tests/data");
     let tools: Vec<serde_json::Value> = serde_json::from_str(
         &std::fs::read_to_string(root.join("strict-tools.tools.json")).unwrap(),
@@ -255,10 +273,7 @@ fn contract_violations_ride_on_tool_call_close_events() {
     .unwrap();
     let text = std::fs::read_to_string(root.join("strict-tools.txt")).unwrap();
     let template = templates::by_name("smollm3").unwrap().unwrap();
-    let contract = std::sync::Arc::new(Contract {
-        strict_tools: Some(StrictTools::new(&tools).unwrap()),
-        ..Contract::default()
-    });
+    let contract = strict_tools(&tools);
     let mut parser = ResponseParser::with_tools(template, "", &tools).unwrap();
     parser.set_contract(contract.clone());
     let mut closes = Vec::new();
@@ -308,18 +323,11 @@ fn contract_violations_ride_on_tool_call_close_events() {
 
 #[test]
 fn a_replaced_tool_call_list_is_checked_again() {
-    use parser_runtime::structured_outputs::{Contract, StrictTools, ViolationKind};
+    use parser_runtime::structured_outputs::ViolationKind;
     // command-a's tool_calls field does not repeat: a second action block replaces the list.
     let template = templates::by_name("command-a").unwrap().unwrap();
-    let tools = [
-        json!({"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                       "required": ["city"]}}}),
-    ];
-    let contract = std::sync::Arc::new(Contract {
-        strict_tools: Some(StrictTools::new(&tools).unwrap()),
-        ..Contract::default()
-    });
+    let tools = [string_tool("get_weather", "city")];
+    let contract = strict_tools(&tools);
     let action = |calls: &str| format!("<|START_ACTION|>{calls}<|END_ACTION|>");
     let text = action(
         r#"[{"tool_call_id": "0", "tool_name": "nope", "parameters": {}},
@@ -355,17 +363,9 @@ fn a_replaced_tool_call_list_is_checked_again() {
 
 #[test]
 fn only_tool_call_closes_carry_violations() {
-    use parser_runtime::structured_outputs::{Contract, StrictTools};
     let template = templates::by_name("smollm3").unwrap().unwrap();
-    let tools = [
-        json!({"type": "function", "function": {"name": "web_search",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
-                       "required": ["query"]}}}),
-    ];
-    let contract = std::sync::Arc::new(Contract {
-        strict_tools: Some(StrictTools::new(&tools).unwrap()),
-        ..Contract::default()
-    });
+    let tools = [string_tool("web_search", "query")];
+    let contract = strict_tools(&tools);
     let mut parser = ResponseParser::with_tools(template, "", &tools).unwrap();
     parser.set_contract(contract);
     let text = "<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": 1}}\n</tool_call>\nDone.<|im_end|>";

@@ -17,6 +17,14 @@ fn think_template() -> parser_runtime::CompiledTemplate {
     .unwrap()
 }
 
+/// A template anchored at `S` with the field `name` (`field`) before a plain content field.
+fn with_field(
+    name: &str,
+    field: Value,
+) -> Result<parser_runtime::CompiledTemplate, template_build::TemplateErrors> {
+    template_build::compile(&json!({"start_anchor": "S", "fields": {name: field, "content": {}}}))
+}
+
 fn run(t: &parser_runtime::CompiledTemplate, chunks: &[&str]) -> Value {
     let mut p = ResponseParser::new(t, "").unwrap();
     for c in chunks {
@@ -44,13 +52,10 @@ fn optional_suffix_split_by_a_chunk_gives_the_one_shot_result() {
 /// (the reference waits for one more chunk for any regex delimiter).
 #[test]
 fn regex_delimiter_that_cannot_grow_commits_at_once() {
-    let t = template_build::compile(&json!({
-        "start_anchor": "S",
-        "fields": {
-            "call": {"open_pattern": "<call name=(?P<name>\\w+)>", "close_pattern": "</call>", "transform": {"name": "{name}", "body": "{content}"}},
-            "content": {}
-        }
-    }))
+    let t = with_field(
+        "call",
+        json!({"open_pattern": "<call name=(?P<name>\\w+)>", "close_pattern": "</call>", "transform": {"name": "{name}", "body": "{content}"}}),
+    )
     .unwrap();
     let mut p = ResponseParser::new(&t, "").unwrap();
     let events = p.feed("<call name=f>x</call>").unwrap();
@@ -64,11 +69,7 @@ fn regex_delimiter_that_cannot_grow_commits_at_once() {
         "{events:?}"
     );
     // A greedy delimiter at the buffer end may still grow: it is held.
-    let t = template_build::compile(&json!({
-        "start_anchor": "S",
-        "fields": {"a": {"open_pattern": "<a>\\s*", "close": "</a>"}, "content": {}}
-    }))
-    .unwrap();
+    let t = with_field("a", json!({"open_pattern": "<a>\\s*", "close": "</a>"})).unwrap();
     let mut p = ResponseParser::new(&t, "").unwrap();
     assert!(p.feed("<a> ").unwrap().is_empty());
     assert_eq!(
@@ -81,11 +82,8 @@ fn regex_delimiter_that_cannot_grow_commits_at_once() {
 /// Python truthiness (`"optional": "false"` makes a field required); here they must be bools.
 #[test]
 fn non_bool_flags_are_template_errors() {
-    let err = template_build::compile(&json!({
-        "start_anchor": "S",
-        "fields": {"a": {"open": "<a>", "close": "</a>", "optional": "false"}, "content": {}}
-    }))
-    .unwrap_err();
+    let string_flag = json!({"open": "<a>", "close": "</a>", "optional": "false"});
+    let err = with_field("a", string_flag).unwrap_err();
     assert_eq!(err.0[0].path, "fields.a.optional");
 }
 
@@ -94,11 +92,8 @@ fn non_bool_flags_are_template_errors() {
 /// `allow_non_json`, its text), never a silently different number.
 #[test]
 fn non_json_numbers_are_errors_not_silent_changes() {
-    let t = template_build::compile(&json!({
-        "start_anchor": "S",
-        "fields": {"data": {"open": "<d>", "close": "</d>", "content": "json"}, "content": {}}
-    }))
-    .unwrap();
+    let json_region = json!({"open": "<d>", "close": "</d>", "content": "json"});
+    let t = with_field("data", json_region).unwrap();
     let mut p = ResponseParser::new(&t, "").unwrap();
     assert!(p.feed("<d>[NaN]</d>").is_err());
 }

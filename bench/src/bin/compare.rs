@@ -277,78 +277,51 @@ fn run(args: &Args) -> Value {
                 "ours_s": null, "ours_note": null, "smg_s": null, "smg_note": null,
                 "core_s": null, "core_note": null,
             });
-            match core(routes, text, pieces) {
-                Ok(bytes) if bytes == expected_bytes => {
-                    let secs = measure(args.runs, || {
-                        black_box(core(routes, text, pieces).ok());
-                    });
-                    row["core_s"] = json!(secs);
-                }
-                Ok(bytes) => {
-                    notes.push(format!(
-                        "{} {mode}: core routes {bytes:?} bytes per field, the parser {expected_bytes:?}",
-                        input.id
-                    ));
-                    row["core_note"] = json!("mismatch");
-                }
-                Err(e) => {
-                    notes.push(format!("{} {mode}: core fails: {e}", input.id));
-                    row["core_note"] = json!("error");
-                }
-            }
-            match ours(template, text, pieces) {
-                Ok(m) if serde_json::to_string(&m).expect("serializes") == expected_json => {
-                    let secs = measure(args.runs, || {
-                        black_box(ours(template, text, pieces).ok());
-                    });
-                    row["ours_s"] = json!(secs);
-                }
-                Ok(m) => {
-                    let diff = first_difference(
-                        &expected_json,
-                        &serde_json::to_string(&m).expect("serializes"),
-                    );
-                    notes.push(format!(
-                        "{} {mode}: ours differs from ours one-shot: {diff}",
-                        input.id
-                    ));
-                    row["ours_note"] = json!("mismatch");
-                }
-                Err(e) => {
-                    notes.push(format!("{} {mode}: ours fails: {e}", input.id));
-                    row["ours_note"] = json!("error");
-                }
-            }
+            let mut cells = Cells {
+                row: &mut row,
+                notes: &mut notes,
+                tag: format!("{} {mode}", input.id),
+                runs: args.runs,
+            };
+            cells.measure(
+                "core",
+                core(routes, text, pieces),
+                |bytes| {
+                    (bytes != expected_bytes).then(|| {
+                        format!(
+                            "core routes {bytes:?} bytes per field, the parser {expected_bytes:?}"
+                        )
+                    })
+                },
+                || {
+                    black_box(core(routes, text, pieces).ok());
+                },
+            );
+            cells.measure(
+                "ours",
+                ours(template, text, pieces),
+                |m| differs(&expected_json, &m, "ours differs from ours one-shot"),
+                || {
+                    black_box(ours(template, text, pieces).ok());
+                },
+            );
             match &smg_template {
                 Err(e) => {
-                    row["smg_note"] = json!("refused");
+                    cells.row["smg_note"] = json!("refused");
                     if mode == "one-shot" {
-                        notes.push(format!("{}: smg refuses the template: {e}", input.id));
+                        cells
+                            .notes
+                            .push(format!("{}: smg refuses the template: {e}", input.id));
                     }
                 }
-                Ok(smg_template) => match smg_parse(smg_template, text, pieces) {
-                    Ok(m) if serde_json::to_string(&m).expect("serializes") == expected_json => {
-                        let secs = measure(args.runs, || {
-                            black_box(smg_parse(smg_template, text, pieces).ok());
-                        });
-                        row["smg_s"] = json!(secs);
-                    }
-                    Ok(m) => {
-                        let diff = first_difference(
-                            &expected_json,
-                            &serde_json::to_string(&m).expect("serializes"),
-                        );
-                        notes.push(format!(
-                            "{} {mode}: smg's message differs: {diff}",
-                            input.id
-                        ));
-                        row["smg_note"] = json!("mismatch");
-                    }
-                    Err(e) => {
-                        notes.push(format!("{} {mode}: smg fails: {e}", input.id));
-                        row["smg_note"] = json!("error");
-                    }
-                },
+                Ok(smg_template) => cells.measure(
+                    "smg",
+                    smg_parse(smg_template, text, pieces),
+                    |m| differs(&expected_json, &m, "smg's message differs"),
+                    || {
+                        black_box(smg_parse(smg_template, text, pieces).ok());
+                    },
+                ),
             }
             eprintln!(
                 "{} {mode}: core {} ours {} smg {}",
@@ -385,6 +358,48 @@ fn run(args: &Args) -> Value {
     let results = json!({"runs": args.runs, "rows": rows, "notes": notes, "profile": profile});
     write_json(&args.out.join("rust.json"), &results);
     results
+}
+
+/// The cells of one row of measurements (input and mode), an engine's pair `KEY_s` /
+/// `KEY_note` each, and the notes of the run.
+struct Cells<'a> {
+    row: &'a mut Value,
+    notes: &'a mut Vec<String>,
+    /// `ID MODE`, starting each note.
+    tag: String,
+    runs: usize,
+}
+
+impl Cells<'_> {
+    /// The cell of engine `key`, whose parse gave `result`: when `mismatch` finds no
+    /// difference from the expected result, the time of `again` (a parse); otherwise no time,
+    /// the note "mismatch" with `mismatch`'s description, or "error" with the error.
+    fn measure<T>(
+        &mut self,
+        key: &str,
+        result: Result<T, String>,
+        mismatch: impl FnOnce(T) -> Option<String>,
+        again: impl FnMut(),
+    ) {
+        let tag = &self.tag;
+        match result.map(mismatch) {
+            Ok(None) => self.row[format!("{key}_s")] = json!(measure(self.runs, again)),
+            Ok(Some(difference)) => {
+                self.notes.push(format!("{tag}: {difference}"));
+                self.row[format!("{key}_note")] = json!("mismatch");
+            }
+            Err(e) => {
+                self.notes.push(format!("{tag}: {key} fails: {e}"));
+                self.row[format!("{key}_note")] = json!("error");
+            }
+        }
+    }
+}
+
+/// `what` and the first difference when `message` serializes otherwise than `expected_json`.
+fn differs(expected_json: &str, message: &Message, what: &str) -> Option<String> {
+    let json = serde_json::to_string(message).expect("serializes");
+    (json != expected_json).then(|| format!("{what}: {}", first_difference(expected_json, &json)))
 }
 
 fn fmt_mbps(secs: Option<f64>, bytes: usize) -> String {
