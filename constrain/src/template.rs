@@ -157,7 +157,7 @@ pub struct Constraint {
 }
 
 fn field_path(field: &FieldModel, key: &str) -> String {
-    format!("fields.{}.{key}", field.name)
+    template_build::path::field(&field.name, key)
 }
 
 /// The HIR of a delimiter: literal alternatives, or the pattern's branches (regex-syntax

@@ -36,6 +36,7 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod event;
+pub mod pychar;
 pub mod pynum;
 pub mod router;
 pub mod statics;

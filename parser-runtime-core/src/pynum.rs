@@ -9,32 +9,7 @@
 
 use arrayvec::ArrayString;
 
-/// Whether Python's `str.isspace()` holds for `c` (what `str.strip()` removes).
-///
-/// Unlike [`char::is_whitespace`], this includes the ASCII separators U+001C..=U+001F.
-/// Table: Python 3.11 (Unicode 14.0), identical to later versions for these characters.
-pub fn py_is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t'..='\r'
-            | '\u{1c}'..=' '
-            | '\u{85}'
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-    )
-}
-
-/// Python's `str.strip()` without arguments: removes leading and trailing characters for
-/// which [`py_is_space`] holds.
-pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_is_space)
-}
+pub use crate::pychar::{py_is_space, py_strip};
 
 /// Whether `text.lower() in ("true", "1")` (reference `_bool`). No non-ASCII character
 /// lowercases to an ASCII letter of `true`, so an ASCII case-insensitive comparison is exact.

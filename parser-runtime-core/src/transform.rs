@@ -16,8 +16,9 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::content::{is_word_char, parse_content};
+use crate::content::parse_content;
 use crate::error::ContentError;
+use crate::pychar::is_word_char;
 use crate::tables::FieldTable;
 
 /// Runs `body` through the field's content parser, then applies its `transform` (reference
@@ -137,13 +138,40 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// The path of a whole-string placeholder: `{a}` or `{a.b.c}` with `\w+` parts.
-fn placeholder(s: &str) -> Option<&str> {
-    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
-    inner
-        .split('.')
-        .all(|part| !part.is_empty() && part.chars().all(is_word_char))
-        .then_some(inner)
+/// The length in bytes of the placeholder (reference `_PLACEHOLDER`, `\{(\w+(?:\.\w+)*)\}`
+/// with the `regex` module's Unicode `\w`) at the start of `s`, if one is there. The grammar is
+/// unambiguous (`\w` matches neither `.` nor `}`), so a greedy scan is exact. The one
+/// placeholder grammar: the compiler checks transforms with it (`template_build::model`).
+pub fn placeholder_at(s: &str) -> Option<usize> {
+    let mut chars = s.char_indices();
+    if chars.next()?.1 != '{' {
+        return None;
+    }
+    let mut after_word = false;
+    for (i, c) in chars {
+        if is_word_char(c) {
+            after_word = true;
+        } else if c == '.' && after_word {
+            after_word = false;
+        } else if c == '}' && after_word {
+            return Some(i + 1);
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// Python's `_PLACEHOLDER.search(s)`: a placeholder anywhere in `s`.
+pub fn has_placeholder(s: &str) -> bool {
+    s.match_indices('{')
+        .any(|(i, _)| placeholder_at(&s[i..]).is_some())
+}
+
+/// The path of a whole-string placeholder (`_PLACEHOLDER.fullmatch`): `a` for `{a}`, `a.b.c`
+/// for `{a.b.c}`.
+pub fn placeholder(s: &str) -> Option<&str> {
+    (placeholder_at(s) == Some(s.len())).then(|| &s[1..s.len() - 1])
 }
 
 /// Reference `_apply_transform`.
@@ -268,6 +296,20 @@ mod tests {
             serde_json::to_string(got).unwrap(),
             serde_json::to_string(&want).unwrap()
         );
+    }
+
+    #[test]
+    fn placeholder_grammar() {
+        assert_eq!(placeholder("{a}"), Some("a"));
+        assert_eq!(placeholder("{a.b.c}"), Some("a.b.c"));
+        assert_eq!(placeholder("{名前}"), Some("名前"));
+        for not_one in ["{a.}", "{.a}", "{a..b}", "{a}}", "{}", "a", "{a} "] {
+            assert_eq!(placeholder(not_one), None, "{not_one}");
+        }
+        assert!(has_placeholder("x{{a}}"));
+        assert!(has_placeholder("{ {a}"));
+        assert!(!has_placeholder("{a b}"));
+        assert!(!has_placeholder("{a-b}"));
     }
 
     #[test]

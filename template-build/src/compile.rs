@@ -274,21 +274,8 @@ fn watch(fields: &[FieldTable], delimiters: Vec<Watched>) -> Watch<Owned> {
     }
 }
 
-/// The JSON path of a field key, quoting names that are not plain identifiers.
-pub fn field_path(name: &str, key: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-    {
-        format!("fields.{name}.{key}")
-    } else {
-        format!(
-            "fields[{}].{key}",
-            serde_json::Value::String(name.to_string())
-        )
-    }
-}
+/// The JSON path of a field key (see [`crate::path::field`]).
+pub use crate::path::field as field_path;
 
 /// Compiles one delimiter to DFAs.
 pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, String> {

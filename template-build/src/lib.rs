@@ -20,6 +20,7 @@ pub mod compile;
 pub mod error;
 pub mod locate;
 pub mod model;
+pub mod path;
 pub mod pyregex;
 pub mod roles;
 

@@ -44,17 +44,20 @@
 //! - `version` may be any JSON value equal to Python's `1`: `1`, `1.0` and `true` (Python's
 //!   `True == 1`).
 //!
-//! One small difference in the other direction: transform placeholders are found with Unicode
-//! `\w` from `regex-syntax`, whose Unicode tables are older than those of Python's `regex`
-//! module; a placeholder name using a character assigned only in the newest Unicode versions is
-//! not seen as a placeholder here, so a string mixing it with text is not rejected.
+//! Transform placeholders are found with the runtime's own grammar
+//! (`parser_runtime_core::transform::placeholder_at`, with the `regex` module's Unicode `\w`
+//! table in `parser_runtime_core::pychar`), so the check here and the replacement at run time
+//! agree on what a placeholder is.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use parser_runtime_core::tables::{Field, Owned, Role, StartAnchor};
+use parser_runtime_core::transform::{has_placeholder, placeholder};
 use parser_runtime_core::ContentSpec;
+
+use crate::path::{index as index_path, key as key_path, quote};
 
 use crate::error::{TemplateError, TemplateErrors};
 use crate::pyregex;
@@ -1087,7 +1090,7 @@ fn check_transform(cx: &mut Ctx, path: &str, transform: &Value) {
                     stack.push((index_path(&path, i), child));
                 }
             }
-            Value::String(s) if placeholder_search(s) && !placeholder_fullmatch(s) => {
+            Value::String(s) if has_placeholder(s) && placeholder(s).is_none() => {
                 cx.error(
                     path,
                     format!(
@@ -1103,45 +1106,6 @@ fn check_transform(cx: &mut Ctx, path: &str, transform: &Value) {
     }
 }
 
-/// Python's `\w` (Unicode word characters; see the module note on Unicode versions).
-fn is_word(c: char) -> bool {
-    regex_syntax::try_is_word_character(c).unwrap_or(c.is_alphanumeric() || c == '_')
-}
-
-/// The length in bytes of a placeholder `\{\w+(?:\.\w+)*\}` starting at the start of `s`, if
-/// one does. The grammar is unambiguous (`\w` matches neither `.` nor `}`), so a greedy scan is
-/// exact.
-fn placeholder_at(s: &str) -> Option<usize> {
-    let mut chars = s.char_indices();
-    if chars.next()?.1 != '{' {
-        return None;
-    }
-    let mut after_word = false;
-    for (i, c) in chars {
-        if is_word(c) {
-            after_word = true;
-        } else if c == '.' && after_word {
-            after_word = false;
-        } else if c == '}' && after_word {
-            return Some(i + 1);
-        } else {
-            return None;
-        }
-    }
-    None
-}
-
-/// Python's `_PLACEHOLDER.search(s)`: a placeholder anywhere in `s`.
-fn placeholder_search(s: &str) -> bool {
-    s.match_indices('{')
-        .any(|(i, _)| placeholder_at(&s[i..]).is_some())
-}
-
-/// Python's `_PLACEHOLDER.fullmatch(s)`: `s` is exactly one placeholder.
-fn placeholder_fullmatch(s: &str) -> bool {
-    placeholder_at(s) == Some(s.len())
-}
-
 /// A short name of a JSON value's type, for messages.
 fn type_name(value: &Value) -> &'static str {
     match value {
@@ -1152,36 +1116,6 @@ fn type_name(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
     }
-}
-
-/// `s` as a JSON string literal (quoted, escaped).
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
-}
-
-/// Whether `key` can appear bare in a dotted path: non-empty, only (Unicode) alphanumerics,
-/// `_` and `-` (the same rule as `compile::field_path`).
-fn is_plain_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
-}
-
-/// The path of `key` inside the object at `parent`: `parent.key`, or `parent["odd key"]`.
-fn key_path(parent: &str, key: &str) -> String {
-    if !is_plain_key(key) {
-        format!("{parent}[{}]", quote(key))
-    } else if parent.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{parent}.{key}")
-    }
-}
-
-/// The path of item `index` of the list at `parent`.
-fn index_path(parent: &str, index: usize) -> String {
-    format!("{parent}[{index}]")
 }
 
 #[cfg(test)]
@@ -1526,22 +1460,6 @@ mod tests {
             "fields.x.transform",
             &["mixes"],
         );
-    }
-
-    #[test]
-    fn placeholder_scanner() {
-        assert!(placeholder_fullmatch("{a}"));
-        assert!(placeholder_fullmatch("{a.b.c}"));
-        assert!(placeholder_fullmatch("{名前}"));
-        assert!(!placeholder_fullmatch("{a.}"));
-        assert!(!placeholder_fullmatch("{.a}"));
-        assert!(!placeholder_fullmatch("{a..b}"));
-        assert!(!placeholder_fullmatch("{a}}"));
-        assert!(!placeholder_fullmatch("{}"));
-        assert!(placeholder_search("x{{a}}"));
-        assert!(placeholder_search("{ {a}"));
-        assert!(!placeholder_search("{a b}"));
-        assert!(!placeholder_search("{a-b}"));
     }
 
     #[test]

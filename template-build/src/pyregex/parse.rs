@@ -33,10 +33,7 @@ const UNLIMITED: u64 = u32::MAX as u64;
 /// add a level per group).
 const MAX_DEPTH: usize = 100;
 
-/// Python `str.isspace()`.
-fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
+use parser_runtime_core::pychar::py_is_space as py_isspace;
 
 /// Python `str.isidentifier()`, approximated with Unicode alphabetic / alphanumeric.
 fn py_isidentifier(s: &str) -> bool {
