@@ -25,12 +25,12 @@ pub use crate::tables::{
 use crate::tables::{Routed, Template};
 
 #[cfg(feature = "alloc")]
-use alloc::{borrow::ToOwned, boxed::Box, string::ToString, vec::Vec};
+use alloc::{borrow::ToOwned, string::ToString, vec::Vec};
 
 #[cfg(feature = "alloc")]
 use crate::tables::{
-    static_object, Branch, Captures, CompiledTemplate, Content, Delimiter, Dfa, Field, Lookahead,
-    Owned, StartAnchor, Watch,
+    static_object, Branch, Captures, CompiledTemplate, Delimiter, Dfa, Field, Lookahead, Owned,
+    StartAnchor, Watch,
 };
 
 /// The version of the generated-code format. The generator embeds the version it writes and
@@ -193,7 +193,7 @@ impl StaticTemplate {
         })?;
         let mut fields = Vec::with_capacity(t.fields.len());
         for f in t.fields {
-            let content = owned_content(&f.content).map_err(|reason| {
+            let content = f.content.to_owned_content().map_err(|reason| {
                 err(
                     TableLocation::Content { field: f.name },
                     TableReason::Regex(reason),
@@ -279,58 +279,6 @@ fn owned_delimiter(
         group_names: d.group_names.iter().map(|s| (*s).to_owned()).collect(),
         first_bytes: d.first_bytes,
         can_be_empty: d.can_be_empty,
-    })
-}
-
-#[cfg(feature = "alloc")]
-fn owned_content(c: &Content<Static>) -> Result<Content<Owned>, alloc::string::String> {
-    let value_parser = |v: Option<&&'static Content<Static>>| {
-        v.map(|v| owned_content(v).map(Box::new)).transpose()
-    };
-    Ok(match *c {
-        Content::Text { strip } => Content::Text { strip },
-        Content::Int { strip } => Content::Int { strip },
-        Content::Float { strip } => Content::Float { strip },
-        Content::Bool { strip } => Content::Bool { strip },
-        Content::Json {
-            unquoted_keys,
-            string_delims,
-            allow_non_json,
-            strip,
-        } => Content::Json {
-            unquoted_keys,
-            string_delims: string_delims
-                .iter()
-                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-                .collect(),
-            allow_non_json,
-            strip,
-        },
-        Content::XmlInline {
-            tag_pattern,
-            tag_pattern_source,
-            value_parser: ref vp,
-            merge_duplicates,
-        } => Content::XmlInline {
-            tag_pattern: tag_pattern
-                .map(fancy_regex::Regex::new)
-                .transpose()
-                .map_err(|e| e.to_string())?,
-            tag_pattern_source: tag_pattern_source.map(str::to_owned),
-            value_parser: value_parser(vp.as_ref())?,
-            merge_duplicates,
-        },
-        Content::KvLines {
-            line_sep,
-            kv_sep,
-            strip,
-            value_parser: ref vp,
-        } => Content::KvLines {
-            line_sep: line_sep.to_owned(),
-            kv_sep: kv_sep.to_owned(),
-            strip,
-            value_parser: value_parser(vp.as_ref())?,
-        },
     })
 }
 

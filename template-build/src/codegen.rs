@@ -18,7 +18,7 @@ use serde_json::Value;
 use parser_runtime_core::router::DelimiterKind;
 use parser_runtime_core::statics::FORMAT_VERSION;
 use parser_runtime_core::tables::{
-    ByteSet, CompiledTemplate, ContentSpec, Delimiter, Dfa, Owned, Role, ToolFamily, Watch,
+    ByteSet, CompiledTemplate, Delimiter, Dfa, Owned, Role, ToolFamily, Watch,
 };
 
 /// What to generate around the tables.
@@ -391,7 +391,7 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
         let name = &f.name;
         let open = option(f.open.as_ref().map(|d| delimiter(d, &counter)));
         let close = option(f.close.as_ref().map(|d| delimiter(d, &counter)));
-        let content = content(&f.content);
+        let content = f.content.to_tokens();
         let repeats = f.repeats;
         let join = option(f.join.as_ref().map(|j| quote!(#j)));
         let optional = f.optional;
@@ -568,82 +568,6 @@ fn dfa_tokens(t: &Dfa, counter: &Cell<usize>) -> TokenStream {
                 &BYTES.0
             },
             edge: &[ #( #edge ),* ],
-        }
-    }
-}
-
-fn content(c: &ContentSpec) -> TokenStream {
-    let vp = |v: &Option<Box<ContentSpec>>| {
-        option(v.as_ref().map(|v| {
-            let inner = content(v);
-            quote!(&#inner)
-        }))
-    };
-    match c {
-        ContentSpec::Text { strip } => {
-            quote!(::parser_runtime::__private::Content::Text { strip: #strip })
-        }
-        ContentSpec::Int { strip } => {
-            quote!(::parser_runtime::__private::Content::Int { strip: #strip })
-        }
-        ContentSpec::Float { strip } => {
-            quote!(::parser_runtime::__private::Content::Float { strip: #strip })
-        }
-        ContentSpec::Bool { strip } => {
-            quote!(::parser_runtime::__private::Content::Bool { strip: #strip })
-        }
-        ContentSpec::Json {
-            unquoted_keys,
-            string_delims,
-            allow_non_json,
-            strip,
-        } => {
-            let delims = string_delims.iter().map(|(a, b)| quote!((#a, #b)));
-            quote! {
-                ::parser_runtime::__private::Content::Json {
-                    unquoted_keys: #unquoted_keys,
-                    string_delims: &[ #( #delims ),* ],
-                    allow_non_json: #allow_non_json,
-                    strip: #strip,
-                }
-            }
-        }
-        ContentSpec::XmlInline {
-            tag_pattern,
-            tag_pattern_source,
-            value_parser,
-            merge_duplicates,
-        } => {
-            let pattern = option(tag_pattern.as_ref().map(|r| {
-                let p = r.as_str();
-                quote!(#p)
-            }));
-            let source = option(tag_pattern_source.as_ref().map(|s| quote!(#s)));
-            let vp = vp(value_parser);
-            quote! {
-                ::parser_runtime::__private::Content::XmlInline {
-                    tag_pattern: #pattern,
-                    tag_pattern_source: #source,
-                    value_parser: #vp,
-                    merge_duplicates: #merge_duplicates,
-                }
-            }
-        }
-        ContentSpec::KvLines {
-            line_sep,
-            kv_sep,
-            strip,
-            value_parser,
-        } => {
-            let vp = vp(value_parser);
-            quote! {
-                ::parser_runtime::__private::Content::KvLines {
-                    line_sep: #line_sep,
-                    kv_sep: #kv_sep,
-                    strip: #strip,
-                    value_parser: #vp,
-                }
-            }
         }
     }
 }
