@@ -45,6 +45,7 @@ pub mod tables;
 pub mod tools;
 #[cfg(feature = "alloc")]
 pub mod transform;
+mod values;
 
 #[cfg(feature = "contracts")]
 pub use engine::parse_response_checked;

@@ -1,0 +1,933 @@
+//! The scan: the `Core` engine that walks the delimiter DFAs over a buffer (live walks
+//! deduplicated by DFA state, complete candidates, prefilter jumps, edge and end-of-input
+//! resolution), commits delimiters and routes text into regions through a [`Sink`]. See the
+//! `router` module docs and docs/internals.md, "Partial matching" and "Prefilter".
+
+use arrayvec::ArrayVec;
+use regex_automata::util::primitives::StateID;
+
+use super::driver::{Sink, Stop};
+use super::hold::Slots;
+use super::{
+    ByteSet, DelimiterKind, RegionValue, RouteDfa, RouteError, Routes, Span, EDGE_GROW, EDGE_REACH,
+    EDGE_SURE,
+};
+use crate::values::Values;
+
+#[derive(Debug, Clone, Copy)]
+struct Watch {
+    kind: DelimiterKind,
+    field: usize,
+    /// The delimiter's first-byte set.
+    first: ByteSet,
+}
+
+/// Where a walk is: in the main part of a branch, or in its trailing look-ahead.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Walking the main DFA; `last_match` is the end of the preferred match seen so far.
+    Main {
+        state: StateID,
+        last_match: Option<usize>,
+    },
+    /// The main part matched `[start, main_end)`; walking the look-ahead from `main_end`.
+    Look { state: StateID, main_end: usize },
+}
+
+/// A live DFA walk from one candidate start.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    watch: u16,
+    branch: u16,
+    start: usize,
+    phase: Phase,
+}
+
+/// A complete, final delimiter match.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    watch: u16,
+    branch: u16,
+    start: usize,
+    end: usize,
+}
+
+/// The prefilter of the current watch list (see the `router` module docs).
+#[derive(Debug, Clone)]
+struct Jump {
+    lead: ByteSet,
+    first: ByteSet,
+    /// The `first` bytes when there are at most three (memchr), else empty.
+    needles: ArrayVec<u8, 3>,
+    /// The last hit: `(first-byte position, start of its lead run)`.
+    hit: Option<(usize, usize)>,
+    /// The last end-of-buffer check: `(buffer end, start of the trailing lead run)`.
+    tail: Option<(usize, usize)>,
+}
+
+#[derive(Debug)]
+struct Scan<const W: usize> {
+    watch: Slots<Watch, W>,
+    /// Union of the first-byte tables of the watched delimiters.
+    first: ByteSet,
+    jump: Option<Jump>,
+    /// Absolute position of the next byte to scan.
+    next: usize,
+    walks: Slots<Walk, W>,
+    /// Per watched delimiter, its preferred complete match: the leftmost start, and at one
+    /// start the first branch (Python's alternation order), whatever the length.
+    preferred: Slots<Option<Candidate>, W>,
+    /// The best of the preferred matches (reference `_scan` key).
+    best: Option<Candidate>,
+}
+
+/// What happened to a walk after a step.
+enum Step {
+    Live(Walk),
+    Done(Option<Candidate>),
+}
+
+/// The router state without its hold buffer (so events can borrow the buffer while the state
+/// changes).
+#[derive(Debug)]
+pub(crate) struct Core<R, const W: usize> {
+    pub(crate) routes: R,
+    /// Absolute position of the first byte of the buffer being scanned (the hold buffer, or
+    /// the fed text when nothing is held).
+    pub(super) base: usize,
+    /// The byte before `base`, for look-behind.
+    pub(super) before: Option<u8>,
+    /// Absolute position up to which text has been routed.
+    pos: usize,
+    current: Option<usize>,
+    opened: bool,
+    /// Whether text was routed into the current region.
+    body_any: bool,
+    body_start: usize,
+    /// Span of the open delimiter of the current explicit region.
+    open_span: Option<(usize, usize)>,
+    /// Length of the replayed prefix: output offsets are absolute positions minus this.
+    pub(crate) prefix_len: usize,
+    /// Cap on held bytes.
+    pub(crate) hold_limit: usize,
+    scan: Scan<W>,
+    values: Values,
+}
+
+impl<R: Routes, const W: usize> Core<R, W> {
+    pub(super) fn with_slots(
+        routes: R,
+        heap: bool,
+        hold_limit: usize,
+        values: bool,
+    ) -> Result<Self, RouteError> {
+        let mut core = Self {
+            current: routes.implicit(),
+            routes,
+            base: 0,
+            before: None,
+            pos: 0,
+            opened: false,
+            body_any: false,
+            body_start: 0,
+            open_span: None,
+            prefix_len: 0,
+            hold_limit,
+            scan: Scan {
+                watch: Slots::new(heap),
+                first: ByteSet::EMPTY,
+                jump: None,
+                next: 0,
+                walks: Slots::new(heap),
+                preferred: Slots::new(heap),
+                best: None,
+            },
+            values: Values::new(values),
+        };
+        core.reset_scan()?;
+        Ok(core)
+    }
+
+    fn end(&self, view: &str) -> usize {
+        self.base + view.len()
+    }
+
+    /// Byte offset in the output of absolute position `abs` (0 for positions in the prefix).
+    pub(crate) fn output_offset(&self, abs: usize) -> usize {
+        abs.saturating_sub(self.prefix_len)
+    }
+
+    /// Where absolute position `abs` is: `(offset in the output, false)`, or `(offset in the
+    /// prefix after its last start anchor, true)`.
+    pub(crate) fn located(&self, abs: usize) -> (usize, bool) {
+        if abs < self.prefix_len {
+            (abs, true)
+        } else {
+            (abs - self.prefix_len, false)
+        }
+    }
+
+    /// The first absolute position the buffer must keep after processing.
+    pub(super) fn keep_from(&self) -> usize {
+        self.scan
+            .walks
+            .as_slice()
+            .iter()
+            .map(|w| w.start)
+            .min()
+            .unwrap_or(self.pos)
+            .min(self.pos)
+    }
+
+    /// The fast path for short pieces: when nothing is pending and no byte of `text` can begin
+    /// a watched delimiter (with a prefilter: no `first` byte, and no `lead` byte at the end,
+    /// where a run could still grow into a delimiter), all of `text` is routed at once.
+    /// `None`: take the general path. `text` starts at `base`, and nothing is held.
+    #[inline(always)]
+    pub(super) fn fast<S: Sink>(
+        &mut self,
+        text: &str,
+        sink: &mut S,
+    ) -> Option<Result<(), Stop<S::Error>>> {
+        const SHORT: usize = 64;
+        if text.len() > SHORT
+            || !self.scan.walks.as_slice().is_empty()
+            || self.scan.best.is_some()
+            || self.scan.next != self.base
+            || self.pos != self.base
+        {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let clear = match &self.scan.jump {
+            Some(j) => {
+                !bytes.iter().any(|&b| j.first.contains(b))
+                    && bytes.last().is_none_or(|&b| !j.lead.contains(b))
+            }
+            None => !bytes.iter().any(|&b| self.scan.first.contains(b)),
+        };
+        if !clear {
+            return None;
+        }
+        let end = self.base + text.len();
+        let routed = self.accumulate(text, sink, self.pos, end);
+        self.pos = end;
+        self.scan.next = end;
+        if let Some(&last) = bytes.last() {
+            self.before = Some(last);
+        }
+        self.base = end;
+        Some(routed)
+    }
+
+    /// Reference `_process`: commit delimiters while possible, then route what is safe.
+    /// `view` holds the absolute positions `base..base + view.len()`.
+    pub(crate) fn process<S: Sink>(
+        &mut self,
+        view: &str,
+        eos: bool,
+        sink: &mut S,
+    ) -> Result<(), Stop<S::Error>> {
+        loop {
+            self.advance(view, eos)?;
+            if self.committable().is_none() {
+                if eos {
+                    self.resolve_eoi(view);
+                } else {
+                    self.resolve_edge(view)?;
+                }
+            }
+            if let Some(c) = self.committable() {
+                if c.start > self.pos {
+                    self.accumulate(view, sink, self.pos, c.start)?;
+                }
+                self.pos = c.end;
+                let watch = self.scan.watch.as_slice()[usize::from(c.watch)];
+                // Forget the committed candidate before closing: if the region fails to parse,
+                // the next call goes on from `pos` like the reference, not from the stale match.
+                self.restart_scan();
+                match watch.kind {
+                    DelimiterKind::Open => {
+                        self.close_current(sink, c.start)?;
+                        self.current = Some(watch.field);
+                        self.values.reset(self.routes.body_kind(watch.field));
+                        self.body_any = false;
+                        self.body_start = c.end;
+                        self.open_span = Some((c.start, c.end));
+                        self.opened = true;
+                        sink.open(
+                            watch.field,
+                            usize::from(c.branch),
+                            view,
+                            (c.start - self.base, c.end - self.base),
+                        )
+                        .map_err(Stop::Sink)?;
+                    }
+                    DelimiterKind::Close => {
+                        let had_content = self.opened;
+                        if c.start == c.end
+                            && self.open_span == Some((c.start, c.start))
+                            && !self.body_any
+                        {
+                            // A zero-width open and a zero-width close at one position would
+                            // re-fire forever (the reference loops); fail instead.
+                            let (offset, in_prefix) = self.located(c.start);
+                            return Err(Stop::Route(RouteError::NoProgress {
+                                field: watch.field,
+                                offset,
+                                in_prefix,
+                            }));
+                        }
+                        self.close_current(sink, c.start)?;
+                        if !had_content && c.start == c.end {
+                            // Reference: a zero-width close on an empty region stops this call.
+                            self.reset_scan()?;
+                            return Ok(());
+                        }
+                    }
+                }
+                self.reset_scan()?;
+                continue;
+            }
+            let end = self.end(view);
+            if eos {
+                if self.pos < end {
+                    self.accumulate(view, sink, self.pos, end)?;
+                    self.pos = end;
+                }
+                self.close_current(sink, end)?;
+                self.reset_scan()?;
+                return Ok(());
+            }
+            let hold = self
+                .scan
+                .walks
+                .as_slice()
+                .iter()
+                .map(|w| w.start)
+                .min()
+                .unwrap_or(end);
+            if hold > self.pos {
+                self.accumulate(view, sink, self.pos, hold)?;
+                self.pos = hold;
+            }
+            if end - hold > self.hold_limit {
+                return Err(Stop::Route(RouteError::HoldOverflow {
+                    offset: self.output_offset(hold),
+                    held: end - hold,
+                    limit: self.hold_limit,
+                }));
+            }
+            return Ok(());
+        }
+    }
+
+    /// A fresh scan from `pos` with the same watch list.
+    fn restart_scan(&mut self) {
+        let scan = &mut self.scan;
+        scan.next = self.pos;
+        scan.walks.clear();
+        for slot in scan.preferred.as_mut_slice() {
+            *slot = None;
+        }
+        scan.best = None;
+        if let Some(jump) = scan.jump.as_mut() {
+            jump.hit = None;
+            jump.tail = None;
+        }
+    }
+
+    /// The watch list for the current region (reference `_watchlist`, compiled into the
+    /// tables), and a fresh scan.
+    fn reset_scan(&mut self) -> Result<(), RouteError> {
+        let routes = &self.routes;
+        let scan = &mut self.scan;
+        scan.watch.clear();
+        let (watched, first, jump) = routes.watch(self.current);
+        for w in watched {
+            let first = routes.first_set(w.field, w.kind);
+            if !scan.watch.push(Watch {
+                kind: w.kind,
+                field: w.field,
+                first,
+            }) {
+                return Err(RouteError::TooManyDelimiters {
+                    limit: scan.watch.capacity(),
+                });
+            }
+        }
+        scan.jump = jump.map(|plan| Jump {
+            lead: plan.lead,
+            first: plan.first,
+            needles: plan.needles[..usize::from(plan.needle_count)]
+                .iter()
+                .copied()
+                .collect(),
+            hit: None,
+            tail: None,
+        });
+        scan.first = first;
+        scan.next = self.pos;
+        scan.walks.clear();
+        scan.preferred.clear();
+        for _ in 0..scan.watch.as_slice().len() {
+            // Same capacity as `watch`: fits.
+            let _ = scan.preferred.push(None);
+        }
+        scan.best = None;
+        Ok(())
+    }
+
+    #[inline]
+    fn watch_of(&self, watch: u16) -> Watch {
+        self.scan.watch.as_slice()[usize::from(watch)]
+    }
+
+    #[inline]
+    fn main_dfa(&self, watch: u16, branch: u16) -> &R::Dfa {
+        let w = self.watch_of(watch);
+        self.routes.main_dfa(w.field, w.kind, usize::from(branch))
+    }
+
+    #[inline]
+    fn lookahead(&self, watch: u16, branch: u16) -> Option<(bool, &R::Dfa)> {
+        let w = self.watch_of(watch);
+        self.routes.lookahead(w.field, w.kind, usize::from(branch))
+    }
+
+    /// The best candidate, if nothing pending starts at or before it.
+    fn committable(&self) -> Option<Candidate> {
+        let best = self.scan.best?;
+        if self
+            .scan
+            .walks
+            .as_slice()
+            .iter()
+            .all(|w| w.start > best.start)
+        {
+            Some(best)
+        } else {
+            None
+        }
+    }
+
+    /// Orders the preferred matches of two different delimiters (reference `_scan` key):
+    /// earliest start, then longest, then opens before closes, then field name.
+    fn better(&self, a: &Candidate, b: &Candidate) -> bool {
+        if a.start != b.start {
+            return a.start < b.start;
+        }
+        let (la, lb) = (a.end - a.start, b.end - b.start);
+        if la != lb {
+            return la > lb;
+        }
+        let (wa, wb) = (self.watch_of(a.watch), self.watch_of(b.watch));
+        if wa.kind != wb.kind {
+            return wa.kind == DelimiterKind::Open;
+        }
+        self.routes.name_rank(wa.field) < self.routes.name_rank(wb.field)
+    }
+
+    /// Records a complete match. Like the reference, each delimiter contributes only its own
+    /// preferred match (what Python's `search` returns: leftmost, then first branch), and only
+    /// then are delimiters compared; so a later, longer branch never beats another delimiter.
+    fn offer(&mut self, c: Candidate) {
+        let Some(slot) = self
+            .scan
+            .preferred
+            .as_mut_slice()
+            .get_mut(usize::from(c.watch))
+        else {
+            return;
+        };
+        if let Some(p) = slot {
+            if (p.start, p.branch) <= (c.start, c.branch) {
+                return;
+            }
+        }
+        *slot = Some(c);
+        let mut best: Option<Candidate> = None;
+        for cand in self.scan.preferred.as_slice().iter().flatten() {
+            if best.is_none_or(|b| self.better(cand, &b)) {
+                best = Some(*cand);
+            }
+        }
+        self.scan.best = best;
+    }
+
+    /// Where scanning resumes when no walk is live: the next position that can start a match
+    /// (`None`: nothing more in the buffer).
+    fn skip(&mut self, view: &str, eos: bool) -> Option<usize> {
+        let from = self.scan.next;
+        let end = self.end(view);
+        let bytes = view.as_bytes();
+        let Some(jump) = self.scan.jump.as_mut() else {
+            let first = &self.scan.first;
+            return bytes[from - self.base..]
+                .iter()
+                .position(|&b| first.contains(b))
+                .map(|n| from + n);
+        };
+        let lead_start = |at: usize, jump: &Jump| {
+            let mut w = at;
+            while w > from && jump.lead.contains(bytes[w - 1 - self.base]) {
+                w -= 1;
+            }
+            w
+        };
+        let hit = match jump.hit {
+            Some((i, w)) if i >= from => Some((i, w)),
+            _ => {
+                let hay = &bytes[from - self.base..];
+                let n = match jump.needles.as_slice() {
+                    [a] => memchr::memchr(*a, hay),
+                    [a, b] => memchr::memchr2(*a, *b, hay),
+                    [a, b, c] => memchr::memchr3(*a, *b, *c, hay),
+                    _ => hay.iter().position(|&b| jump.first.contains(b)),
+                };
+                n.map(|n| {
+                    let i = from + n;
+                    (i, lead_start(i, jump))
+                })
+            }
+        };
+        jump.hit = hit;
+        match hit {
+            Some((_, w)) => Some(w.max(from)),
+            None if eos => None,
+            None => {
+                // A match may still start in the trailing run of lead bytes.
+                let w = match jump.tail {
+                    Some((e, w)) if e == end => w,
+                    _ => lead_start(end, jump),
+                };
+                jump.tail = Some((end, w));
+                (w.max(from) < end).then_some(w.max(from))
+            }
+        }
+    }
+
+    /// Scans the unscanned bytes of the buffer, one at a time, until a candidate is committable.
+    fn advance(&mut self, view: &str, eos: bool) -> Result<(), RouteError> {
+        let end = self.end(view);
+        while self.scan.next < end {
+            if self.scan.walks.as_slice().is_empty() && self.scan.best.is_none() {
+                match self.skip(view, eos) {
+                    Some(p) => self.scan.next = p,
+                    None => {
+                        self.scan.next = end;
+                        break;
+                    }
+                }
+            }
+            let p = self.scan.next;
+            self.step(view, p)?;
+            self.scan.next = p + 1;
+            if self.committable().is_some() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn byte_at(&self, view: &str, abs: usize) -> u8 {
+        view.as_bytes()[abs - self.base]
+    }
+
+    fn look_behind(&self, view: &str, abs: usize) -> Option<u8> {
+        if abs == 0 {
+            None
+        } else if abs > self.base {
+            Some(self.byte_at(view, abs - 1))
+        } else {
+            self.before
+        }
+    }
+
+    /// Advances every walk by the byte at `p`, starting new walks at `p` first.
+    fn step(&mut self, view: &str, p: usize) -> Result<(), RouteError> {
+        let byte = self.byte_at(view, p);
+        // New walks start only at char boundaries, and only if they could beat the best.
+        let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
+        if can_start && self.scan.first.contains(byte) {
+            self.start_walks(view, p, byte)?;
+        }
+        // Walks are stepped in place: survivors are compacted to the front, deduplicated.
+        let n = self.scan.walks.as_slice().len();
+        let mut write = 0;
+        for i in 0..n {
+            let w = self.scan.walks.as_slice()[i];
+            match self.step_walk(view, w, p, byte) {
+                Step::Live(w) => {
+                    let has_lookahead = self.lookahead(w.watch, w.branch).is_some();
+                    write = keep_dedup(self.scan.walks.as_mut_slice(), write, w, has_lookahead);
+                }
+                Step::Done(Some(c)) => self.offer(c),
+                Step::Done(None) => {}
+            }
+        }
+        self.scan.walks.truncate(write);
+        if let Some(best) = self.scan.best {
+            // Walks that start after the best candidate can no longer matter.
+            self.scan.walks.retain(|w| w.start <= best.start);
+        }
+        Ok(())
+    }
+
+    /// Starts a walk at `p` for every branch of every watched delimiter that can start with
+    /// `byte`.
+    fn start_walks(&mut self, view: &str, p: usize, byte: u8) -> Result<(), RouteError> {
+        let look_behind = self.look_behind(view, p);
+        for wi in 0..self.scan.watch.as_slice().len() {
+            let w = self.scan.watch.as_slice()[wi];
+            if !w.first.contains(byte) {
+                continue;
+            }
+            for bi in 0..self.routes.branch_count(w.field, w.kind) {
+                let dfa = self.routes.main_dfa(w.field, w.kind, bi);
+                if let Some(state) = dfa.start(look_behind) {
+                    let walk = Walk {
+                        watch: wi as u16,
+                        branch: bi as u16,
+                        start: p,
+                        phase: Phase::Main {
+                            state,
+                            last_match: None,
+                        },
+                    };
+                    if !self.scan.walks.push(walk) {
+                        return Err(RouteError::TooManyWalks {
+                            offset: self.output_offset(p),
+                            limit: self.scan.walks.capacity(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn step_walk(&self, view: &str, w: Walk, p: usize, byte: u8) -> Step {
+        match w.phase {
+            Phase::Main { state, last_match } => {
+                let dfa = self.main_dfa(w.watch, w.branch);
+                let next = dfa.next_state(state, byte);
+                let last_match = if dfa.is_match_state(next) {
+                    Some(p)
+                } else {
+                    last_match
+                };
+                if dfa.is_dead_state(next) {
+                    match last_match {
+                        Some(e) => self.main_matched(view, w, e, p + 1),
+                        None => Step::Done(None),
+                    }
+                } else if last_match == Some(p) && dfa.edge(next) & EDGE_REACH == 0 {
+                    // A match ends here and no continuation can report another: it is final
+                    // now (one byte earlier than the dead state would tell).
+                    self.main_matched(view, w, p, p + 1)
+                } else {
+                    Step::Live(Walk {
+                        phase: Phase::Main {
+                            state: next,
+                            last_match,
+                        },
+                        ..w
+                    })
+                }
+            }
+            Phase::Look { state, main_end } => {
+                // Walks in this phase belong to a branch with a look-ahead.
+                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
+                    return Step::Done(None);
+                };
+                let next = dfa.next_state(state, byte);
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
+                if dfa.is_match_state(next) {
+                    Step::Done(if negated { None } else { Some(cand) })
+                } else if dfa.is_dead_state(next) {
+                    Step::Done(if negated { Some(cand) } else { None })
+                } else {
+                    Step::Live(Walk {
+                        phase: Phase::Look {
+                            state: next,
+                            main_end,
+                        },
+                        ..w
+                    })
+                }
+            }
+        }
+    }
+
+    /// The main part of a walk matched `[w.start, e)`; bytes up to `scanned` (exclusive) have
+    /// been seen. Without a look-ahead that is a candidate; with one, walk the look-ahead over
+    /// the seen bytes.
+    fn main_matched(&self, view: &str, w: Walk, e: usize, scanned: usize) -> Step {
+        let cand = Candidate {
+            watch: w.watch,
+            branch: w.branch,
+            start: w.start,
+            end: e,
+        };
+        let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
+            return Step::Done(Some(cand));
+        };
+        let Some(state) = dfa.start(self.look_behind(view, e)) else {
+            return Step::Done(None);
+        };
+        let mut lw = Walk {
+            phase: Phase::Look { state, main_end: e },
+            ..w
+        };
+        for q in e..scanned {
+            match self.step_walk(view, lw, q, self.byte_at(view, q)) {
+                Step::Live(next) => lw = next,
+                done => return done,
+            }
+        }
+        Step::Live(lw)
+    }
+
+    /// At the end of the buffer (more output may come): settle the walks whose outcome is
+    /// already certain.
+    fn resolve_edge(&mut self, view: &str) -> Result<(), RouteError> {
+        let end = self.end(view);
+        let n = self.scan.walks.as_slice().len();
+        let mut write = 0;
+        for i in 0..n {
+            let w = self.scan.walks.as_slice()[i];
+            match self.edge_walk(view, w, end) {
+                Step::Live(w) => {
+                    self.scan.walks.as_mut_slice()[write] = w;
+                    write += 1;
+                }
+                Step::Done(Some(c)) => self.offer(c),
+                Step::Done(None) => {}
+            }
+        }
+        self.scan.walks.truncate(write);
+        Ok(())
+    }
+
+    fn edge_walk(&self, view: &str, w: Walk, end: usize) -> Step {
+        match w.phase {
+            Phase::Main { state, last_match } => {
+                let facts = self.main_dfa(w.watch, w.branch).edge(state);
+                if facts & EDGE_GROW != 0 {
+                    Step::Live(w)
+                } else if facts & EDGE_SURE != 0 {
+                    match self.main_matched(view, w, end, end) {
+                        Step::Live(lw) => self.edge_walk(view, lw, end),
+                        done => done,
+                    }
+                } else if facts & EDGE_REACH != 0 {
+                    Step::Live(w)
+                } else {
+                    match last_match {
+                        Some(e) => match self.main_matched(view, w, e, end) {
+                            Step::Live(lw) => self.edge_walk(view, lw, end),
+                            done => done,
+                        },
+                        None => Step::Done(None),
+                    }
+                }
+            }
+            Phase::Look { state, main_end } => {
+                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
+                    return Step::Done(None);
+                };
+                let facts = dfa.edge(state);
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
+                if facts & EDGE_SURE != 0 {
+                    Step::Done(if negated { None } else { Some(cand) })
+                } else if facts & EDGE_REACH != 0 {
+                    Step::Live(w)
+                } else {
+                    Step::Done(if negated { Some(cand) } else { None })
+                }
+            }
+        }
+    }
+
+    /// At the end of output: every walk ends (`next_eoi_state`).
+    fn resolve_eoi(&mut self, view: &str) {
+        let end = self.end(view);
+        // No walk starts at the end itself: like the reference (`_scan` commits only matches
+        // starting before the buffer end), an empty match at the very end is never taken.
+        let n = self.scan.walks.as_slice().len();
+        for i in 0..n {
+            let w = self.scan.walks.as_slice()[i];
+            if let Some(c) = self.eoi_walk(view, w, end) {
+                self.offer(c);
+            }
+        }
+        self.scan.walks.clear();
+    }
+
+    fn eoi_walk(&self, view: &str, w: Walk, end: usize) -> Option<Candidate> {
+        match w.phase {
+            Phase::Main { state, last_match } => {
+                let dfa = self.main_dfa(w.watch, w.branch);
+                let eoi = dfa.next_eoi_state(state);
+                let last_match = if dfa.is_match_state(eoi) {
+                    Some(end)
+                } else {
+                    last_match
+                };
+                let e = last_match?;
+                match self.main_matched(view, w, e, end) {
+                    Step::Live(lw) => self.eoi_walk(view, lw, end),
+                    Step::Done(c) => c,
+                }
+            }
+            Phase::Look { state, main_end } => {
+                let (negated, dfa) = self.lookahead(w.watch, w.branch)?;
+                let matched = dfa.is_match_state(dfa.next_eoi_state(state));
+                let cand = Candidate {
+                    watch: w.watch,
+                    branch: w.branch,
+                    start: w.start,
+                    end: main_end,
+                };
+                (matched != negated).then_some(cand)
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Regions (reference `_accumulate`, `_open_explicit`, `_close_current`).
+
+    #[inline]
+    fn accumulate<S: Sink>(
+        &mut self,
+        view: &str,
+        sink: &mut S,
+        from: usize,
+        to: usize,
+    ) -> Result<(), Stop<S::Error>> {
+        if from >= to {
+            return Ok(());
+        }
+        let Some(f) = self.current else {
+            return Ok(());
+        };
+        if !self.opened {
+            self.opened = true;
+            self.body_start = from;
+            self.values.reset(self.routes.body_kind(f));
+            sink.open_implicit(f).map_err(Stop::Sink)?;
+        }
+        self.body_any = true;
+        let text = &view[from - self.base..to - self.base];
+        self.values.track(text, from);
+        sink.chunk(f, text).map_err(Stop::Sink)
+    }
+
+    /// Closes the open region (its body ends at absolute `body_end`) and returns to the
+    /// implicit field.
+    fn close_current<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        body_end: usize,
+    ) -> Result<(), Stop<S::Error>> {
+        let open = self.current.filter(|_| self.opened);
+        if let Some(f) = open {
+            let body = Span {
+                start: self.output_offset(self.body_start),
+                end: self.output_offset(body_end.max(self.body_start)),
+            };
+            let at = self.located(self.body_start);
+            let value = if self.values.on() {
+                self.values.value(self.routes.body_kind(f), body, |abs| {
+                    self.output_offset(abs)
+                })
+            } else {
+                RegionValue::Raw(body)
+            };
+            // On error the region stays open, like the reference (`_close_current` raises
+            // before `_reset_to_implicit`).
+            sink.close(f, body, value, at).map_err(Stop::Sink)?;
+        }
+        self.current = self.routes.implicit();
+        self.open_span = None;
+        self.body_any = false;
+        self.opened = false;
+        Ok(())
+    }
+}
+
+/// How many walks of one look-ahead branch in one DFA state may carry distinct match ends
+/// before they are merged anyway (keeps the walk list bounded; see `keep_dedup`).
+const LOOKAHEAD_WALKS_PER_STATE: usize = 16;
+
+/// Keeps only the leftmost of walks with the same future (same branch, phase and DFA state).
+/// A main walk with a recorded match and one without are kept apart: if the future brings no
+/// match, only the former has one. In a branch with a trailing look-ahead the recorded match end
+/// itself matters (the look-ahead is checked from it), so such walks merge only when it is
+/// equal, up to [`LOOKAHEAD_WALKS_PER_STATE`] per state; past that they merge into the leftmost
+/// (its match end is then used for all), which bounds the cost on patterns like
+/// `[ab](?:c[^d]*d)?(?=cx)` over long inputs.
+///
+/// `list[..kept]` are the walks kept so far; `w` comes from a later index, so `list[kept]` is
+/// free to take it. Returns the new count.
+fn keep_dedup(list: &mut [Walk], kept: usize, w: Walk, has_lookahead: bool) -> usize {
+    let same_state = |a: &Walk| {
+        a.watch == w.watch
+            && a.branch == w.branch
+            && match (a.phase, w.phase) {
+                (
+                    Phase::Main {
+                        state: s1,
+                        last_match: m1,
+                    },
+                    Phase::Main {
+                        state: s2,
+                        last_match: m2,
+                    },
+                ) => s1 == s2 && m1.is_some() == m2.is_some(),
+                (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
+                _ => false,
+            }
+    };
+    let same_end = |a: &Walk| match (a.phase, w.phase) {
+        (Phase::Main { last_match: m1, .. }, Phase::Main { last_match: m2, .. }) => m1 == m2,
+        _ => true,
+    };
+    let front = &list[..kept];
+    let target = if has_lookahead {
+        let exact = front.iter().position(|a| same_state(a) && same_end(a));
+        exact.or_else(|| {
+            let mut alike = front.iter().enumerate().filter(|(_, a)| same_state(a));
+            let first = alike.next().map(|(i, _)| i);
+            (alike.count() + 1 >= LOOKAHEAD_WALKS_PER_STATE)
+                .then_some(first)
+                .flatten()
+        })
+    } else {
+        front.iter().position(same_state)
+    };
+    match target {
+        Some(i) => {
+            if w.start < list[i].start {
+                list[i] = w;
+            }
+            kept
+        }
+        None => {
+            list[kept] = w;
+            kept + 1
+        }
+    }
+}
