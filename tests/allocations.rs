@@ -16,6 +16,7 @@ use std::alloc::System;
 
 use parser_runtime::{Event, RegionEvent};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use workspace_tests::pieces;
 
 parser_runtime::response_template!(SmolLm3 = "../templates/smollm3.json");
 
@@ -115,20 +116,6 @@ fn stream(size: usize) -> Stream {
         tool_calls,
         calls,
     }
-}
-
-fn pieces(text: &str, n: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut k = n.min(rest.len());
-        while !rest.is_char_boundary(k) {
-            k += 1;
-        }
-        out.push(&rest[..k]);
-        rest = &rest[k..];
-    }
-    out
 }
 
 /// Per field: bytes routed, regions opened, regions closed.

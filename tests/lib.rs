@@ -3,8 +3,10 @@
 //! `shared/cases/check.py`).
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use parser_runtime::event::merge_chunks;
+use parser_runtime::CompiledTemplate;
 use parser_runtime::Event;
 use serde_json::Value;
 
@@ -29,6 +31,52 @@ pub fn read_jsonl(path: &std::path::Path) -> Vec<Value> {
                 .unwrap_or_else(|e| panic!("{}: bad JSON line: {e}", path.display()))
         })
         .collect()
+}
+
+/// The conformance cases whose template compiles and that give a whole output `text`, with
+/// the compiled template: compiled once per test binary (several tests walk them all).
+pub fn compiled_conformance() -> &'static [(Value, CompiledTemplate, String)] {
+    static CASES: OnceLock<Vec<(Value, CompiledTemplate, String)>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"))
+            .into_iter()
+            .filter_map(|case| {
+                let template = template_build::compile(&case["template"]).ok()?;
+                let text = case["text"].as_str()?.to_owned();
+                Some((case, template, text))
+            })
+            .collect()
+    })
+}
+
+/// `text` cut into pieces of `size` bytes (0: one piece), each extended to a char boundary.
+pub fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let size = if size == 0 { text.len().max(1) } else { size };
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut k = size.min(rest.len());
+        while !rest.is_char_boundary(k) {
+            k += 1;
+        }
+        out.push(&rest[..k]);
+        rest = &rest[k..];
+    }
+    out
+}
+
+/// The fixture texts (`*.txt`) of a vendored template, sorted by path.
+pub fn fixture_paths(name: &str) -> Vec<PathBuf> {
+    let dir = workspace_root()
+        .join("templates")
+        .join("fixtures")
+        .join(name);
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    paths.retain(|p| p.extension().is_some_and(|x| x == "txt"));
+    paths.sort();
+    paths
 }
 
 /// Merges adjacent chunks of a JSON event list (as `check.py` does).

@@ -5,7 +5,7 @@
 
 use arrayvec::ArrayString;
 
-use crate::router::{BodyKind, RegionValue, Span, SCALAR_MAX};
+use crate::router::{BodyKind, RegionValue, Span, ValueKind, SCALAR_MAX};
 
 /// What the router tracks of the open region to give its [`RegionValue`].
 #[derive(Debug)]
@@ -39,7 +39,7 @@ impl Values {
             pending: ArrayString::new(),
             scalar_full: false,
             pending_full: false,
-            kind: BodyKind::Raw,
+            kind: BodyKind::RAW,
         }
     }
 
@@ -64,11 +64,11 @@ impl Values {
     /// whitespace, and non-ASCII whitespace, which they turn into a space); `bool` without
     /// `strip` compares the raw body.
     fn skippable(kind: BodyKind, c: char) -> bool {
-        match kind {
-            BodyKind::Int { strip: true }
-            | BodyKind::Float { strip: true }
-            | BodyKind::Bool { strip: true } => crate::pynum::py_is_space(c),
-            BodyKind::Int { strip: false } | BodyKind::Float { strip: false } => {
+        match (kind.value, kind.strip) {
+            (ValueKind::Int | ValueKind::Float | ValueKind::Bool, true) => {
+                crate::pynum::py_is_space(c)
+            }
+            (ValueKind::Int | ValueKind::Float, false) => {
                 matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
                     || (!c.is_ascii() && crate::pynum::py_is_space(c))
             }
@@ -81,12 +81,12 @@ impl Values {
         if !self.on {
             return;
         }
-        match self.kind {
-            BodyKind::Raw | BodyKind::Text { strip: false } => {}
-            BodyKind::Text { strip: true } => self.track_strip(text, from),
-            kind => {
+        match (self.kind.value, self.kind.strip) {
+            (ValueKind::Raw, _) | (ValueKind::Text, false) => {}
+            (ValueKind::Text, true) => self.track_strip(text, from),
+            _ => {
                 self.track_strip(text, from);
-                self.track_scalar(kind, text);
+                self.track_scalar(self.kind, text);
             }
         }
     }
@@ -158,29 +158,22 @@ impl Values {
                 end: raw.end,
             },
         };
-        let span = match kind {
-            BodyKind::Raw => return RegionValue::Raw(raw),
-            BodyKind::Text { strip } => {
-                return RegionValue::Text(if strip { stripped } else { raw });
-            }
-            BodyKind::Int { strip } | BodyKind::Float { strip } | BodyKind::Bool { strip } => {
-                if strip {
-                    stripped
-                } else {
-                    raw
-                }
-            }
-        };
+        let span = if kind.strip { stripped } else { raw };
+        match kind.value {
+            ValueKind::Raw => return RegionValue::Raw(raw),
+            ValueKind::Text => return RegionValue::Text(span),
+            ValueKind::Int | ValueKind::Float | ValueKind::Bool => {}
+        }
         // Without the whitespace the parser ignores at the ends (`track_scalar`).
         let text = self.scalar.as_str();
         let mut digits = ArrayString::<SCALAR_MAX>::new();
-        match kind {
-            BodyKind::Bool { .. } => {
+        match kind.value {
+            ValueKind::Bool => {
                 // A body (without its ignored ends) longer than the buffer is not `true`/`1`.
                 RegionValue::Bool(!self.scalar_full && crate::pynum::py_true_word(text))
             }
             _ if self.scalar_full => RegionValue::Unsupported(span),
-            BodyKind::Int { .. } => match crate::pynum::py_int_digits(text, &mut digits) {
+            ValueKind::Int => match crate::pynum::py_int_digits(text, &mut digits) {
                 Ok((negative, d)) => {
                     let magnitude = d.parse::<i128>().ok();
                     let value = magnitude

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::codegen::{self, Item};
+use crate::codegen::{self, Endian, Item};
 use crate::error::{TemplateError, TemplateErrors};
 
 /// Compiles response templates in a build script.
@@ -165,6 +165,7 @@ impl Builder {
                         source_file: file,
                         display_file: &display,
                         track: false,
+                        endian: Endian::of_build_target(),
                     };
                     items.push(codegen::generate(&item, &template).to_string());
                     index.push(quote!((#stem, #ident::lazy)));

@@ -37,6 +37,30 @@ pub struct Item<'a> {
     pub display_file: &'a str,
     /// Emit the `include_bytes!` dependency on `source_file`.
     pub track: bool,
+    /// The target's byte order when the generator knows it (a build script reads
+    /// `CARGO_CFG_TARGET_ENDIAN`): DFAs are embedded once, in that order. `None` (the macro,
+    /// which cannot see the target) embeds both orders, selected by `cfg(target_endian)`.
+    pub endian: Option<Endian>,
+}
+
+/// A byte order of embedded DFAs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// Little-endian.
+    Little,
+    /// Big-endian.
+    Big,
+}
+
+impl Endian {
+    /// The target's byte order as a build script sees it (`CARGO_CFG_TARGET_ENDIAN`), if set.
+    pub fn of_build_target() -> Option<Self> {
+        match std::env::var("CARGO_CFG_TARGET_ENDIAN").ok()?.as_str() {
+            "little" => Some(Self::Little),
+            "big" => Some(Self::Big),
+            _ => None,
+        }
+    }
 }
 
 /// Generates the item for `template`.
@@ -47,8 +71,9 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
         source_file,
         display_file,
         track,
+        endian,
     } = item;
-    let tables = tables(template);
+    let tables = tables(template, *endian);
     let digest = Literal::u64_suffixed(digest(template));
     let name = ident.to_string().trim_start_matches("r#").to_string();
     let tracked = source_file.display().to_string();
@@ -376,7 +401,7 @@ pub fn variant_names(template: &CompiledTemplate) -> Vec<Ident> {
 }
 
 /// The `Template<Static>` expression of `t`.
-fn tables(t: &CompiledTemplate) -> TokenStream {
+fn tables(t: &CompiledTemplate, endian: Option<Endian>) -> TokenStream {
     let counter = Cell::new(0usize);
     let defaults = object(&t.defaults);
     let anchor_source = &t.start_anchor.source;
@@ -389,8 +414,8 @@ fn tables(t: &CompiledTemplate) -> TokenStream {
     let watch = t.watch.iter().map(watch);
     let fields = t.fields.iter().map(|f| {
         let name = &f.name;
-        let open = option(f.open.as_ref().map(|d| delimiter(d, &counter)));
-        let close = option(f.close.as_ref().map(|d| delimiter(d, &counter)));
+        let open = option(f.open.as_ref().map(|d| delimiter(d, &counter, endian)));
+        let close = option(f.close.as_ref().map(|d| delimiter(d, &counter, endian)));
         let content = f.content.to_tokens();
         let repeats = f.repeats;
         let join = option(f.join.as_ref().map(|j| quote!(#j)));
@@ -493,14 +518,14 @@ fn byte_set(set: &ByteSet) -> TokenStream {
     quote!(::parser_runtime::__private::ByteSet([ #( #bits ),* ]))
 }
 
-fn delimiter(d: &Delimiter<Owned>, counter: &Cell<usize>) -> TokenStream {
+fn delimiter(d: &Delimiter<Owned>, counter: &Cell<usize>, endian: Option<Endian>) -> TokenStream {
     let source = &d.source;
     let literal = d.literal;
     let branches = d.branches.iter().map(|b| {
-        let dfa = dfa_tokens(&b.dfa, counter);
+        let dfa = dfa_tokens(&b.dfa, counter, endian);
         let lookahead = option(b.lookahead.as_ref().map(|la| {
             let negated = la.negated;
-            let body = dfa_tokens(&la.dfa, counter);
+            let body = dfa_tokens(&la.dfa, counter, endian);
             quote! {
                 ::parser_runtime::__private::Lookahead { negated: #negated, dfa: #body }
             }
@@ -539,17 +564,30 @@ fn delimiter(d: &Delimiter<Owned>, counter: &Cell<usize>) -> TokenStream {
     }
 }
 
-/// A `DfaBytes`: the serialized DFA for each byte order, selected by `cfg(target_endian)`.
-fn dfa_tokens(t: &Dfa, counter: &Cell<usize>) -> TokenStream {
+/// A `DfaBytes`: the serialized DFA in the target's byte order, or in both orders selected by
+/// `cfg(target_endian)` when the order is not known.
+fn dfa_tokens(t: &Dfa, counter: &Cell<usize>, endian: Option<Endian>) -> TokenStream {
     let index = Literal::usize_suffixed(counter.get());
     counter.set(counter.get() + 1);
-    let little = t.to_bytes(false);
-    let big = t.to_bytes(true);
-    let (nl, nb) = (
-        Literal::usize_unsuffixed(little.len()),
-        Literal::usize_unsuffixed(big.len()),
-    );
-    let (little, big) = (Literal::byte_string(&little), Literal::byte_string(&big));
+    let embed = |big: bool, cfg: TokenStream| {
+        let bytes = t.to_bytes(big);
+        let n = Literal::usize_unsuffixed(bytes.len());
+        let bytes = Literal::byte_string(&bytes);
+        quote! {
+            #cfg
+            static BYTES: ::parser_runtime::__private::Aligned<[u8; #n]> =
+                ::parser_runtime::__private::Aligned(*#bytes);
+        }
+    };
+    let statics = match endian {
+        Some(Endian::Little) => embed(false, TokenStream::new()),
+        Some(Endian::Big) => embed(true, TokenStream::new()),
+        None => {
+            let little = embed(false, quote!(#[cfg(target_endian = "little")]));
+            let big = embed(true, quote!(#[cfg(target_endian = "big")]));
+            quote!(#little #big)
+        }
+    };
     let edge = t.edges().iter().map(|&(id, flags)| {
         let id = Literal::u32_suffixed(id);
         let flags = Literal::u8_suffixed(flags);
@@ -559,12 +597,7 @@ fn dfa_tokens(t: &Dfa, counter: &Cell<usize>) -> TokenStream {
         ::parser_runtime::__private::DfaBytes {
             index: #index,
             bytes: {
-                #[cfg(target_endian = "little")]
-                static BYTES: ::parser_runtime::__private::Aligned<[u8; #nl]> =
-                    ::parser_runtime::__private::Aligned(*#little);
-                #[cfg(target_endian = "big")]
-                static BYTES: ::parser_runtime::__private::Aligned<[u8; #nb]> =
-                    ::parser_runtime::__private::Aligned(*#big);
+                #statics
                 &BYTES.0
             },
             edge: &[ #( #edge ),* ],

@@ -82,6 +82,7 @@ pub fn response_template(input: TokenStream) -> TokenStream {
         source_file: &path,
         display_file: &written,
         track: true,
+        endian: None,
     };
     codegen::generate(&item, &template).into()
 }

@@ -60,6 +60,8 @@ fn main() {
                 source_file: &path,
                 display_file: name,
                 track: true,
+                // As the macro expands it: both byte orders.
+                endian: None,
             };
             codegen::generate(&item, &template).to_string()
         };

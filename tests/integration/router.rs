@@ -9,7 +9,7 @@ use parser_runtime::tables::{CompiledTemplate, Owned, Routed};
 use parser_runtime::{Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::{read_jsonl, shared_dir, workspace_root};
+use workspace_tests::{compiled_conformance, fixture_paths, pieces};
 
 parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
 parser_runtime::response_template!(Qwen3Coder = "../../templates/qwen3-coder.json");
@@ -31,21 +31,6 @@ fn push_text(steps: &mut Vec<Step>, field: &str, text: &str) {
         }
     }
     steps.push(Step::Text(field.to_string(), text.to_string()));
-}
-
-fn pieces(text: &str, size: usize) -> Vec<&str> {
-    let size = if size == 0 { text.len().max(1) } else { size };
-    let mut out = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut k = size.min(rest.len());
-        while !rest.is_char_boundary(k) {
-            k += 1;
-        }
-        out.push(&rest[..k]);
-        rest = &rest[k..];
-    }
-    out
 }
 
 /// The `ResponseParser`'s steps (no prefix), or `None` when it fails (e.g. a body that does
@@ -98,23 +83,13 @@ fn dynamic_steps(template: &CompiledTemplate, text: &str, size: usize) -> Vec<St
 
 /// Every fixture text of a vendored template.
 fn fixture_texts(name: &str) -> Vec<(String, String)> {
-    let dir = workspace_root()
-        .join("templates")
-        .join("fixtures")
-        .join(name);
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.extension().is_some_and(|x| x == "txt") {
+    fixture_paths(name)
+        .into_iter()
+        .map(|path| {
             let text = std::fs::read_to_string(&path).expect("fixture");
-            out.push((path.display().to_string(), text));
-        }
-    }
-    out.sort();
-    out
+            (path.display().to_string(), text)
+        })
+        .collect()
 }
 
 #[test]
@@ -142,15 +117,9 @@ fn router_equals_response_parser_on_every_fixture() {
 
 #[test]
 fn router_equals_response_parser_on_conformance_outputs() {
-    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
     let mut compared = 0;
-    for case in &cases {
-        let Ok(template) = template_build::compile(&case["template"]) else {
-            continue;
-        };
-        let Some(text) = case["text"].as_str() else {
-            continue;
-        };
+    for (case, template, text) in compiled_conformance() {
+        let text = text.as_str();
         for size in [0, 1, 7] {
             let Some(want) = parser_steps(&template, text, size) else {
                 continue;
@@ -228,15 +197,9 @@ fn without_prefilters(template: &CompiledTemplate) -> CompiledTemplate {
 
 #[test]
 fn prefilters_change_nothing_on_conformance_outputs() {
-    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
     let mut with_prefilter = 0;
-    for case in &cases {
-        let Ok(template) = template_build::compile(&case["template"]) else {
-            continue;
-        };
-        let Some(text) = case["text"].as_str() else {
-            continue;
-        };
+    for (case, template, text) in compiled_conformance() {
+        let text = text.as_str();
         let uses = template.fields.iter().any(|f| {
             f.open
                 .iter()
@@ -264,20 +227,24 @@ fn prefilters_change_nothing_on_conformance_outputs() {
 /// whitespace and text: the prefilter's corner cases (runs of lead bytes, partial
 /// delimiters, look-alikes).
 fn tricky_output() -> impl Strategy<Value = String> {
+    const LITERALS: &[&str] = &[
+        "<tool_call>",
+        "</tool_call>",
+        "<think>",
+        "</think>",
+        "<|im_end|>",
+        "<tool_",
+        "<",
+        " ",
+        "\n\n",
+        "\u{a0}",
+        "\u{3000}",
+        "{\"name\": \"f\", \"arguments\": {}}",
+    ];
+    // Each literal as likely as the text run, as with one `Just` per literal.
     let piece = prop_oneof![
-        Just("<tool_call>".to_string()),
-        Just("</tool_call>".to_string()),
-        Just("<think>".to_string()),
-        Just("</think>".to_string()),
-        Just("<|im_end|>".to_string()),
-        Just("<tool_".to_string()),
-        Just("<".to_string()),
-        Just(" ".to_string()),
-        Just("\n\n".to_string()),
-        Just("\u{a0}".to_string()),
-        Just("\u{3000}".to_string()),
-        Just("{\"name\": \"f\", \"arguments\": {}}".to_string()),
-        "[a-z ]{0,6}",
+        12 => proptest::sample::select(LITERALS).prop_map(str::to_owned),
+        1 => "[a-z ]{0,6}",
     ];
     proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
 }
@@ -434,16 +401,10 @@ fn router_value_json(text: &str, value: RegionValue) -> Option<Value> {
 
 #[test]
 fn region_values_equal_the_content_parsers() {
-    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
     let mut compared = 0;
     let mut invalid = 0;
-    for case in &cases {
-        let Ok(template) = template_build::compile(&case["template"]) else {
-            continue;
-        };
-        let Some(text) = case["text"].as_str() else {
-            continue;
-        };
+    for (case, template, text) in compiled_conformance() {
+        let text = text.as_str();
         // The content parser's values, in close order, for fields without a transform (the
         // router gives the parser's result, before transforms).
         let mut parser = ResponseParser::new(&template, "").unwrap();

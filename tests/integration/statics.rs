@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use parser_runtime::tables::{CompiledTemplate, Dfa};
 use parser_runtime::{Event, ResponseParser};
 use serde_json::{json, Value};
-use workspace_tests::{read_jsonl, shared_dir, workspace_root};
+use workspace_tests::{fixture_paths, read_jsonl, shared_dir, workspace_root};
 
 parser_runtime::response_template!(pub(crate) SmolLm3 = "../../templates/smollm3.json");
 parser_runtime::response_template!(Qwen3 = "../../templates/qwen3.json");
@@ -56,29 +56,18 @@ fn run(
 
 /// Every fixture of a vendored template: `(name, prefix, tools, text)`.
 fn fixtures(name: &str) -> Vec<(String, String, Vec<Value>, String)> {
-    let dir = workspace_root()
-        .join("templates")
-        .join("fixtures")
-        .join(name);
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return out;
-    };
-    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.extension().is_none_or(|e| e != "txt") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).expect("fixture text");
-        let prefix = std::fs::read_to_string(path.with_extension("prefix")).unwrap_or_default();
-        let tools = std::fs::read_to_string(path.with_extension("tools.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok())
-            .unwrap_or_default();
-        out.push((path.display().to_string(), prefix, tools, text));
-    }
-    out
+    fixture_paths(name)
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("fixture text");
+            let prefix = std::fs::read_to_string(path.with_extension("prefix")).unwrap_or_default();
+            let tools = std::fs::read_to_string(path.with_extension("tools.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok())
+                .unwrap_or_default();
+            (path.display().to_string(), prefix, tools, text)
+        })
+        .collect()
 }
 
 fn dynamic(name: &str) -> CompiledTemplate {

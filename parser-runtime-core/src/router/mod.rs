@@ -174,30 +174,35 @@ pub struct Span {
     pub end: usize,
 }
 
-/// What the router computes for a region's value (from the field's content parser, decided by
-/// the compiler): see [`RegionValue`].
+/// What the router computes for a region's value: the kind of value and whether the content
+/// parser strips the body (from the field's content parser, see `tables::Content::body_kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyKind {
-    /// `text`.
-    Text {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `int`.
-    Int {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `float`.
-    Float {
-        /// `strip`.
-        strip: bool,
-    },
-    /// `bool`.
-    Bool {
-        /// `strip`.
-        strip: bool,
-    },
+pub struct BodyKind {
+    /// The value the router gives at close (see [`RegionValue`]).
+    pub value: ValueKind,
+    /// `strip` of the content parser (`false` for [`ValueKind::Raw`]).
+    pub strip: bool,
+}
+
+impl BodyKind {
+    /// A structured parser's body: the router gives the raw span.
+    pub const RAW: Self = Self {
+        value: ValueKind::Raw,
+        strip: false,
+    };
+}
+
+/// The kind of value the no-heap router computes for a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// `text`: a span of the output.
+    Text,
+    /// `int`: Python's `int()`.
+    Int,
+    /// `float`: Python's `float()`.
+    Float,
+    /// `bool`: `true` or `1`, case-insensitive.
+    Bool,
     /// A structured parser (`json`, `xml-inline`, `kv-lines`): the raw body.
     Raw,
 }
@@ -461,12 +466,7 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
         text: &str,
         mut on_event: impl FnMut(RegionEvent<'_, F>),
     ) -> Result<(), RouteError> {
-        if let Some(e) = self.failed {
-            return Err(e);
-        }
-        if self.finished {
-            return Err(RouteError::Finished);
-        }
+        self.usable()?;
         self.fed += text.len();
         let mut sink = Adapter {
             on_event: &mut on_event,
@@ -484,12 +484,7 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
         &mut self,
         mut on_event: impl FnMut(RegionEvent<'_, F>),
     ) -> Result<(), RouteError> {
-        if let Some(e) = self.failed {
-            return Err(e);
-        }
-        if self.finished {
-            return Err(RouteError::Finished);
-        }
+        self.usable()?;
         self.finished = true;
         let mut sink = Adapter {
             on_event: &mut on_event,
@@ -498,6 +493,15 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
         let result = self.driver.finish(&mut sink).map_err(route_error);
         self.failed = result.err();
         result
+    }
+
+    /// The error every call returns once the router failed or finished.
+    fn usable(&self) -> Result<(), RouteError> {
+        match (self.failed, self.finished) {
+            (Some(e), _) => Err(e),
+            (None, true) => Err(RouteError::Finished),
+            (None, false) => Ok(()),
+        }
     }
 
     /// Output bytes fed so far.

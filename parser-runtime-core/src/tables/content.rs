@@ -12,7 +12,7 @@ use alloc::{borrow::ToOwned, boxed::Box, string::String, string::ToString};
 use super::Storage;
 #[cfg(feature = "alloc")]
 use super::{Owned, Static};
-use crate::router::BodyKind;
+use crate::router::{BodyKind, ValueKind};
 
 /// A content parser with its arguments, validated and compiled by the compiler.
 ///
@@ -173,18 +173,21 @@ impl<S: Storage> Content<S> {
     /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
     /// `dirty: true`.
     pub fn is_structured(&self) -> bool {
-        matches!(self.body_kind(), BodyKind::Raw)
+        self.body_kind().value == ValueKind::Raw
     }
 
     /// How the no-heap router computes the region's value.
     pub fn body_kind(&self) -> BodyKind {
-        match *self {
-            Self::Text { strip } => BodyKind::Text { strip },
-            Self::Int { strip } => BodyKind::Int { strip },
-            Self::Float { strip } => BodyKind::Float { strip },
-            Self::Bool { strip } => BodyKind::Bool { strip },
-            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. } => BodyKind::Raw,
-        }
+        let (value, strip) = match *self {
+            Self::Text { strip } => (ValueKind::Text, strip),
+            Self::Int { strip } => (ValueKind::Int, strip),
+            Self::Float { strip } => (ValueKind::Float, strip),
+            Self::Bool { strip } => (ValueKind::Bool, strip),
+            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. } => {
+                return BodyKind::RAW
+            }
+        };
+        BodyKind { value, strip }
     }
 }
 

@@ -832,7 +832,7 @@ impl<'a, S: Storage> Routes for Routed<'a, S> {
             .fields
             .as_ref()
             .get(field)
-            .map_or(BodyKind::Raw, |f| f.content.body_kind())
+            .map_or(BodyKind::RAW, |f| f.content.body_kind())
     }
 }
 
