@@ -16,6 +16,7 @@
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::ops::Deref;
 
 use regex_automata::{Anchored, Input};
 use serde_json::{Map, Value};
@@ -32,7 +33,18 @@ use crate::transform::{process_field, py_type_name};
 /// The message: the assistant-message object (`{"role": ..., "content": ..., ...}`).
 pub type Message = Map<String, Value>;
 
-/// A streaming response parser: one per generated sequence.
+/// A streaming response parser: one per generated sequence, holding its template through `T`.
+///
+/// Use it under one of its two names; both are this type, with the same methods and results:
+///
+/// * [`ResponseParser<'t>`](ResponseParser) borrows the template (`T = &'t CompiledTemplate`);
+/// * [`OwnedResponseParser`] shares ownership of it (`T = Arc<CompiledTemplate>`): no
+///   lifetime, `Send` and `Sync`, so it can be stored per stream in a server or a binding and
+///   moved between threads.
+///
+/// Any other `T: Deref<Target = CompiledTemplate> + Clone` works as well (e.g.
+/// `Rc<CompiledTemplate>`); the parser keeps two handles (one for the router, one for the
+/// message), so an `Arc` is cloned once per parser, never while feeding.
 ///
 /// Reference: `ResponseParser` (transformers 5.23.0, `chat_parsing/response_parser.py`).
 /// Routing is done by the no-heap region router ([`crate::router`]); this type adds the
@@ -45,9 +57,9 @@ pub type Message = Map<String, Value>;
 /// let (message, events) = parser.finalize()?;
 /// ```
 #[derive(Debug)]
-pub struct ResponseParser<'t> {
-    tpl: &'t CompiledTemplate,
-    driver: Driver<Routed<'t, Owned>, 0, 0>,
+pub struct Parser<T> {
+    tpl: T,
+    driver: Driver<Routed<'static, Owned, T>, 0, 0>,
     /// The field names, shared by every event.
     names: Vec<Arc<str>>,
     regions: Regions,
@@ -56,6 +68,46 @@ pub struct ResponseParser<'t> {
     fed_bytes: usize,
     initial_events: Vec<Event>,
 }
+
+/// A streaming parser that borrows its template: [`Parser`] with `T = &'t CompiledTemplate`.
+/// Generated items' `parser(prefix)` returns `ResponseParser<'static>` (their template is a
+/// `&'static CompiledTemplate`), which is already `Send + 'static`.
+pub type ResponseParser<'t> = Parser<&'t CompiledTemplate>;
+
+/// A streaming parser that shares ownership of its template: [`Parser`] with
+/// `T = Arc<CompiledTemplate>`. It has no lifetime parameter and is `Send` and `Sync`, so a
+/// server or a language binding can keep one per stream and move it between threads, with
+/// the methods, events and messages of [`ResponseParser`].
+///
+/// ```
+/// use std::sync::{mpsc, Arc};
+/// use std::thread::JoinHandle;
+/// use parser_runtime_core::{CompiledTemplate, Message, OwnedResponseParser, ParseError};
+///
+/// /// Parses one stream on its own thread; every stream shares `template`.
+/// fn spawn_stream(
+///     template: &Arc<CompiledTemplate>,
+///     prefix: &str,
+///     chunks: mpsc::Receiver<String>,
+/// ) -> Result<JoinHandle<Result<Message, ParseError>>, ParseError> {
+///     let mut parser = OwnedResponseParser::new(Arc::clone(template), prefix)?;
+///     parser.set_hold_limit(1 << 20);
+///     Ok(std::thread::spawn(move || {
+///         for chunk in chunks {
+///             for _event in parser.feed(&chunk)? { /* forward the event */ }
+///         }
+///         Ok(parser.finalize()?.0)
+///     }))
+/// }
+/// ```
+pub type OwnedResponseParser = Parser<Arc<CompiledTemplate>>;
+
+// Both forms can be moved to and shared between threads.
+const _: fn() = || {
+    fn is_send_sync<T: Send + Sync>() {}
+    is_send_sync::<OwnedResponseParser>();
+    is_send_sync::<ResponseParser<'static>>();
+};
 
 /// The message being built: the open region's body and captures, and the output so far.
 #[derive(Debug)]
@@ -73,38 +125,33 @@ struct Regions {
 }
 
 /// The sink the router reports to while one call runs.
-struct Collect<'a, 't> {
-    tpl: &'t CompiledTemplate,
+struct Collect<'a> {
+    tpl: &'a CompiledTemplate,
     names: &'a [Arc<str>],
     regions: &'a mut Regions,
     events: &'a mut Vec<Event>,
 }
 
 /// The default cap, in bytes, on text held back because it may still become a delimiter
-/// (see [`ResponseParser::set_hold_limit`]).
+/// (see [`Parser::set_hold_limit`]).
 pub const DEFAULT_HOLD_LIMIT: usize = 64 << 20;
 
-impl<'t> ResponseParser<'t> {
+impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
     /// A parser for one output. `prefix` is the chat prompt the model saw (it is cut after the
     /// last start anchor and replayed; its events are [`Self::initial_events`]); pass `""` to
     /// opt out explicitly.
     ///
     /// Errors: a region opened and closed inside the prefix that fails to parse.
-    pub fn new(template: &'t CompiledTemplate, prefix: &str) -> Result<Self, ParseError> {
+    pub fn new(template: T, prefix: &str) -> Result<Self, ParseError> {
         Self::with_tools(template, prefix, &[])
     }
 
     /// Like [`Self::new`], with the request's tools (OpenAI tool JSON): tool-call arguments are
     /// cast by each tool's JSON Schema when a region closes (reference `_coerce_tool_calls`).
-    pub fn with_tools(
-        template: &'t CompiledTemplate,
-        prefix: &str,
-        tools: &[Value],
-    ) -> Result<Self, ParseError> {
-        let driver = Driver::heap(template.routes(), DEFAULT_HOLD_LIMIT)
-            .map_err(|e| route_error(template, e))?;
+    pub fn with_tools(template: T, prefix: &str, tools: &[Value]) -> Result<Self, ParseError> {
+        let driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
+            .map_err(|e| route_error(&template, e))?;
         let mut parser = Self {
-            tpl: template,
             driver,
             names: template
                 .fields
@@ -125,9 +172,10 @@ impl<'t> ResponseParser<'t> {
             utf8_tail: Vec::new(),
             fed_bytes: 0,
             initial_events: Vec::new(),
+            tpl: template,
         };
         if !prefix.is_empty() {
-            let cut = template.start_anchor.last_end(prefix);
+            let cut = parser.tpl.start_anchor.last_end(prefix);
             let truncated = &prefix[cut..];
             if !truncated.is_empty() {
                 parser.driver.core.prefix_len = truncated.len();
@@ -247,14 +295,14 @@ impl<'t> ResponseParser<'t> {
         }
         let mut events = Vec::new();
         let mut sink = Collect {
-            tpl: self.tpl,
+            tpl: &self.tpl,
             names: &self.names,
             regions: &mut self.regions,
             events: &mut events,
         };
         self.driver
             .finish(&mut sink)
-            .map_err(|stop| stop_error(self.tpl, stop))?;
+            .map_err(|stop| stop_error(&self.tpl, stop))?;
         let output = &self.regions.output;
         let missing: Vec<String> = self
             .tpl
@@ -289,14 +337,14 @@ impl<'t> ResponseParser<'t> {
 
     fn route(&mut self, text: &str, events: &mut Vec<Event>) -> Result<(), ParseError> {
         let mut sink = Collect {
-            tpl: self.tpl,
+            tpl: &self.tpl,
             names: &self.names,
             regions: &mut self.regions,
             events,
         };
         self.driver
             .feed(text, &mut sink)
-            .map_err(|stop| stop_error(self.tpl, stop))
+            .map_err(|stop| stop_error(&self.tpl, stop))
     }
 }
 
@@ -336,7 +384,7 @@ fn stop_error(tpl: &CompiledTemplate, stop: Stop<ParseError>) -> ParseError {
     }
 }
 
-impl Sink for Collect<'_, '_> {
+impl Sink for Collect<'_> {
     type Error = ParseError;
 
     fn open(

@@ -22,6 +22,8 @@
 //! ([`statics::StaticRoutes`]) with a fixed-capacity hold buffer and borrowed events. `alloc`
 //! adds the message ([`ResponseParser`], [`parse_response`]), content parsers, transforms,
 //! captures and tool typing, and run-time compiled templates ([`CompiledTemplate`]).
+//! [`OwnedResponseParser`] is the same parser holding an `Arc<CompiledTemplate>`: no
+//! lifetime, `Send` and `Sync`, for a server or a binding that keeps one parser per stream.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
@@ -50,7 +52,9 @@ mod values;
 #[cfg(feature = "contracts")]
 pub use engine::parse_response_checked;
 #[cfg(feature = "alloc")]
-pub use engine::{parse_response, parse_responses, Message, Prefixes, ResponseParser};
+pub use engine::{
+    parse_response, parse_responses, Message, OwnedResponseParser, Parser, Prefixes, ResponseParser,
+};
 #[cfg(feature = "alloc")]
 pub use error::{ContentError, ParseError};
 #[cfg(feature = "alloc")]

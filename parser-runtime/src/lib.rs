@@ -42,6 +42,11 @@
 //! # Ok::<(), parser_runtime::ParseError>(())
 //! ```
 //!
+//! [`ResponseParser<'t>`](ResponseParser) borrows its template; [`OwnedResponseParser`] is the
+//! same parser holding an `Arc<CompiledTemplate>`, with no lifetime and `Send + Sync`, for a
+//! server or a binding that keeps one parser per stream (a generated item's `parser` is a
+//! `ResponseParser<'static>`, which needs neither).
+//!
 //! Without a heap (`default-features = false`, `#![no_std]`): the generated item's `router`
 //! gives a [`Router`] with a fixed hold buffer whose events borrow their text and carry the
 //! field enum; nothing is allocated while feeding.

@@ -386,3 +386,119 @@ fn only_tool_call_closes_carry_violations() {
     );
     assert_eq!(parser.violations().len(), 1);
 }
+
+/// What a parser reports for one output fed in `size`-byte pieces: the prefix's events, every
+/// later event, the message and the contract violations.
+type Run = (
+    Vec<Event>,
+    Vec<Event>,
+    parser_runtime::Message,
+    Vec<parser_runtime::structured_outputs::Violation>,
+);
+
+/// Feeds `text` to `parser` (either form: the function is generic over how it holds the
+/// template) and finalizes.
+fn run<T>(
+    mut parser: parser_runtime::Parser<T>,
+    contract: Option<std::sync::Arc<parser_runtime::structured_outputs::Contract>>,
+    text: &str,
+    size: usize,
+) -> Result<Run, ParseError>
+where
+    T: std::ops::Deref<Target = parser_runtime::CompiledTemplate> + Clone,
+{
+    if let Some(contract) = contract {
+        parser.set_contract(contract);
+    }
+    let initial = parser.initial_events().to_vec();
+    let mut events = Vec::new();
+    for piece in text.as_bytes().chunks(size) {
+        events.extend(parser.feed_bytes(piece)?);
+    }
+    let (message, tail) = parser.finalize()?;
+    events.extend(tail);
+    Ok((initial, events, message, parser.violations().to_vec()))
+}
+
+#[test]
+fn owned_parsers_on_other_threads_give_the_borrowed_results() {
+    use parser_runtime::OwnedResponseParser;
+    use std::sync::Arc;
+    // A template loaded at run time, shared by one owned parser per stream, each moved into a
+    // thread of its own.
+    let root = workspace_tests::workspace_root().join("templates");
+    let template = Arc::new(template_build::load_file(&root.join("qwen3.json")).unwrap());
+    let dir = root.join("fixtures/qwen3");
+    let mut stems: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".txt").map(String::from)
+        })
+        .collect();
+    stems.sort();
+    assert!(stems.len() >= 8, "{stems:?}");
+    let streams: Vec<_> = stems
+        .iter()
+        .map(|stem| {
+            let read = |ext: &str| std::fs::read_to_string(dir.join(format!("{stem}{ext}")));
+            let prefix = read(".prefix").unwrap_or_default();
+            let text = read(".txt").unwrap();
+            let tools: Vec<Value> = read(".tools.json")
+                .map(|t| serde_json::from_str(&t).unwrap())
+                .unwrap_or_default();
+            let expected: Value = serde_json::from_str(&read(".expected.json").unwrap()).unwrap();
+            let owned =
+                OwnedResponseParser::with_tools(Arc::clone(&template), &prefix, &tools).unwrap();
+            let thread = {
+                let text = text.clone();
+                std::thread::spawn(move || run(owned, None, &text, 5))
+            };
+            (stem, prefix, text, tools, expected, thread)
+        })
+        .collect();
+    for (stem, prefix, text, tools, expected, thread) in streams {
+        let borrowed = ResponseParser::with_tools(&template, &prefix, &tools).unwrap();
+        let want = run(borrowed, None, &text, 5);
+        let got = thread.join().unwrap();
+        assert_eq!(got, want, "{stem}");
+        match got {
+            Ok((_, events, message, _)) => {
+                assert!(!events.is_empty(), "{stem}");
+                assert_eq!(Value::Object(message), expected, "{stem}");
+            }
+            Err(_) => assert_eq!(expected, json!({"expect_error": true}), "{stem}"),
+        }
+    }
+}
+
+#[test]
+fn an_owned_parser_checks_contracts_like_the_borrowed_one() {
+    use parser_runtime::structured_outputs::{Contract, StrictTools};
+    use parser_runtime::OwnedResponseParser;
+    use std::sync::Arc;
+    let root = workspace_tests::workspace_root().join("cli/tests/data");
+    let tools: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(root.join("strict-tools.tools.json")).unwrap(),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(root.join("strict-tools.txt")).unwrap();
+    let template = templates::by_name("smollm3").unwrap().unwrap();
+    let contract = Arc::new(Contract {
+        strict_tools: Some(StrictTools::new(&tools).unwrap()),
+        ..Contract::default()
+    });
+    let want = run(
+        ResponseParser::with_tools(template, "", &tools).unwrap(),
+        Some(contract.clone()),
+        &text,
+        3,
+    )
+    .unwrap();
+    assert_eq!(want.3.len(), 4);
+    let owned = OwnedResponseParser::with_tools(Arc::new(template.clone()), "", &tools).unwrap();
+    let got = std::thread::spawn(move || run(owned, Some(contract), &text, 3))
+        .join()
+        .unwrap();
+    assert_eq!(got.unwrap(), want);
+}

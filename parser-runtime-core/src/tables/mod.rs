@@ -723,34 +723,38 @@ impl Captures {
 
 /// A template and its walkable DFAs: what the router reads (the one implementation of
 /// [`Routes`]). For an [`Owned`] template the DFAs are in the template (`walk` is empty); for a
-/// [`Static`] one they are the embedded DFAs deserialized in order. Cheap to copy.
+/// [`Static`] one they are the embedded DFAs deserialized in order. Cheap to copy (or, for an
+/// `Arc`, to clone).
+///
+/// `H` is how the template is held: borrowed (`&'a Template<S>`, the default) or through any
+/// other pointer to it, such as `Arc<CompiledTemplate>` for a router state that owns its
+/// template (what `OwnedResponseParser` keeps, feature `alloc`). Every walk goes through the
+/// same code.
 #[derive(Debug)]
-pub struct Routed<'a, S: Storage> {
-    template: &'a Template<S>,
+pub struct Routed<'a, S: Storage, H = &'a Template<S>> {
+    template: H,
     walk: &'a [S::Walk],
 }
 
-impl<S: Storage> Clone for Routed<'_, S> {
+impl<S: Storage, H: Clone> Clone for Routed<'_, S, H> {
     fn clone(&self) -> Self {
-        *self
+        Self {
+            template: self.template.clone(),
+            walk: self.walk,
+        }
     }
 }
 
-impl<S: Storage> Copy for Routed<'_, S> {}
+impl<S: Storage, H: Copy> Copy for Routed<'_, S, H> {}
 
-impl<'a, S: Storage> Routed<'a, S> {
+impl<'a, S: Storage, H: Deref<Target = Template<S>>> Routed<'a, S, H> {
     /// The view of `template` with its walkable DFAs (see the type docs).
-    pub fn new(template: &'a Template<S>, walk: &'a [S::Walk]) -> Self {
+    pub fn new(template: H, walk: &'a [S::Walk]) -> Self {
         Self { template, walk }
     }
 
-    /// The template.
-    pub fn template(&self) -> &'a Template<S> {
-        self.template
-    }
-
     #[inline]
-    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&'a Delimiter<S>> {
+    fn delimiter(&self, field: usize, kind: DelimiterKind) -> Option<&Delimiter<S>> {
         let f = self.template.fields.as_ref().get(field)?;
         match kind {
             DelimiterKind::Open => f.open.as_ref(),
@@ -759,7 +763,7 @@ impl<'a, S: Storage> Routed<'a, S> {
     }
 
     #[inline]
-    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &'a Branch<S> {
+    fn branch(&self, field: usize, kind: DelimiterKind, branch: usize) -> &Branch<S> {
         // The router asks only for branches this template reported.
         match self
             .delimiter(field, kind)
@@ -771,6 +775,13 @@ impl<'a, S: Storage> Routed<'a, S> {
     }
 }
 
+impl<'a, S: Storage> Routed<'a, S> {
+    /// The template.
+    pub fn template(&self) -> &'a Template<S> {
+        self.template
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl Template<Owned> {
     /// The router's view of this template.
@@ -779,7 +790,7 @@ impl Template<Owned> {
     }
 }
 
-impl<'a, S: Storage> Routes for Routed<'a, S> {
+impl<S: Storage, H: Deref<Target = Template<S>>> Routes for Routed<'_, S, H> {
     type Dfa = S::Walk;
     fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>) {
         let w = self.template.watch(region);
