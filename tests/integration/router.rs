@@ -121,7 +121,7 @@ fn router_equals_response_parser_on_conformance_outputs() {
     for (case, template, text) in compiled_conformance() {
         let text = text.as_str();
         for size in [0, 1, 7] {
-            let Some(want) = parser_steps(&template, text, size) else {
+            let Some(want) = parser_steps(template, text, size) else {
                 continue;
             };
             let router: Router<Routed<'_, Owned>, usize, 65536> =
@@ -207,10 +207,10 @@ fn prefilters_change_nothing_on_conformance_outputs() {
                 .any(|d| d.branches.iter().any(|b| b.prefilter.is_some()))
         });
         with_prefilter += usize::from(uses);
-        let plain = without_prefilters(&template);
+        let plain = without_prefilters(template);
         for size in [0, 1, 5] {
             assert_eq!(
-                dynamic_steps(&template, text, size),
+                dynamic_steps(template, text, size),
                 dynamic_steps(&plain, text, size),
                 "{} in {size}-byte chunks",
                 case["id"]
@@ -407,7 +407,7 @@ fn region_values_equal_the_content_parsers() {
         let text = text.as_str();
         // The content parser's values, in close order, for fields without a transform (the
         // router gives the parser's result, before transforms).
-        let mut parser = ResponseParser::new(&template, "").unwrap();
+        let mut parser = ResponseParser::new(template, "").unwrap();
         parser.set_hold_limit(usize::MAX);
         let mut want: Vec<(String, Value)> = Vec::new();
         let mut failed = false;
