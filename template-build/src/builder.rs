@@ -8,7 +8,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::codegen::{self, Endian, Item};
-use crate::error::{TemplateError, TemplateErrors};
+use crate::error::{TemplateError, TemplateErrorKind, TemplateErrors};
 
 /// Compiles response templates in a build script.
 ///
@@ -146,6 +146,7 @@ impl Builder {
             if let Some((_, other)) = names.iter().find(|(n, _)| *n == name) {
                 let mut e = TemplateError::new(
                     "",
+                    TemplateErrorKind::DuplicateItemName,
                     format!(
                         "the file name makes the item {name}, like {}; rename one of them",
                         other.display()

@@ -19,7 +19,7 @@ use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use serde_json::Value;
 
-use crate::error::{TemplateError, TemplateErrors};
+use crate::error::{Problem, TemplateError, TemplateErrorKind as Kind, TemplateErrors};
 use crate::locate;
 use crate::model::{self, DelimiterSpec, TemplateModel};
 
@@ -39,8 +39,8 @@ pub fn compile(value: &Value) -> Result<CompiledTemplate, TemplateErrors> {
             // every delimiter pattern that has no problem of its own, so that DFA problems
             // (size limits) are reported together with the others.
             for (path, spec) in patterns {
-                if let Err(reason) = compile_delimiter(&spec) {
-                    errors.0.push(TemplateError::new(path, reason));
+                if let Err(problem) = compile_delimiter(&spec) {
+                    errors.0.push(problem.at(path));
                 }
             }
             Err(errors)
@@ -59,7 +59,12 @@ pub fn compile_str(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
 pub fn load_file(path: &Path) -> Result<CompiledTemplate, TemplateErrors> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
-        TemplateErrors(vec![TemplateError::new("", format!("cannot read: {e}"))]).with_file(&file)
+        TemplateErrors(vec![TemplateError::new(
+            "",
+            Kind::Io,
+            format!("cannot read: {e}"),
+        )])
+        .with_file(&file)
     })?;
     compile_text(&text).map_err(|e| e.with_file(&file))
 }
@@ -97,7 +102,8 @@ fn locate_errors(mut errors: TemplateErrors, text: &str) -> TemplateErrors {
 /// Errors: invalid JSON (with the line:column where parsing stopped), or a
 /// `tokenizer_config.json` without a template.
 pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
-    let problem = |reason: String| TemplateErrors(vec![TemplateError::new("", reason)]);
+    let problem =
+        |kind: Kind, reason: String| TemplateErrors(vec![TemplateError::new("", kind, reason)]);
     let value: Value = serde_json::from_str(text).map_err(|e| {
         // serde_json's message ends with " at line L column C": the position goes to
         // `line_col` instead, so it is not printed twice.
@@ -110,7 +116,7 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
         } else {
             cause
         };
-        let mut errors = problem(format!("invalid JSON: {cause}"));
+        let mut errors = problem(Kind::InvalidJson, format!("invalid JSON: {cause}"));
         let column = locate::char_column(text, e.line(), e.column().max(1));
         errors.0[0].line_col = Some((e.line(), column));
         errors
@@ -126,6 +132,7 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
                 && TOKENIZER_CONFIG_KEYS.iter().any(|k| map.contains_key(*k)) =>
         {
             Err(problem(
+                Kind::NoResponseTemplate,
                 "a tokenizer_config.json without a 'response_template' key".into(),
             ))
         }
@@ -149,17 +156,12 @@ pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, Template
     let mut fields = Vec::with_capacity(model.fields.len());
     for field in &model.fields {
         let compiled = field.clone().map_delimiters(|spec, kind| {
-            compile_delimiter(&spec).map_err(|reason| {
+            compile_delimiter(&spec).map_err(|problem| {
                 let which = match kind {
                     DelimiterKind::Open => "open",
                     DelimiterKind::Close => "close",
                 };
-                TemplateError {
-                    path: field_path(&field.name, &spec.key(which)),
-                    reason,
-                    file: None,
-                    line_col: None,
-                }
+                problem.at(field_path(&field.name, &spec.key(which)))
             })
         });
         match compiled {
@@ -278,14 +280,17 @@ fn watch(fields: &[FieldTable], delimiters: Vec<Watched>) -> Watch<Owned> {
 pub use crate::path::field as field_path;
 
 /// Compiles one delimiter to DFAs.
-pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, String> {
+///
+/// Errors: [`Kind::DfaTooLarge`], [`Kind::DfaUnsupported`] (see [`dfa_table`]), or
+/// [`Kind::CaptureRegexBuild`] when the regex that resolves its named groups cannot be built.
+pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Problem> {
     let pattern = spec.dfa_pattern();
     let mut branches = Vec::with_capacity(pattern.branches.len());
     let mut first_bytes = ByteSet::EMPTY;
     let mut can_be_empty = false;
     for b in &pattern.branches {
-        let dfa =
-            dfa_table(&b.main).map_err(|e| format!("cannot compile {:?} to a DFA: {e}", b.main))?;
+        let dfa = dfa_table(&b.main)
+            .map_err(|e| e.map_reason(|e| format!("cannot compile {:?} to a DFA: {e}", b.main)))?;
         let (first, empty) = first_facts(dfa.dfa());
         first_bytes.union(&first);
         can_be_empty |= empty;
@@ -293,19 +298,22 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Strin
             None => None,
             Some((negated, body)) => Some(Lookahead {
                 negated: *negated,
-                dfa: Dfa::Owned(
-                    dfa_table(body)
-                        .map_err(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))?,
-                ),
+                dfa: Dfa::Owned(dfa_table(body).map_err(|e| {
+                    e.map_reason(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))
+                })?),
             }),
         };
         let captures = if pattern.group_names.is_empty() {
             None
         } else {
-            Some(
-                Captures::build(&b.main, DFA_SIZE_LIMIT)
-                    .map_err(|e| format!("cannot compile {:?} for captures: {e}", b.main))?,
-            )
+            Some(Captures::build(&b.main, DFA_SIZE_LIMIT).map_err(|e| {
+                // A `String`: nothing to inspect. The DFA of the same pattern was built
+                // with the same NFA size limit just before.
+                Problem::new(
+                    Kind::CaptureRegexBuild,
+                    format!("cannot compile {:?} for captures: {e}", b.main),
+                )
+            })?)
         };
         branches.push(Branch {
             dfa: Dfa::Owned(dfa),
@@ -333,13 +341,7 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Strin
 /// rest. `None` when the rest can match the empty string, or cannot be compiled.
 pub fn prefilter(pattern: &str) -> Option<Prefilter> {
     use regex_syntax::hir::{Class, Hir, HirKind};
-    let hir = regex_syntax::ParserBuilder::new()
-        .unicode(true)
-        .utf8(true)
-        .dot_matches_new_line(true)
-        .build()
-        .parse(pattern)
-        .ok()?;
+    let hir = parse_hir(pattern)?;
     let items: Vec<&Hir> = match hir.kind() {
         HirKind::Concat(items) => items.iter().collect(),
         _ => vec![&hir],
@@ -398,8 +400,33 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
     Some(Prefilter { lead, first })
 }
 
+/// A regex-syntax pattern's syntax tree, parsed with the syntax options of [`dfa_table`]
+/// (`None` when regex-syntax rejects it).
+fn parse_hir(pattern: &str) -> Option<regex_syntax::hir::Hir> {
+    regex_syntax::ParserBuilder::new()
+        .unicode(true)
+        .utf8(true)
+        .dot_matches_new_line(true)
+        .build()
+        .parse(pattern)
+        .ok()
+}
+
 /// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
-pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, String> {
+///
+/// Errors: [`Kind::DfaUnsupported`] for a Unicode word boundary (`\b`, `\B`, `\b{start}`, ...:
+/// regex-automata's DFAs cannot run one over non-ASCII text), found in the pattern's syntax tree
+/// before building, or another refusal of the builder that is not a size limit;
+/// [`Kind::DfaTooLarge`] when the NFA, the DFA or determinization exceeds [`DFA_SIZE_LIMIT`]
+/// (or a hard limit of the builder).
+pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, Problem> {
+    if parse_hir(pattern).is_some_and(|hir| hir.properties().look_set().contains_word_unicode()) {
+        return Err(Problem::new(
+            Kind::DfaUnsupported,
+            "a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; \
+             spell the boundary out (e.g. `(?:\\s|$)`) instead",
+        ));
+    }
     let dfa = dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -417,17 +444,25 @@ pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, String> {
         .thompson(thompson::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
         .build(pattern)
         .map_err(|e| {
-            let text = e.to_string();
-            if text.contains("word boundar") {
-                "a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; \
-                 spell the boundary out (e.g. `(?:\\s|$)`) instead"
-                    .to_string()
+            let kind = if size_limit_exceeded(&e) {
+                Kind::DfaTooLarge
             } else {
-                text
-            }
+                Kind::DfaUnsupported
+            };
+            Problem::new(kind, e.to_string())
         })?;
     let edge = edge_facts(&dfa);
     Ok(OwnedDfa::new(dfa, edge))
+}
+
+/// Whether a DFA build failed on a size limit: of the DFA or its determinization
+/// ([`dense::BuildError::is_size_limit_exceeded`]), or of the NFA built first (the NFA's error,
+/// the DFA error's source, has a [`thompson::BuildError::size_limit`]).
+fn size_limit_exceeded(e: &dense::BuildError) -> bool {
+    e.is_size_limit_exceeded()
+        || std::error::Error::source(e)
+            .and_then(|source| source.downcast_ref::<thompson::BuildError>())
+            .is_some_and(|nfa| nfa.size_limit().is_some())
 }
 
 fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
@@ -610,28 +645,64 @@ mod tests {
             }
         });
         let errors = compile(&template).unwrap_err();
-        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        let found: Vec<(&str, Kind)> = errors.iter().map(|e| (e.path.as_str(), e.kind)).collect();
         assert_eq!(
-            paths,
-            ["fields.y.join", "fields.x.close_pattern"],
+            found,
+            [
+                ("fields.y.join", Kind::WrongType),
+                ("fields.x.close_pattern", Kind::DfaUnsupported)
+            ],
             "{errors}"
         );
-        assert!(errors.0[1].reason.contains("word boundary"), "{errors}");
+        // Found in the syntax tree, the message ours (not regex-automata's).
+        assert!(
+            errors.0[1]
+                .reason
+                .ends_with("a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; spell the boundary out (e.g. `(?:\\s|$)`) instead"),
+            "{errors}"
+        );
     }
 
     #[test]
     fn invalid_json_positions_count_chars_and_name_a_bom() {
         let errors = compile_text("{\n  \"思考\": [1,]\n}").unwrap_err();
+        assert_eq!(errors.0[0].kind, Kind::InvalidJson, "{errors}");
         assert_eq!(errors.0[0].line_col, Some((2, 12)), "{errors}");
         let errors = compile_text("\u{feff}{}").unwrap_err();
+        assert_eq!(errors.0[0].kind, Kind::InvalidJson, "{errors}");
         assert!(errors.0[0].reason.contains("byte order mark"), "{errors}");
+    }
+
+    #[test]
+    fn dfa_build_errors_are_typed() {
+        // A size limit of the NFA (the DFA error's source), of determinization.
+        assert_eq!(dfa_table(r"\w{5000}").unwrap_err().kind, Kind::DfaTooLarge);
+        // Every Unicode word assertion, found in the syntax tree; ASCII ones compile.
+        for p in [
+            r"\bx",
+            r"x\B",
+            r"\b{start}x",
+            r"x\b{end}",
+            r"(?:a|\b{start-half})",
+        ] {
+            assert_eq!(dfa_table(p).unwrap_err().kind, Kind::DfaUnsupported, "{p}");
+        }
+        dfa_table(r"(?-u:\b)x(?-u:\B)").unwrap();
+    }
+
+    #[test]
+    fn file_level_errors_are_typed() {
+        let errors = template_value_from_text(r#"{"chat_template": "x"}"#).unwrap_err();
+        assert_eq!(errors.0[0].kind, Kind::NoResponseTemplate, "{errors}");
+        let errors = load_file(Path::new("/nonexistent/template.json")).unwrap_err();
+        assert_eq!(errors.0[0].kind, Kind::Io, "{errors}");
     }
 
     #[test]
     fn hostile_pattern_fails_fast() {
         let started = std::time::Instant::now();
         let err = dfa_table("(a|b)*a(a|b){40}").unwrap_err();
-        assert!(!err.is_empty());
+        assert_eq!(err.kind, Kind::DfaTooLarge, "{err}");
         assert!(started.elapsed().as_secs() < 20);
     }
 }

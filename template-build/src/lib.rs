@@ -26,5 +26,6 @@ pub mod roles;
 
 pub use builder::Builder;
 pub use compile::{compile, compile_model, compile_str, compile_text, load_file};
-pub use error::{TemplateError, TemplateErrors};
+pub use error::{Problem, TemplateError, TemplateErrorKind, TemplateErrors};
 pub use model::TemplateModel;
+pub use pyregex::{Construct, RegexIssueKind};

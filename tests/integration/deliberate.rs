@@ -85,6 +85,7 @@ fn non_bool_flags_are_template_errors() {
     let string_flag = json!({"open": "<a>", "close": "</a>", "optional": "false"});
     let err = with_field("a", string_flag).unwrap_err();
     assert_eq!(err.0[0].path, "fields.a.optional");
+    assert_eq!(err.0[0].kind, template_build::TemplateErrorKind::WrongType);
 }
 
 /// Difference 5: a message is JSON. Python's `json` accepts `NaN` and unbounded integers and

@@ -68,4 +68,8 @@ fn exploding_pattern_is_a_template_error() {
     }))
     .unwrap_err();
     assert_eq!(err.0[0].path, "fields.x.open_pattern");
+    assert_eq!(
+        err.0[0].kind,
+        template_build::TemplateErrorKind::DfaTooLarge
+    );
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::ast::{look_opener, AssertKind, Capture, Node, Perl, RepeatKind, SetItem, Span};
 use super::lower::dfa_refusal;
-use super::RegexIssue;
+use super::{Construct, RegexIssue, RegexIssueKind};
 
 /// Which engine a translation is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,23 +277,25 @@ impl<'p> Emitter<'p> {
                 ..
             } => {
                 if *ci {
-                    return Err(RegexIssue {
-                        message: format!(
+                    return Err(RegexIssue::new(
+                        RegexIssueKind::Unsupported(Construct::CaseInsensitiveBackreference),
+                        format!(
                             "case-insensitive backreference `{}` is not supported",
                             self.text(*span)
                         ),
-                        offset: Some(span.0),
-                    });
+                        Some(span.0),
+                    ));
                 }
                 if group > opened_before {
-                    return Err(RegexIssue {
-                        message: format!(
+                    return Err(RegexIssue::new(
+                        RegexIssueKind::Unsupported(Construct::ForwardBackreference),
+                        format!(
                             "forward backreference `{}` (to a group defined after it) is not \
                              supported",
                             self.text(*span)
                         ),
-                        offset: Some(span.0),
-                    });
+                        Some(span.0),
+                    ));
                 }
                 let _ = write!(self.out, "\\k<{group}>");
             }

@@ -4,7 +4,7 @@
 //! The orchestration is [`super::to_dfa`]; the text is written by the emitter.
 
 use super::ast::{alternatives, concat, look_opener, sequence, AssertKind, Node, RepeatKind, Span};
-use super::{RegexIssue, MAX_DFA_BRANCHES};
+use super::{Construct, RegexIssue, RegexIssueKind, MAX_DFA_BRANCHES};
 
 /// The trailing `$` or look-ahead of a branch.
 pub(super) enum Tail<'n> {
@@ -150,15 +150,16 @@ pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIss
     }
     flush(&mut run, &mut out);
     if out.len() > MAX_DFA_BRANCHES {
-        return Err(RegexIssue {
-            message: format!(
+        return Err(RegexIssue::new(
+            RegexIssueKind::TooManyBranches,
+            format!(
                 "the pattern splits into more than {MAX_DFA_BRANCHES} branches for the DFA \
                  engine (each alternative ending in `$` or a look-ahead, also inside a \
                  trailing group, is a branch of its own; at most {MAX_DFA_BRANCHES} are \
                  supported)"
             ),
-            offset: None,
-        });
+            None,
+        ));
     }
     Ok(out)
 }
@@ -201,22 +202,23 @@ pub(super) fn end_dollars(node: &mut Node) {
 /// asks this of every node it writes for the DFA engine, before writing it.
 pub(super) fn dfa_refusal(pattern: &str, node: &Node) -> Option<RegexIssue> {
     let text = |span: &Span| pattern.get(span.0..span.1).unwrap_or("");
-    let (what, span) = match node {
+    let (construct, what, span) = match node {
         Node::Look {
             behind: false,
             negated,
             span,
             ..
         } => {
-            return Some(RegexIssue {
-                message: format!(
+            return Some(RegexIssue::new(
+                RegexIssueKind::LookAheadNotAtEnd,
+                format!(
                     "look-ahead `{}` not at the end of a branch (only a look-ahead ending a \
                      top-level alternative is supported, or one ending an alternative of an \
                      unquantified group that ends a branch after a fixed-length prefix)",
                     look_opener(false, *negated)
                 ),
-                offset: Some(span.0),
-            })
+                Some(span.0),
+            ))
         }
         Node::Look {
             behind: true,
@@ -224,28 +226,47 @@ pub(super) fn dfa_refusal(pattern: &str, node: &Node) -> Option<RegexIssue> {
             span,
             ..
         } => (
+            Construct::LookBehind,
             format!("look-behind `{}`", look_opener(true, *negated)),
             span,
         ),
-        Node::Atomic { span, .. } => ("atomic group `(?>`".to_string(), span),
+        Node::Atomic { span, .. } => (
+            Construct::AtomicGroup,
+            "atomic group `(?>`".to_string(),
+            span,
+        ),
         Node::Repeat {
             kind: RepeatKind::Possessive,
             span,
             ..
-        } => (format!("possessive quantifier `{}`", text(span)), span),
-        Node::Backref { span, .. } => (format!("backreference `{}`", text(span)), span),
+        } => (
+            Construct::Possessive,
+            format!("possessive quantifier `{}`", text(span)),
+            span,
+        ),
+        Node::Backref { span, .. } => (
+            Construct::Backreference,
+            format!("backreference `{}`", text(span)),
+            span,
+        ),
         Node::LineBreak { span } => (
+            Construct::LineBreak,
             "line-break escape `\\R` (an atomic group)".to_string(),
             span,
         ),
-        Node::Keep { span } => ("match-start reset `\\K`".to_string(), span),
-        Node::SearchAnchor { span } => ("search anchor `\\G`".to_string(), span),
+        Node::Keep { span } => (Construct::Keep, "match-start reset `\\K`".to_string(), span),
+        Node::SearchAnchor { span } => (
+            Construct::SearchAnchor,
+            "search anchor `\\G`".to_string(),
+            span,
+        ),
         _ => return None,
     };
-    Some(RegexIssue {
-        message: format!("{what} is not supported by the DFA engine"),
-        offset: Some(span.0),
-    })
+    Some(RegexIssue::new(
+        RegexIssueKind::Unsupported(construct),
+        format!("{what} is not supported by the DFA engine"),
+        Some(span.0),
+    ))
 }
 
 /// Whether regex-syntax (Unicode on, as the DFA builder runs it) accepts a translated pattern;
@@ -263,19 +284,20 @@ pub(super) fn validate_dfa(translated: &str) -> Result<(), RegexIssue> {
                 regex_syntax::Error::Translate(e) => e.kind().to_string(),
                 other => other.to_string(),
             };
-            Err(RegexIssue {
-                message: format!(
-                    "regex-syntax rejects the translated pattern `{translated}`: {kind}"
-                ),
-                offset: None,
-            })
+            Err(RegexIssue::new(
+                RegexIssueKind::RejectedByRegexSyntax,
+                format!("regex-syntax rejects the translated pattern `{translated}`: {kind}"),
+                None,
+            ))
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::pyregex::{to_dfa, to_fancy, DfaBranch, RegexIssue, MAX_DFA_BRANCHES};
+    use crate::pyregex::{
+        to_dfa, to_fancy, DfaBranch, RegexIssue, RegexIssueKind, MAX_DFA_BRANCHES,
+    };
 
     fn branch(main: &str, lookahead: Option<(bool, &str)>) -> DfaBranch {
         DfaBranch {
@@ -411,14 +433,12 @@ mod tests {
         );
         // The number of branches is capped.
         let many = format!("x(?:{}|$)", vec!["a$"; MAX_DFA_BRANCHES].join("|"));
-        let e = issue(to_dfa(&many));
-        assert!(e.message.contains("more than 64 branches"), "{e}");
+        assert_eq!(issue(to_dfa(&many)).kind, RegexIssueKind::TooManyBranches);
         let nested = format!(
             "(?:{}|$)",
             vec!["a(?:b$|c$)"; MAX_DFA_BRANCHES / 2].join("|")
         );
-        let e = issue(to_dfa(&nested));
-        assert!(e.message.contains("more than 64 branches"), "{e}");
+        assert_eq!(issue(to_dfa(&nested)).kind, RegexIssueKind::TooManyBranches);
         let at_limit = format!("(?:{})", vec!["a$"; MAX_DFA_BRANCHES].join("|"));
         assert_eq!(to_dfa(&at_limit).unwrap().branches.len(), MAX_DFA_BRANCHES);
         // Many tail-less alternatives cost one branch.
@@ -438,8 +458,10 @@ mod tests {
             vec![branch(r"<think>[\s\S]*?(?:</think>|\z)", None)]
         );
         let e = issue(to_dfa(r"x+(?:a|b(?=c))"));
-        assert!(e.message.contains("not at the end of a branch"), "{e}");
-        assert!(e.message.contains("fixed-length prefix"), "{e}");
+        assert_eq!(
+            (e.kind, e.offset),
+            (RegexIssueKind::LookAheadNotAtEnd, Some(8))
+        );
         // A quantified group is not distributed either.
         let dp = to_dfa(r"x(?:a|$)?").unwrap();
         assert_eq!(dp.branches, vec![branch(r"x(?:a|\z)?", None)]);

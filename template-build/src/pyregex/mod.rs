@@ -84,16 +84,142 @@ use parse::parse;
 
 /// Why a pattern cannot be used.
 ///
-/// `message` names the offending construct, e.g. "look-behind `(?<=`", "backreference `\1`",
-/// "atomic group `(?>`", "possessive quantifier `*+`", "look-ahead not at the end of a
-/// branch", or the syntax error (the Python `regex` module rejects the same patterns, with its
-/// own wording).
+/// `kind` says which check refused it; `message` names the offending construct as written,
+/// e.g. "look-behind `(?<=`", "backreference `\1`", "atomic group `(?>`", "possessive
+/// quantifier `*+`", "look-ahead not at the end of a branch", or the syntax error (the Python
+/// `regex` module rejects the same patterns, with its own wording).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegexIssue {
+    /// Which check refused the pattern.
+    pub kind: RegexIssueKind,
     /// What is wrong, naming the construct.
     pub message: String,
     /// Byte offset in the (original, Python-dialect) pattern, when known.
     pub offset: Option<usize>,
+}
+
+impl RegexIssue {
+    /// An issue of `kind` at byte `offset` of the pattern (when known).
+    pub fn new(kind: RegexIssueKind, message: impl Into<String>, offset: Option<usize>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            offset,
+        }
+    }
+}
+
+/// What kind of problem a [`RegexIssue`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RegexIssueKind {
+    /// The Python `regex` module rejects the pattern too: a syntax error as the module's parser
+    /// raises it (unbalanced parenthesis, nothing to repeat, bad escape, bad inline flags,
+    /// unknown group, unterminated set, malformed fuzzy constraint, ...).
+    Syntax,
+    /// A construct the Python module accepts that we do not (everywhere, or, for the
+    /// constructs [`Construct::refused_by_dfa_only`], in the DFA translation only).
+    Unsupported(Construct),
+    /// A look-ahead that does not end a branch ([`to_dfa`] only: a DFA runs a look-ahead only
+    /// as the tail of a branch).
+    LookAheadNotAtEnd,
+    /// A named group inside a trailing look-ahead ([`to_dfa`] only: its capture cannot be
+    /// extracted).
+    NamedGroupInLookAhead,
+    /// The pattern splits into more than [`MAX_DFA_BRANCHES`] branches ([`to_dfa`] only).
+    TooManyBranches,
+    /// Groups nest deeper than we accept (regex-syntax's own limit is near).
+    TooDeep,
+    /// regex-syntax refuses the translation ([`to_dfa`]); its verdict is the message.
+    RejectedByRegexSyntax,
+    /// fancy-regex refuses the translation ([`to_fancy`], e.g. a look-behind of unbounded
+    /// length); its verdict is the message.
+    RejectedByFancyRegex,
+}
+
+impl RegexIssueKind {
+    /// The unsupported construct, for [`RegexIssueKind::Unsupported`].
+    pub fn construct(self) -> Option<Construct> {
+        match self {
+            Self::Unsupported(construct) => Some(construct),
+            _ => None,
+        }
+    }
+
+    /// Whether the Python module rejects the pattern too ([`RegexIssueKind::Syntax`]); every
+    /// other kind is a pattern Python accepts.
+    pub fn is_syntax(self) -> bool {
+        self == Self::Syntax
+    }
+}
+
+/// A construct of the Python `regex` dialect we do not support (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Construct {
+    /// Look-behind `(?<=..)`, `(?<!..)` (DFA only).
+    LookBehind,
+    /// A backreference `\1`, `(?P=name)`, `\g<name>` (DFA only).
+    Backreference,
+    /// A backreference under `(?i)` (fancy-regex compares case-sensitively).
+    CaseInsensitiveBackreference,
+    /// A backreference to a group defined after it.
+    ForwardBackreference,
+    /// An atomic group `(?>..)` (DFA only).
+    AtomicGroup,
+    /// A possessive quantifier `*+`, `++`, `?+`, `{n,m}+` (DFA only).
+    Possessive,
+    /// The line-break escape `\R`, an atomic group (DFA only).
+    LineBreak,
+    /// The match-start reset `\K` (DFA only).
+    Keep,
+    /// The search anchor `\G` (DFA only).
+    SearchAnchor,
+    /// A recursive pattern call `(?R)`, `(?1)`, `(?&name)`, `(?P>name)`.
+    Recursion,
+    /// A conditional `(?(1)..|..)`.
+    Conditional,
+    /// A branch reset group `(?|..)`.
+    BranchReset,
+    /// A backtracking control verb `(*SKIP)`, `(*FAIL)`, ...
+    Verb,
+    /// A fuzzy matching constraint `{e<=1}`.
+    Fuzzy,
+    /// A named list `\L<name>`.
+    NamedList,
+    /// A named character `\N{...}`.
+    NamedChar,
+    /// A grapheme cluster `\X`.
+    Grapheme,
+    /// An escape that denotes a lone surrogate (`\ud800`).
+    LoneSurrogate,
+    /// A POSIX character class `[[:alpha:]]`.
+    Posix,
+    /// A Unicode property regex-syntax does not know (`\p{IsAlpha}`).
+    UnicodeProperty,
+    /// A group name used twice (the module merges such groups).
+    DuplicateName,
+    /// An inline flag with no equivalent here, as written without `(?` and `)`: `"a"`, `"L"`,
+    /// `"w"`, `"f"`, `"p"`, `"r"` or `"V1"`.
+    Flag(&'static str),
+}
+
+impl Construct {
+    /// Whether only the DFA translation ([`to_dfa`]) refuses the construct: [`to_fancy`]
+    /// translates it (look-behind, backreferences, atomic groups, possessive quantifiers,
+    /// `\R`, `\K`, `\G`).
+    pub fn refused_by_dfa_only(self) -> bool {
+        matches!(
+            self,
+            Self::LookBehind
+                | Self::Backreference
+                | Self::AtomicGroup
+                | Self::Possessive
+                | Self::LineBreak
+                | Self::Keep
+                | Self::SearchAnchor
+        )
+    }
 }
 
 impl fmt::Display for RegexIssue {
@@ -144,10 +270,11 @@ pub fn to_fancy(pattern: &str) -> Result<String, RegexIssue> {
     let parsed = parse(pattern)?;
     let out = emit::emit(pattern, &parsed.root, Target::Fancy)?;
     if let Err(e) = fancy_regex::Regex::new(&out) {
-        return Err(RegexIssue {
-            message: format!("fancy-regex rejects the translated pattern `{out}`: {e}"),
-            offset: None,
-        });
+        return Err(RegexIssue::new(
+            RegexIssueKind::RejectedByFancyRegex,
+            format!("fancy-regex rejects the translated pattern `{out}`: {e}"),
+            None,
+        ));
     }
     Ok(out)
 }
@@ -245,13 +372,14 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
                 let mut names = Vec::new();
                 collect_names(body, &mut names);
                 if let Some(name) = names.first() {
-                    return Err(RegexIssue {
-                        message: format!(
+                    return Err(RegexIssue::new(
+                        RegexIssueKind::NamedGroupInLookAhead,
+                        format!(
                             "named group `{name}` inside a look-ahead (its capture cannot be \
                              extracted by the DFA engine)"
                         ),
-                        offset: Some(span.0),
-                    });
+                        Some(span.0),
+                    ));
                 }
                 let body = emit_dfa(pattern, body, true)?;
                 validate_dfa(&body)?;
@@ -332,88 +460,93 @@ mod tests {
     }
 
     #[test]
-    fn rejected_constructs_are_named() {
-        let e = issue(to_dfa(r"(?<=a)b"));
-        assert!(e.message.contains("look-behind `(?<=`"), "{e}");
-        assert_eq!(e.offset, Some(0));
-        let e = issue(to_dfa(r"x(?<!a)b"));
-        assert!(e.message.contains("look-behind `(?<!`"), "{e}");
-        assert_eq!(e.offset, Some(1));
-        let e = issue(to_dfa(r"(a)\1"));
-        assert!(e.message.contains("backreference `\\1`"), "{e}");
-        assert_eq!(e.offset, Some(3));
-        let e = issue(to_dfa(r"(?P<n>a)(?P=n)"));
-        assert!(e.message.contains("backreference `(?P=n)`"), "{e}");
-        let e = issue(to_dfa(r"(?>a)"));
-        assert!(e.message.contains("atomic group `(?>`"), "{e}");
-        let e = issue(to_dfa(r"a*+"));
-        assert!(e.message.contains("possessive quantifier `*+`"), "{e}");
-        assert_eq!(e.offset, Some(1));
+    fn rejected_constructs_are_classified() {
+        use Construct::*;
+        use RegexIssueKind::*;
+        type Translate = fn(&str) -> Result<(), RegexIssue>;
+        let dfa: Translate = |p| to_dfa(p).map(drop);
+        let fancy: Translate = |p| to_fancy(p).map(drop);
+        let cases: &[(Translate, &str, RegexIssueKind, Option<usize>)] = &[
+            (dfa, r"(?<=a)b", Unsupported(LookBehind), Some(0)),
+            (dfa, r"x(?<!a)b", Unsupported(LookBehind), Some(1)),
+            (dfa, r"(a)\1", Unsupported(Backreference), Some(3)),
+            (dfa, r"(?P<n>a)(?P=n)", Unsupported(Backreference), Some(8)),
+            (dfa, r"(?>a)", Unsupported(AtomicGroup), Some(0)),
+            (dfa, r"a*+", Unsupported(Possessive), Some(1)),
+            (dfa, r"a{1,2}+", Unsupported(Possessive), Some(1)),
+            (dfa, r"a\Kb", Unsupported(Keep), Some(1)),
+            (dfa, r"\Rb", Unsupported(LineBreak), Some(0)),
+            (dfa, r"\Gb", Unsupported(SearchAnchor), Some(0)),
+            (dfa, r"a(?=b)c", LookAheadNotAtEnd, Some(1)),
+            (dfa, r"(?:a(?=b))+", LookAheadNotAtEnd, Some(4)),
+            (dfa, r"(?:a(?=b))c", LookAheadNotAtEnd, Some(4)),
+            (dfa, r"a(?=b(?=c))", LookAheadNotAtEnd, Some(5)),
+            (dfa, r"a(?=(?P<n>b))", NamedGroupInLookAhead, Some(1)),
+            (dfa, r"(?R)", Unsupported(Recursion), Some(0)),
+            (dfa, r"(a)(?(1)b|c)", Unsupported(Conditional), Some(3)),
+            (dfa, r"(?|a|b)", Unsupported(BranchReset), Some(0)),
+            (dfa, r"(*SKIP)a", Unsupported(Verb), Some(0)),
+            (
+                fancy,
+                r"(?i)(a)\1",
+                Unsupported(CaseInsensitiveBackreference),
+                Some(7),
+            ),
+            (fancy, r"(a)\3", Syntax, Some(3)),
+            (
+                fancy,
+                r"(a)\2(b)",
+                Unsupported(ForwardBackreference),
+                Some(3),
+            ),
+            (
+                fancy,
+                r"\N{LATIN SMALL LETTER A}",
+                Unsupported(NamedChar),
+                Some(0),
+            ),
+            (fancy, r"\L<words>", Unsupported(NamedList), Some(0)),
+            (fancy, r"\X", Unsupported(Grapheme), Some(0)),
+            (fancy, r"\ud800", Unsupported(LoneSurrogate), Some(0)),
+            (fancy, r"a{e<=1}", Unsupported(Fuzzy), Some(1)),
+            (fancy, r"[[:alpha:]]", Unsupported(Posix), Some(1)),
+            (fancy, r"(?a)\w", Unsupported(Flag("a")), Some(0)),
+            (fancy, r"(?V1)a", Unsupported(Flag("V1")), Some(0)),
+            (
+                fancy,
+                r"(?P<a>x)|(?P<a>y)",
+                Unsupported(DuplicateName),
+                Some(9),
+            ),
+            (
+                dfa,
+                r"\p{NotAProperty}",
+                Unsupported(UnicodeProperty),
+                Some(0),
+            ),
+            // Python syntax errors carry the byte offset.
+            (dfa, "é\\q", Syntax, Some(2)),
+            (fancy, "a(", Syntax, Some(2)),
+            // regex-syntax's and fancy-regex's own verdicts.
+            (|p| validate_dfa(p), "a{2,1}", RejectedByRegexSyntax, None),
+            (fancy, r"(?<=a+)b", RejectedByFancyRegex, None),
+        ];
+        let mut wrong = Vec::new();
+        for (translate, pattern, kind, offset) in cases {
+            let e = issue(translate(pattern));
+            if (e.kind, e.offset) != (*kind, *offset) {
+                wrong.push(format!("{pattern:?}: {:?} at {:?}: {e}", e.kind, e.offset));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // The message names the construct as written.
         let e = issue(to_dfa(r"a{1,2}+"));
         assert!(e.message.contains("possessive quantifier `{1,2}+`"), "{e}");
-        let e = issue(to_dfa(r"a(?=b)c"));
-        assert!(e.message.contains("look-ahead"), "{e}");
-        assert!(e.message.contains("not at the end of a branch"), "{e}");
-        assert_eq!(e.offset, Some(1));
-        let e = issue(to_dfa(r"(?:a(?=b))+"));
-        assert!(e.message.contains("not at the end of a branch"), "{e}");
-        let e = issue(to_dfa(r"(?:a(?=b))c"));
-        assert!(e.message.contains("not at the end of a branch"), "{e}");
-        let e = issue(to_dfa(r"a(?=b(?=c))"));
-        assert!(e.message.contains("not at the end of a branch"), "{e}");
-        let e = issue(to_dfa(r"a(?=(?P<n>b))"));
-        assert!(
-            e.message.contains("named group `n` inside a look-ahead"),
-            "{e}"
-        );
-        let e = issue(to_dfa(r"(?R)"));
-        assert!(e.message.contains("recursive pattern call `(?R)`"), "{e}");
-        let e = issue(to_dfa(r"(a)(?(1)b|c)"));
-        assert!(e.message.contains("conditional `(?(`"), "{e}");
-        let e = issue(to_fancy(r"(?i)(a)\1"));
-        assert!(e.message.contains("case-insensitive backreference"), "{e}");
-        let e = issue(to_fancy(r"\N{LATIN SMALL LETTER A}"));
-        assert!(
-            e.message
-                .contains("named character `\\N{LATIN SMALL LETTER A}`"),
-            "{e}"
-        );
-        let e = issue(to_fancy(r"a{e<=1}"));
-        assert!(
-            e.message.contains("fuzzy matching constraint `{e<=1}`"),
-            "{e}"
-        );
-        let e = issue(to_fancy(r"[[:alpha:]]"));
-        assert!(
-            e.message.contains("POSIX character class `[:alpha:]`"),
-            "{e}"
-        );
-        let e = issue(to_fancy(r"(?a)\w"));
-        assert!(e.message.contains("`(?a)`"), "{e}");
-        let e = issue(to_dfa(r"a\Kb"));
-        assert!(e.message.contains("`\\K`"), "{e}");
-        let e = issue(to_dfa(r"\Rb"));
-        assert!(e.message.contains("`\\R`"), "{e}");
-        let e = issue(to_dfa(r"\Gb"));
-        assert!(e.message.contains("`\\G`"), "{e}");
-        let e = issue(to_fancy(r"(?P<a>x)|(?P<a>y)"));
-        assert!(e.message.contains("duplicate group name `a`"), "{e}");
-        // Python syntax errors carry the byte offset.
-        let e = issue(to_dfa("é\\q"));
-        assert_eq!(e.offset, Some(2));
-        assert!(e.message.contains("bad escape \\q"), "{e}");
-        let e = issue(to_dfa(r"\p{NotAProperty}"));
-        assert!(
-            e.message
-                .contains("unknown or unsupported Unicode property `\\p{NotAProperty}`"),
-            "{e}"
-        );
-        // regex-syntax's own verdict is reported.
-        let e = issue(validate_dfa("a{2,1}"));
-        assert!(e.message.contains("regex-syntax"), "{e}");
-        let e = issue(to_fancy(r"(?<=a+)b"));
-        assert!(e.message.contains("fancy-regex"), "{e}");
-        assert!(!e.to_string().is_empty());
+        // Only the DFA translation refuses look-behind, backreferences, atomic groups, ...
+        assert!(to_fancy(r"(?<=a)b|(a)\1|(?>a)|a*+|\R").is_ok());
+        assert!(LookBehind.refused_by_dfa_only() && !Recursion.refused_by_dfa_only());
+        assert_eq!(Unsupported(Posix).construct(), Some(Posix));
+        assert!(Syntax.is_syntax() && !TooDeep.is_syntax());
     }
 
     #[test]
@@ -466,8 +599,8 @@ mod tests {
             }
         }
         let deep = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
-        assert!(to_fancy(&deep).is_err());
-        assert!(to_dfa(&deep).is_err());
+        assert_eq!(issue(to_fancy(&deep)).kind, RegexIssueKind::TooDeep);
+        assert_eq!(issue(to_dfa(&deep)).kind, RegexIssueKind::TooDeep);
         let wide = "[".repeat(5000);
         assert!(to_fancy(&wide).is_err());
     }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::ast::{concat, AssertKind, Capture, Node, Perl, RefTarget, RepeatKind, SetItem, Span};
-use super::RegexIssue;
+use super::{Construct, RegexIssue, RegexIssueKind};
 
 const F_IGNORECASE: u32 = 1 << 0;
 const F_MULTILINE: u32 = 1 << 1;
@@ -208,7 +208,7 @@ pub(super) fn parse(pattern: &str) -> Result<Parsed, RegexIssue> {
     };
     let mut root = p.parse_pattern()?;
     if !p.src.at_end() {
-        return Err(p.err("unbalanced parenthesis", p.src.pos));
+        return Err(p.syntax("unbalanced parenthesis", p.src.pos));
     }
     let names: HashMap<String, u32> = p.names.iter().cloned().collect();
     resolve_refs(&mut root, &names, p.group_count)?;
@@ -256,18 +256,20 @@ fn resolve_refs(
             *group = match target {
                 RefTarget::Number(n) if *n >= 1 && *n <= count => *n,
                 RefTarget::Number(_) => {
-                    return Err(RegexIssue {
-                        message: "invalid group reference".to_string(),
-                        offset: Some(span.0),
-                    })
+                    return Err(RegexIssue::new(
+                        RegexIssueKind::Syntax,
+                        "invalid group reference",
+                        Some(span.0),
+                    ))
                 }
                 RefTarget::Name(name) => match names.get(name.as_str()) {
                     Some(n) => *n,
                     None => {
-                        return Err(RegexIssue {
-                            message: format!("unknown group `{name}`"),
-                            offset: Some(span.0),
-                        })
+                        return Err(RegexIssue::new(
+                            RegexIssueKind::Syntax,
+                            format!("unknown group `{name}`"),
+                            Some(span.0),
+                        ))
                     }
                 },
             };
@@ -288,11 +290,24 @@ fn resolve_refs(
 }
 
 impl<'p> Parser<'p> {
-    fn err(&self, message: impl Into<String>, pos: usize) -> RegexIssue {
-        RegexIssue {
-            message: message.into(),
-            offset: Some(self.src.byte(pos)),
-        }
+    /// An issue of `kind` at char position `pos`.
+    fn issue(&self, kind: RegexIssueKind, message: impl Into<String>, pos: usize) -> RegexIssue {
+        RegexIssue::new(kind, message, Some(self.src.byte(pos)))
+    }
+
+    /// A syntax error (the Python module raises one too) at char position `pos`.
+    fn syntax(&self, message: impl Into<String>, pos: usize) -> RegexIssue {
+        self.issue(RegexIssueKind::Syntax, message, pos)
+    }
+
+    /// A construct the Python module accepts and we do not, at char position `pos`.
+    fn unsupported(
+        &self,
+        construct: Construct,
+        message: impl Into<String>,
+        pos: usize,
+    ) -> RegexIssue {
+        self.issue(RegexIssueKind::Unsupported(construct), message, pos)
     }
 
     /// The source text between two char positions.
@@ -314,7 +329,7 @@ impl<'p> Parser<'p> {
         if self.src.matches(s) {
             Ok(())
         } else {
-            Err(self.err(format!("missing {s}"), self.src.pos))
+            Err(self.syntax(format!("missing {s}"), self.src.pos))
         }
     }
 
@@ -322,7 +337,11 @@ impl<'p> Parser<'p> {
     fn parse_pattern(&mut self) -> Result<Node, RegexIssue> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(self.err("pattern nests too deeply", self.src.pos));
+            return Err(self.issue(
+                RegexIssueKind::TooDeep,
+                "pattern nests too deeply",
+                self.src.pos,
+            ));
         }
         let mut branches = vec![self.parse_sequence()?];
         while self.src.matches("|") {
@@ -426,11 +445,11 @@ impl<'p> Parser<'p> {
                 } else {
                     "multiple repeat"
                 };
-                return Err(self.err(message, q_pos));
+                return Err(self.syntax(message, q_pos));
             }
         };
         if matches!(element, Node::Repeat { .. }) {
-            return Err(self.err("multiple repeat", q_pos));
+            return Err(self.syntax("multiple repeat", q_pos));
         }
         let saved = self.src.pos;
         let kind = match self.src.get() {
@@ -473,9 +492,9 @@ impl<'p> Parser<'p> {
         };
         match value {
             Some(v) if v < UNLIMITED => {
-                u32::try_from(v).map_err(|_| self.err("repeat count too big", pos))
+                u32::try_from(v).map_err(|_| self.syntax("repeat count too big", pos))
             }
-            _ => Err(self.err("repeat count too big", pos)),
+            _ => Err(self.syntax("repeat count too big", pos)),
         }
     }
 
@@ -506,7 +525,7 @@ impl<'p> Parser<'p> {
         }
         if let Some(max) = max {
             if min > max {
-                return Err(self.err("min repeat greater than max repeat", saved));
+                return Err(self.syntax("min repeat greater than max repeat", saved));
             }
         }
         Ok(Some((min, max)))
@@ -524,7 +543,8 @@ impl<'p> Parser<'p> {
                 let closed = self.src.matches(":") || self.src.matches("}");
                 let end = self.src.pos;
                 if closed {
-                    Err(self.err(
+                    Err(self.unsupported(
+                        Construct::Fuzzy,
                         format!(
                             "fuzzy matching constraint `{}` is not supported",
                             self.text(brace_pos, end)
@@ -532,7 +552,7 @@ impl<'p> Parser<'p> {
                         brace_pos,
                     ))
                 } else {
-                    Err(self.err(
+                    Err(self.syntax(
                         "expected } (the Python regex module reads `{` followed by `d`, `e`, `i` \
                          or `s` as a fuzzy matching constraint; escape it as `\\{`)",
                         end,
@@ -574,7 +594,7 @@ impl<'p> Parser<'p> {
     fn fuzzy_cost_limit(&mut self) -> Result<(), FuzzyError> {
         let pos = self.src.pos;
         if self.parse_count().is_empty() {
-            return Err(FuzzyError::Issue(self.err("bad fuzzy cost limit", pos)));
+            return Err(FuzzyError::Issue(self.syntax("bad fuzzy cost limit", pos)));
         }
         Ok(())
     }
@@ -619,7 +639,7 @@ impl<'p> Parser<'p> {
     fn fuzzy_cost_equation(&mut self, cost_seen: &mut bool) -> Result<(), FuzzyError> {
         if *cost_seen {
             return Err(FuzzyError::Issue(
-                self.err("more than one cost equation", self.src.pos),
+                self.syntax("more than one cost equation", self.src.pos),
             ));
         }
         let mut terms = String::new();
@@ -629,7 +649,7 @@ impl<'p> Parser<'p> {
                 Some(c) if "dis".contains(c) => {
                     if terms.contains(c) {
                         return Err(FuzzyError::Issue(
-                            self.err("repeated fuzzy cost", self.src.pos),
+                            self.syntax("repeated fuzzy cost", self.src.pos),
                         ));
                     }
                     terms.push(c);
@@ -677,11 +697,19 @@ impl<'p> Parser<'p> {
                         return Ok(None);
                     }
                     Some('(') => {
-                        return Err(self.err("conditional `(?(` is not supported", open));
+                        return Err(self.unsupported(
+                            Construct::Conditional,
+                            "conditional `(?(` is not supported",
+                            open,
+                        ));
                     }
                     Some('>') => return self.parse_atomic(open).map(Some),
                     Some('|') => {
-                        return Err(self.err("branch reset group `(?|` is not supported", open));
+                        return Err(self.unsupported(
+                            Construct::BranchReset,
+                            "branch reset group `(?|` is not supported",
+                            open,
+                        ));
                     }
                     Some(c) if c == 'R' || c.is_ascii_digit() || c == '&' => {
                         return Err(self.recursion_error(open));
@@ -699,7 +727,8 @@ impl<'p> Parser<'p> {
                 let word = self.src.get_while(|c| c != ')' && c != '>', false);
                 if word.chars().next().is_some_and(char::is_alphabetic) {
                     let end = (self.src.pos + 1).min(self.src.chars.len());
-                    return Err(self.err(
+                    return Err(self.unsupported(
+                        Construct::Verb,
                         format!(
                             "backtracking control verb `{}` is not supported",
                             self.text(open, end)
@@ -718,7 +747,8 @@ impl<'p> Parser<'p> {
         let saved = self.src.pos;
         self.src.get_while(|c| c != ')', true);
         let end = (self.src.pos + 1).min(self.src.chars.len());
-        let issue = self.err(
+        let issue = self.unsupported(
+            Construct::Recursion,
             format!(
                 "recursive pattern call `{}` is not supported",
                 self.text(open, end)
@@ -744,7 +774,8 @@ impl<'p> Parser<'p> {
     fn parse_capture(&mut self, name: Option<String>, open: usize) -> Result<Node, RegexIssue> {
         if let Some(name) = &name {
             if self.names.iter().any(|(n, _)| n == name) {
-                return Err(self.err(
+                return Err(self.unsupported(
+                    Construct::DuplicateName,
                     format!(
                         "duplicate group name `{name}` (the Python regex module merges groups of \
                          the same name; not supported)"
@@ -827,7 +858,7 @@ impl<'p> Parser<'p> {
                 self.expect(")")?;
                 let target = ref_target(&name);
                 if self.is_open_group(&target) {
-                    return Err(self.err("cannot refer to an open group", saved));
+                    return Err(self.syntax("cannot refer to an open group", saved));
                 }
                 Ok(Some(Node::Backref {
                     target,
@@ -838,7 +869,7 @@ impl<'p> Parser<'p> {
                 }))
             }
             Some('>' | '&') => Err(self.recursion_error(open)),
-            _ => Err(self.err("unknown extension", saved)),
+            _ => Err(self.syntax("unknown extension", saved)),
         }
     }
 
@@ -846,7 +877,7 @@ impl<'p> Parser<'p> {
     fn parse_name(&mut self, allow_numeric: bool) -> Result<String, RegexIssue> {
         let name = self.src.get_while(|c| c != ')' && c != '>', false);
         if name.is_empty() {
-            return Err(self.err("missing group name", self.src.pos));
+            return Err(self.syntax("missing group name", self.src.pos));
         }
         if name.chars().all(|c| c.is_ascii_digit()) {
             let ok = allow_numeric && name.trim_start_matches('0').len() <= 10 && {
@@ -854,10 +885,10 @@ impl<'p> Parser<'p> {
                 value >= 1
             };
             if !ok {
-                return Err(self.err("bad character in group name", self.src.pos));
+                return Err(self.syntax("bad character in group name", self.src.pos));
             }
         } else if !py_isidentifier(&name) {
-            return Err(self.err("bad character in group name", self.src.pos));
+            return Err(self.syntax("bad character in group name", self.src.pos));
         }
         Ok(name)
     }
@@ -909,33 +940,37 @@ impl<'p> Parser<'p> {
         let off = if self.src.matches("-") {
             let off = self.parse_flag_set();
             if off == 0 {
-                return Err(self.err("bad inline flags: no flags after '-'", self.src.pos));
+                return Err(self.syntax("bad inline flags: no flags after '-'", self.src.pos));
             }
             off
         } else {
             0
         };
         if off & GLOBAL_FLAGS != 0 {
-            return Err(self.err(
+            return Err(self.syntax(
                 "bad inline flags: cannot turn off global flag",
                 self.src.pos,
             ));
         }
         if on & off != 0 {
-            return Err(self.err("bad inline flags: flag turned on and off", self.src.pos));
+            return Err(self.syntax("bad inline flags: flag turned on and off", self.src.pos));
         }
         let unsupported = [
-            (F_ASCII, "ASCII-only matching `(?a)`"),
-            (F_LOCALE, "locale-dependent matching `(?L)`"),
-            (F_WORD, "Unicode word and line boundaries `(?w)`"),
-            (F_FULLCASE, "full case-folding `(?f)`"),
-            (F_POSIX, "POSIX leftmost-longest matching `(?p)`"),
-            (F_REVERSE, "reverse searching `(?r)`"),
-            (F_VERSION1, "VERSION1 behaviour `(?V1)`"),
+            (F_ASCII, "a", "ASCII-only matching `(?a)`"),
+            (F_LOCALE, "L", "locale-dependent matching `(?L)`"),
+            (F_WORD, "w", "Unicode word and line boundaries `(?w)`"),
+            (F_FULLCASE, "f", "full case-folding `(?f)`"),
+            (F_POSIX, "p", "POSIX leftmost-longest matching `(?p)`"),
+            (F_REVERSE, "r", "reverse searching `(?r)`"),
+            (F_VERSION1, "V1", "VERSION1 behaviour `(?V1)`"),
         ];
-        for (flag, what) in unsupported {
+        for (flag, flag_text, what) in unsupported {
             if on & flag != 0 {
-                return Err(self.err(format!("inline flag for {what} is not supported"), open));
+                return Err(self.unsupported(
+                    Construct::Flag(flag_text),
+                    format!("inline flag for {what} is not supported"),
+                    open,
+                ));
             }
         }
         if self.src.matches(":") {
@@ -955,13 +990,13 @@ impl<'p> Parser<'p> {
             self.src.ignore_space = self.flags & F_VERBOSE != 0;
             return Ok(None);
         }
-        Err(self.err("unknown extension", self.src.pos))
+        Err(self.syntax("unknown extension", self.src.pos))
     }
 
     /// After a backslash at char position `start`.
     fn parse_escape(&mut self, in_set: bool, start: usize) -> Result<Esc, RegexIssue> {
         let Some(ch) = self.src.get_raw() else {
-            return Err(self.err("bad escape (end of pattern)", start));
+            return Err(self.syntax("bad escape (end of pattern)", start));
         };
         match ch {
             'x' => self.parse_hex_escape(2, start),
@@ -986,14 +1021,19 @@ impl<'p> Parser<'p> {
             'G' if !in_set => Ok(Esc::Node(Node::SearchAnchor {
                 span: self.span(start, self.src.pos),
             })),
-            'L' if !in_set => Err(self.err("named list `\\L<...>` is not supported", start)),
+            'L' if !in_set => Err(self.unsupported(
+                Construct::NamedList,
+                "named list `\\L<...>` is not supported",
+                start,
+            )),
             'N' => {
                 let saved = self.src.pos;
                 if self.src.matches("{") {
                     self.src
                         .get_while(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-', true);
                     if self.src.matches("}") {
-                        return Err(self.err(
+                        return Err(self.unsupported(
+                            Construct::NamedChar,
                             format!(
                                 "named character `{}` is not supported (write the character \
                                  itself or `\\x{{...}}`)",
@@ -1010,7 +1050,11 @@ impl<'p> Parser<'p> {
             'R' if !in_set => Ok(Esc::Node(Node::LineBreak {
                 span: self.span(start, self.src.pos),
             })),
-            'X' if !in_set => Err(self.err("grapheme cluster `\\X` is not supported", start)),
+            'X' if !in_set => Err(self.unsupported(
+                Construct::Grapheme,
+                "grapheme cluster `\\X` is not supported",
+                start,
+            )),
             c if c.is_ascii_alphabetic() => {
                 if !in_set {
                     let kind = match c {
@@ -1047,7 +1091,7 @@ impl<'p> Parser<'p> {
                     'r' => Ok(Esc::Char('\r')),
                     't' => Ok(Esc::Char('\t')),
                     'v' => Ok(Esc::Char('\u{b}')),
-                    _ => Err(self.err(format!("bad escape \\{c}"), start)),
+                    _ => Err(self.syntax(format!("bad escape \\{c}"), start)),
                 }
             }
             c if c.is_ascii_digit() => self.parse_numeric_escape(c, in_set, start),
@@ -1061,7 +1105,7 @@ impl<'p> Parser<'p> {
             match self.src.get().and_then(|c| c.to_digit(16)) {
                 Some(d) => value = value.saturating_mul(16).saturating_add(d),
                 None => {
-                    return Err(self.err(
+                    return Err(self.syntax(
                         format!("incomplete escape {}", self.text(start, self.src.pos)),
                         start,
                     ))
@@ -1073,14 +1117,15 @@ impl<'p> Parser<'p> {
 
     fn code_point(&self, value: u32, start: usize) -> Result<Esc, RegexIssue> {
         if value >= 0x11_0000 {
-            return Err(self.err(
+            return Err(self.syntax(
                 format!("bad hex escape {}", self.text(start, self.src.pos)),
                 start,
             ));
         }
         match char::from_u32(value) {
             Some(c) => Ok(Esc::Char(c)),
-            None => Err(self.err(
+            None => Err(self.unsupported(
+                Construct::LoneSurrogate,
                 format!(
                     "escape {} is a lone surrogate, which is not supported",
                     self.text(start, self.src.pos)
@@ -1110,7 +1155,7 @@ impl<'p> Parser<'p> {
                 }
             }
             if !is_octal(first) {
-                return Err(self.err(format!("bad escape \\{first}"), start));
+                return Err(self.syntax(format!("bad escape \\{first}"), start));
             }
             let value = digits
                 .iter()
@@ -1135,7 +1180,7 @@ impl<'p> Parser<'p> {
         self.src.pos = saved;
         let target = ref_target(&digits);
         if self.is_open_group(&target) {
-            return Err(self.err("cannot refer to an open group", self.src.pos));
+            return Err(self.syntax("cannot refer to an open group", self.src.pos));
         }
         Ok(Esc::Node(Node::Backref {
             target,
@@ -1198,7 +1243,8 @@ impl<'p> Parser<'p> {
                 .parse(&format!("\\p{{{name}}}"))
                 .is_err()
             {
-                return Err(self.err(
+                return Err(self.unsupported(
+                    Construct::UnicodeProperty,
                     format!(
                         "unknown or unsupported Unicode property `{}`",
                         self.text(start, self.src.pos)
@@ -1278,7 +1324,7 @@ impl<'p> Parser<'p> {
             SetAtom::Other(item) => return Ok(vec![SetItem::Char(lo), SetItem::Char('-'), item]),
         };
         if lo > hi {
-            return Err(self.err("bad character range", self.src.pos));
+            return Err(self.syntax("bad character range", self.src.pos));
         }
         Ok(vec![if lo == hi {
             SetItem::Char(lo)
@@ -1293,14 +1339,15 @@ impl<'p> Parser<'p> {
             return match self.parse_escape(true, start)? {
                 Esc::Char(c) => Ok(SetAtom::Char(c)),
                 Esc::Class(item) => Ok(SetAtom::Other(item)),
-                Esc::Node(_) => Err(self.err("bad escape in character set", start)),
+                Esc::Node(_) => Err(self.syntax("bad escape in character set", start)),
             };
         }
         if self.src.matches("[:") {
             let _negate = self.src.matches("^");
             self.parse_property_name();
             if self.src.matches(":]") {
-                return Err(self.err(
+                return Err(self.unsupported(
+                    Construct::Posix,
                     format!(
                         "POSIX character class `{}` is not supported",
                         self.text(start, self.src.pos)
@@ -1312,7 +1359,7 @@ impl<'p> Parser<'p> {
         }
         match self.src.get() {
             Some(c) => Ok(SetAtom::Char(c)),
-            None => Err(self.err("unterminated character set", open)),
+            None => Err(self.syntax("unterminated character set", open)),
         }
     }
 }
