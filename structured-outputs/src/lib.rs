@@ -57,8 +57,8 @@ pub use types::{JsonType, Types};
 
 #[cfg(feature = "contracts")]
 pub use contract::{
-    Contract, ResponseFormat, StrictTools, Violation, ViolationKind, JSON_MODE_MAX_DEPTH,
-    JSON_READER_MAX_DEPTH, STRICT_TOOLS_MAX_PROPERTIES,
+    Contract, ResponseFormat, StrictTool, StrictTools, Violation, ViolationKind,
+    JSON_MODE_MAX_DEPTH, JSON_READER_MAX_DEPTH, STRICT_TOOLS_MAX_PROPERTIES,
 };
 #[cfg(feature = "contracts")]
 pub use schema::{
