@@ -29,6 +29,7 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Re
 use serde_json::{Map, Value};
 
 use structured_outputs::schema::{check_subset, escape_token, Strictness, ANNOTATIONS};
+use structured_outputs::types::{ref_pointer, type_keyword, JsonType};
 
 /// How JSON is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -486,26 +487,20 @@ impl<'a> SchemaLanguage<'a> {
 
     /// The types a schema's values may have: `type`, else guessed from its keywords (object
     /// keywords: object; `items`: array; `pattern`/`format`: string), else any.
+    ///
+    /// Reads `type` as everyone does ([`type_keyword`]); the guess from keywords is
+    /// generation's own (a value must be written even where the schema names no type).
     fn types(&self, map: &Map<String, Value>) -> Vec<&'static str> {
-        const ALL: [&str; 7] = [
-            "string", "integer", "number", "boolean", "null", "object", "array",
-        ];
-        let known = |t: &str| ALL.iter().copied().find(|a| *a == t);
-        match map.get("type") {
-            Some(Value::String(t)) => known(t).into_iter().collect(),
-            Some(Value::Array(ts)) => {
-                let mut out: Vec<&str> = ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(known)
-                    .collect();
+        match type_keyword(map) {
+            Some(types) => {
+                let mut out: Vec<&str> = types.iter().map(JsonType::name).collect();
                 // `integer` is inside `number`: keep one language for both.
                 if out.contains(&"number") {
                     out.retain(|t| *t != "integer");
                 }
                 out
             }
-            _ => {
+            None => {
                 if ["properties", "required", "additionalProperties"]
                     .iter()
                     .any(|k| map.contains_key(*k))
@@ -528,9 +523,7 @@ impl<'a> SchemaLanguage<'a> {
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
         let r = map.get("$ref").and_then(Value::as_str).unwrap_or("");
-        let target = r
-            .strip_prefix('#')
-            .and_then(structured_outputs::schema::decode_fragment)
+        let target = ref_pointer(r)
             .ok_or_else(|| err(pointer, format!("$ref {r:?} is not within the document")))?;
         let entered = self.path.iter().filter(|p| **p == target).count();
         if entered >= self.options.max_recursion {

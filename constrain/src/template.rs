@@ -40,6 +40,7 @@ use regex_syntax::hir::{Class, ClassBytes, ClassBytesRange, Hir, HirKind};
 use serde_json::Value;
 
 use parser_runtime_core::tables::{ContentSpec, Role};
+use structured_outputs::types::{resolve_ref, value_types, JsonType};
 use structured_outputs::{ResponseFormat, StrictTools};
 use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
@@ -556,30 +557,28 @@ struct Tools {
     tools: Vec<(String, Value)>,
 }
 
+/// The first of `errors` (from strict tools or a response format), its pointer under `at`.
+fn first_error(at: &str, errors: structured_outputs::SchemaErrors) -> ConstrainError {
+    errors.0.into_iter().next().map_or_else(
+        || cerr(at, "invalid"),
+        |e| {
+            cerr(
+                format!("{at}{}", e.pointer),
+                format!("{}: {}", e.keyword, e.reason),
+            )
+        },
+    )
+}
+
 fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
-    // The strict-tools rules first: the same contract the parsed message is checked with.
-    StrictTools::new(&request.tools).map_err(|e| {
-        let first = e.0.into_iter().next();
-        first.map_or_else(
-            || cerr("tools", "invalid"),
-            |e| {
-                cerr(
-                    format!("tools{}", e.pointer),
-                    format!("{}: {}", e.keyword, e.reason),
-                )
-            },
-        )
-    })?;
-    let mut tools = Vec::new();
-    for tool in &request.tools {
-        let function = tool.get("function").unwrap_or(tool);
-        let name = function.get("name").and_then(Value::as_str).unwrap_or("");
-        let parameters = function
-            .get("parameters")
-            .map(structured_outputs::schema::close_objects)
-            .unwrap_or(Value::Bool(true));
-        tools.push((name.to_string(), parameters));
-    }
+    // The strict-tools rules: the same contract the parsed message is checked with, and the
+    // same reading of the tool list.
+    let strict = StrictTools::new(&request.tools).map_err(|e| first_error("tools", e))?;
+    let mut tools: Vec<(String, Value)> = strict
+        .tools()
+        .iter()
+        .map(|t| (t.name().to_string(), t.closed().clone()))
+        .collect();
     if let ToolChoice::Function(name) = &request.tool_choice {
         if !tools.iter().any(|(n, _)| n == name) {
             return Err(cerr(
@@ -604,42 +603,21 @@ fn xml_value(
     for _ in 0..32 {
         match schema.get("$ref").and_then(Value::as_str) {
             Some(r) => {
-                schema = r
-                    .strip_prefix('#')
-                    .and_then(structured_outputs::schema::decode_fragment)
-                    .and_then(|p| document.pointer(&p))
+                schema = resolve_ref(document, r)
                     .ok_or_else(|| cerr(at, format!("$ref {r:?} points to nothing")))?;
             }
             None => break,
         }
     }
-    let types: Vec<&str> = match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => {
-            let mut out: Vec<&str> = Vec::new();
-            let values = schema
-                .get("enum")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-                .into_iter()
-                .chain(schema.get("const").cloned());
-            for v in values {
-                let t = structured_outputs::schema::type_name(&v);
-                if !out.contains(&t) {
-                    out.push(t);
-                }
-            }
-            out
-        }
-    };
-    if types.len() != 1 || schema.get("anyOf").is_some() {
+    // The parameter's type as strict-tools typing reads it (`type`, else the types of
+    // `enum`/`const`), on the schema the `$ref`s lead to.
+    let types = schema.as_object().map(value_types).unwrap_or_default();
+    let (&[ty], None) = (types.as_slice(), schema.get("anyOf")) else {
         return Err(cerr(
             at,
             "an XML parameter is generated for exactly one type (no anyOf or type lists)",
         ));
-    }
+    };
     let literal_values = schema
         .get("enum")
         .and_then(Value::as_array)
@@ -648,10 +626,7 @@ fn xml_value(
     if let Some(values) = literal_values {
         let parts: Vec<Hir> = values
             .iter()
-            .filter(|v| {
-                structured_outputs::schema::type_name(v) == types[0]
-                    || (types[0] == "number" && v.is_number())
-            })
+            .filter(|v| JsonType::of(v) == ty || (ty == JsonType::Number && v.is_number()))
             .map(|v| match v {
                 Value::String(s) => Hir::literal(s.as_bytes()),
                 other => Hir::literal(other.to_string().as_bytes()),
@@ -667,8 +642,8 @@ fn xml_value(
             .parse(p)
             .map_err(|e| cerr(at, e.to_string()))
     };
-    match types[0] {
-        "string" => {
+    match ty {
+        JsonType::String => {
             if schema.get("pattern").is_some() || schema.get("format").is_some() {
                 // The JSON language of the string, without its quotes and escapes, is not
                 // the raw text; generate formats and patterns only for JSON arguments.
@@ -681,17 +656,18 @@ fn xml_value(
                 fixed(r"(?s:.)*")
             }
         }
-        "integer" => fixed(r"-?(?:0|[1-9][0-9]{0,17})"),
-        "number" => fixed(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?"),
-        "boolean" => fixed("true|false"),
-        "null" => fixed("null"),
-        "object" | "array" => {
+        JsonType::Integer => fixed(r"-?(?:0|[1-9][0-9]{0,17})"),
+        JsonType::Number => {
+            fixed(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?")
+        }
+        JsonType::Boolean => fixed("true|false"),
+        JsonType::Null => fixed("null"),
+        JsonType::Object | JsonType::Array => {
             let doc = wrap_with_defs(schema, document);
             SchemaLanguage::new(&doc, json)
                 .compile()
                 .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))
         }
-        other => Err(cerr(at, format!("type {other:?}"))),
     }
 }
 
@@ -727,18 +703,9 @@ pub fn compile(
     };
     let format = match &request.response_format {
         None => ResponseFormat::Text,
-        Some(v) => ResponseFormat::from_request(v).map_err(|e| {
-            let first = e.0.into_iter().next();
-            first.map_or_else(
-                || cerr("response_format", "invalid"),
-                |e| {
-                    cerr(
-                        format!("response_format{}", e.pointer),
-                        format!("{}: {}", e.keyword, e.reason),
-                    )
-                },
-            )
-        })?,
+        Some(v) => {
+            ResponseFormat::from_request(v).map_err(|e| first_error("response_format", e))?
+        }
     };
     if matches!(
         request.tool_choice,

@@ -21,13 +21,15 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
+use structured_outputs::read_tools;
+use structured_outputs::types::{type_keyword, JsonType};
 
 use crate::content::{
     f64_is_integer, integral_f64_number, json_loads, py_float, py_int, py_strip, PyInt,
 };
 
-/// A JSON Schema type name the casts know (`_coerce`); other names (`string`, ...) never
-/// change a value and are dropped.
+/// A JSON Schema type the casts know (`_coerce`); `string` never changes a value and is
+/// dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SchemaType {
     Integer,
@@ -39,15 +41,15 @@ enum SchemaType {
 }
 
 impl SchemaType {
-    fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "integer" => Self::Integer,
-            "number" => Self::Number,
-            "boolean" => Self::Boolean,
-            "null" => Self::Null,
-            "object" => Self::Object,
-            "array" => Self::Array,
-            _ => return None,
+    fn from_json(t: JsonType) -> Option<Self> {
+        Some(match t {
+            JsonType::Integer => Self::Integer,
+            JsonType::Number => Self::Number,
+            JsonType::Boolean => Self::Boolean,
+            JsonType::Null => Self::Null,
+            JsonType::Object => Self::Object,
+            JsonType::Array => Self::Array,
+            JsonType::String => return None,
         })
     }
 }
@@ -70,35 +72,24 @@ pub struct ToolSchemas {
 }
 
 impl ToolSchemas {
-    /// Reads the tools: every item that is an object with a string `name`, either in its
-    /// `function` object or (without a `function` key) at top level. A later tool with the same
-    /// name replaces an earlier one. Other items are ignored.
+    /// Reads the tools ([`structured_outputs::read_tools`]): every item with a string `name`,
+    /// in its `function` object or (without a `function` key) at top level. A later tool with
+    /// the same name replaces an earlier one. Items that cannot be read are ignored, as the
+    /// reference ignores them.
     pub fn from_tools(tools: &[Value]) -> Self {
         let mut out = BTreeMap::new();
-        for tool in tools {
-            let Value::Object(obj) = tool else { continue };
-            let function = obj.get("function").unwrap_or(tool);
-            let Value::Object(function) = function else {
-                continue;
-            };
-            let Some(Value::String(name)) = function.get("name") else {
-                continue;
-            };
-            let properties = match function.get("parameters") {
-                Some(Value::Object(parameters)) => match parameters.get("properties") {
-                    Some(Value::Object(properties)) => properties
-                        .iter()
-                        .map(|(k, schema)| {
-                            let mut types = Vec::new();
-                            schema_types(schema, &mut types, 0);
-                            (k.clone(), types)
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                },
-                _ => Vec::new(),
-            };
-            out.insert(name.clone(), properties);
+        for tool in read_tools(tools).flatten() {
+            let properties = tool
+                .properties()
+                .into_iter()
+                .flatten()
+                .map(|(k, schema)| {
+                    let mut types = Vec::new();
+                    schema_types(schema, &mut types, 0);
+                    (k.clone(), types)
+                })
+                .collect();
+            out.insert(String::from(tool.name), properties);
         }
         Self { tools: out }
     }
@@ -194,22 +185,18 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-/// Reference `_schema_types`, keeping only the names [`SchemaType`] knows (the others never
+/// Reference `_schema_types`, keeping only the types [`SchemaType`] knows (the others never
 /// change a cast's outcome).
+///
+/// Its own walk, not [`structured_outputs::types::resolved_types`] (strict tools' typing): the
+/// reference follows `anyOf` and `oneOf` and adds `null` for `nullable`, but reads no `$ref`
+/// and no `enum`/`const`. Only the reading of `type` is shared.
 fn schema_types(schema: &Value, out: &mut Vec<SchemaType>, depth: usize) {
     let Value::Object(schema) = schema else {
         return;
     };
-    match schema.get("type") {
-        Some(Value::String(t)) => out.extend(SchemaType::from_name(t)),
-        Some(Value::Array(ts)) => {
-            out.extend(
-                ts.iter()
-                    .filter_map(|t| t.as_str())
-                    .filter_map(SchemaType::from_name),
-            );
-        }
-        _ => {}
+    if let Some(types) = type_keyword(schema) {
+        out.extend(types.iter().filter_map(SchemaType::from_json));
     }
     for union in ["anyOf", "oneOf"] {
         // `schema.get(union) or []`, iterated: only a list has schema elements (a dict or

@@ -17,6 +17,8 @@ use crate::schema::{
     check_contract_rules, close_objects, compile, count_properties, escape_token, type_name,
     CompiledSchema, Objects, SchemaError, SchemaErrors, Strictness,
 };
+use crate::tool::{read_tools, ToolError};
+use crate::types::{resolved_types, JsonType, Types};
 
 /// The deepest nesting JSON mode admits (a top-level object is level 1).
 pub const JSON_MODE_MAX_DEPTH: usize = 5;
@@ -481,15 +483,70 @@ fn type_kind(kind: &jsonschema::error::TypeKind) -> String {
     }
 }
 
-/// One declared tool, compiled.
+/// One strict tool: where it is declared and its parameters schema, as declared and compiled.
 #[derive(Debug, Clone)]
-struct Tool {
+pub struct StrictTool {
+    name: String,
+    /// JSON pointer of the object holding its fields in the tool list (`/0/function`).
+    pointer: String,
     /// The parameters schema as declared.
     declared: Value,
     /// The parameters schema with its objects closed ([`close_objects`]), compiled.
     parameters: Arc<CompiledSchema>,
     /// The declared top-level parameters.
     names: Vec<String>,
+}
+
+impl StrictTool {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// JSON pointer of the object holding the tool's fields in the tool list (`/0/function`,
+    /// or `/0` for a bare `{"name", "parameters"}` item).
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The parameters schema as declared.
+    pub fn declared(&self) -> &Value {
+        &self.declared
+    }
+
+    /// The parameters schema as strict tools read it: every object closed
+    /// ([`close_objects`]).
+    pub fn closed(&self) -> &Value {
+        &self.parameters.schema
+    }
+
+    /// The types the parser's argument typing should cast each declared parameter to under
+    /// strict tools, in declaration order: [`resolved_types`] (its `type`, or the JSON types
+    /// of its `enum` values or its `const`, then those of its `$ref` target and its `anyOf`
+    /// members).
+    ///
+    /// The reference's typing (`_schema_types`) reads only `type` and `anyOf`/`oneOf`, so a
+    /// parameter typed through `$ref`, or an untyped `enum` of numbers, stays a string in
+    /// formats that write every argument as text (Qwen3-Coder's `<parameter=...>`), and strict
+    /// tools would report it; with these types the parser casts it first.
+    pub fn parameter_types(&self) -> impl Iterator<Item = (&str, Types)> + '_ {
+        self.declared
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(param, schema)| (param.as_str(), resolved_types(&self.declared, schema)))
+    }
+}
+
+impl From<ToolError> for SchemaError {
+    fn from(e: ToolError) -> Self {
+        Self {
+            keyword: e.keyword().into(),
+            reason: e.reason(),
+            pointer: e.pointer,
+        }
+    }
 }
 
 /// Strict tools: the request's tools, each parameters schema admitted by the subset gate and
@@ -501,44 +558,39 @@ struct Tool {
 /// `additionalProperties` (`true` or a schema) is honoured.
 #[derive(Debug, Clone)]
 pub struct StrictTools {
-    tools: BTreeMap<String, Tool>,
+    /// In declaration order.
+    tools: Vec<StrictTool>,
+    /// Name -> place in `tools`.
+    by_name: BTreeMap<String, usize>,
 }
 
 impl StrictTools {
-    /// Compiles `tools` (OpenAI tool JSON: `{"type": "function", "function": {"name",
-    /// "parameters"}}`, or `{"name", "parameters"}`).
+    /// Compiles `tools` (OpenAI tool JSON, read by [`read_tools`]: `{"type": "function",
+    /// "function": {"name", "parameters"}}`, or `{"name", "parameters"}`).
     ///
-    /// Errors, each with a JSON pointer into `tools`: a tool without a name or parameters, a
-    /// duplicated name, a parameters schema outside the subset or breaking the contract rules
-    /// ([`check_contract_rules`] with [`Objects::Closed`]: top-level object, every object with
-    /// a required property that it declares, no `$ref`/`anyOf` next to object keywords), more
-    /// than [`STRICT_TOOLS_MAX_PROPERTIES`] properties over all tools.
+    /// Errors, each with a JSON pointer into `tools`, in the order of the tools: a tool without
+    /// a name or parameters, a duplicated name, a parameters schema outside the subset or
+    /// breaking the contract rules ([`check_contract_rules`] with [`Objects::Closed`]: top-level
+    /// object, every object with a required property that it declares, no `$ref`/`anyOf` next
+    /// to object keywords), more than [`STRICT_TOOLS_MAX_PROPERTIES`] properties over all
+    /// tools.
     pub fn new(tools: &[Value]) -> Result<Self, SchemaErrors> {
-        let mut errors = Vec::new();
-        let mut out = BTreeMap::new();
+        let mut errors: Vec<SchemaError> = Vec::new();
+        let mut out = Self {
+            tools: Vec::new(),
+            by_name: BTreeMap::new(),
+        };
         let mut properties = 0;
-        for (i, tool) in tools.iter().enumerate() {
-            let (function, base) = match tool.get("function") {
-                Some(f) => (f, format!("/{i}/function")),
-                None => (tool, format!("/{i}")),
+        for tool in read_tools(tools) {
+            let (tool, parameters) = match tool.and_then(|t| t.require_parameters().map(|p| (t, p)))
+            {
+                Ok(read) => read,
+                Err(e) => {
+                    errors.push(e.into());
+                    continue;
+                }
             };
-            let Some(name) = function.get("name").and_then(Value::as_str) else {
-                errors.push(SchemaError {
-                    pointer: format!("{base}/name"),
-                    keyword: "name".into(),
-                    reason: "a tool needs a name".into(),
-                });
-                continue;
-            };
-            let Some(parameters) = function.get("parameters") else {
-                errors.push(SchemaError {
-                    pointer: format!("{base}/parameters"),
-                    keyword: "parameters".into(),
-                    reason: format!("tool {name:?} has no parameters schema"),
-                });
-                continue;
-            };
-            let at = format!("{base}/parameters");
+            let at = format!("{}/parameters", tool.pointer());
             let prefixed = |e: SchemaErrors| {
                 e.0.into_iter().map(|mut err| {
                     err.pointer = format!("{at}{}", err.pointer);
@@ -562,23 +614,23 @@ impl StrictTools {
                 }
             };
             properties += count_properties(parameters);
-            let names = parameters
-                .get("properties")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().cloned().collect())
-                .unwrap_or_default();
-            let tool = Tool {
+            if out.by_name.contains_key(tool.name) {
+                errors.push(tool.duplicate().into());
+                continue;
+            }
+            out.by_name.insert(tool.name.to_string(), out.tools.len());
+            out.tools.push(StrictTool {
+                name: tool.name.to_string(),
+                pointer: tool.pointer(),
                 declared: parameters.clone(),
                 parameters: compiled,
-                names,
-            };
-            if out.insert(name.to_string(), tool).is_some() {
-                errors.push(SchemaError {
-                    pointer: format!("{base}/name"),
-                    keyword: "name".into(),
-                    reason: format!("tool {name:?} is declared twice"),
-                });
-            }
+                names: tool
+                    .properties()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+            });
         }
         if properties > STRICT_TOOLS_MAX_PROPERTIES {
             errors.push(SchemaError {
@@ -591,43 +643,44 @@ impl StrictTools {
             });
         }
         if errors.is_empty() {
-            Ok(Self { tools: out })
+            Ok(out)
         } else {
             Err(SchemaErrors(errors))
         }
     }
 
-    /// The declared tool names.
+    /// The declared tool names, in name order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.keys().map(String::as_str)
+        self.by_name.keys().map(String::as_str)
     }
 
-    /// The tools as the parser's argument typing should read them under strict tools: one
-    /// `{"name": N, "parameters": {"properties": {P: {"type": [T, ...]}}}}` per tool, where
-    /// each parameter's types are its `type`, then (when it has no `type`) the JSON types of
-    /// its `enum` values or its `const`, then those of its `$ref` target and its `anyOf`
-    /// members, in that order, duplicates dropped.
-    ///
-    /// The reference's typing (`_schema_types`) reads only `type` and `anyOf`/`oneOf`, so a
-    /// parameter typed through `$ref`, or an untyped `enum` of numbers, stays a string in
-    /// formats that write every argument as text (Qwen3-Coder's `<parameter=...>`), and strict
-    /// tools would report it; with these types the parser casts it first.
+    /// The tools, in declaration order.
+    pub fn tools(&self) -> &[StrictTool] {
+        &self.tools
+    }
+
+    /// The tool called `name`, if declared.
+    pub fn get(&self, name: &str) -> Option<&StrictTool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tools as the parser's argument typing (`ToolSchemas::from_tools`) should read them
+    /// under strict tools, in name order: one `{"name": N, "parameters": {"properties": {P:
+    /// {"type": [T, ...]}}}}` per tool, each parameter typed by
+    /// [`StrictTool::parameter_types`].
     pub fn typing_tools(&self) -> Vec<Value> {
-        self.tools
-            .iter()
-            .map(|(name, tool)| {
-                let mut properties = Map::new();
-                if let Some(Value::Object(declared)) = tool.declared.get("properties") {
-                    for (param, schema) in declared {
-                        let mut types = Vec::new();
-                        resolved_types(&tool.declared, schema, &mut types);
-                        let types = types.into_iter().map(Value::from).collect();
-                        let mut typed = Map::new();
-                        typed.insert("type".into(), Value::Array(types));
-                        properties.insert(param.clone(), Value::Object(typed));
-                    }
-                }
-                serde_json::json!({"name": name, "parameters": {"properties": properties}})
+        self.by_name
+            .values()
+            .map(|&i| {
+                let tool = &self.tools[i];
+                let properties: Map<String, Value> = tool
+                    .parameter_types()
+                    .map(|(param, types)| {
+                        let names: Vec<&str> = types.iter().map(JsonType::name).collect();
+                        (param.to_string(), serde_json::json!({ "type": names }))
+                    })
+                    .collect();
+                serde_json::json!({"name": tool.name, "parameters": {"properties": properties}})
             })
             .collect()
     }
@@ -642,7 +695,7 @@ impl StrictTools {
             None => (call, pointer.to_string()),
         };
         let name = function.get("name");
-        let Some(tool) = name.and_then(Value::as_str).and_then(|n| self.tools.get(n)) else {
+        let Some(tool) = name.and_then(Value::as_str).and_then(|n| self.get(n)) else {
             let declared: Vec<&str> = self.names().collect();
             out.push(violation(
                 ViolationKind::UnknownTool,
@@ -699,59 +752,6 @@ impl StrictTools {
         }
         sort(&mut out);
         out
-    }
-}
-
-/// The JSON type names a parameter schema gives its values, for [`StrictTools::typing_tools`]:
-/// a pre-order walk (the schema's `type`, else its `enum`/`const` value types, then its
-/// `$ref` target, then its `anyOf` members), each schema visited once, so the cost is linear
-/// in the schema (the gate bounds the fan-out and rejects cycles).
-fn resolved_types(document: &Value, schema: &Value, out: &mut Vec<String>) {
-    let push = |t: &str, out: &mut Vec<String>| {
-        if !out.iter().any(|o| o == t) {
-            out.push(t.to_string());
-        }
-    };
-    let mut seen: std::collections::HashSet<*const Value> = std::collections::HashSet::new();
-    let mut stack = vec![schema];
-    while let Some(schema) = stack.pop() {
-        let Value::Object(map) = schema else { continue };
-        let id: *const Value = schema;
-        if !seen.insert(id) {
-            continue;
-        }
-        match map.get("type") {
-            Some(Value::String(t)) => push(t, out),
-            Some(Value::Array(ts)) => {
-                for t in ts.iter().filter_map(Value::as_str) {
-                    push(t, out);
-                }
-            }
-            _ => {
-                if let Some(Value::Array(values)) = map.get("enum") {
-                    for v in values {
-                        push(type_name(v), out);
-                    }
-                }
-                if let Some(v) = map.get("const") {
-                    push(type_name(v), out);
-                }
-            }
-        }
-        // Children in reverse, so the stack visits the $ref target, then the members in
-        // order.
-        if let Some(Value::Array(members)) = map.get("anyOf") {
-            stack.extend(members.iter().rev());
-        }
-        if let Some(target) = map
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-            .and_then(crate::schema::decode_fragment)
-            .and_then(|p| document.pointer(&p))
-        {
-            stack.push(target);
-        }
     }
 }
 

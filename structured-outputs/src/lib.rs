@@ -13,7 +13,13 @@
 //! `jsonschema` crate (draft 2020-12, formats on); this crate owns the subset gate, the
 //! strict-tools rules and the mapping to violations.
 //!
+//! Two parts need no `std` and are there without the default feature `contracts`: [`tool`],
+//! the one reading of OpenAI tool JSON (name, description, parameters, strict flag) that the
+//! parser's argument typing, strict tools and constrained generation share, and [`types`],
+//! the JSON types a schema declares (`type`, `enum`/`const`, `$ref`, `anyOf`).
+//!
 //! ```
+//! # #[cfg(feature = "contracts")] {
 //! use serde_json::json;
 //! use structured_outputs::{Contract, StrictTools, ViolationKind};
 //!
@@ -31,17 +37,30 @@
 //!     (ViolationKind::TypeMismatch, "/tool_calls/0/function/arguments/days"),
 //!     (ViolationKind::UnknownParameter, "/tool_calls/0/function/arguments/unit"),
 //! ]);
-//! # Ok::<(), structured_outputs::SchemaErrors>(())
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![cfg_attr(not(feature = "contracts"), no_std)]
 #![warn(missing_docs)]
 
-pub mod contract;
-pub mod schema;
+extern crate alloc;
 
+#[cfg(feature = "contracts")]
+pub mod contract;
+#[cfg(feature = "contracts")]
+pub mod schema;
+pub mod tool;
+pub mod types;
+
+pub use tool::{read_tools, Tool, ToolError, ToolErrorKind};
+pub use types::{JsonType, Types};
+
+#[cfg(feature = "contracts")]
 pub use contract::{
-    Contract, ResponseFormat, StrictTools, Violation, ViolationKind, JSON_MODE_MAX_DEPTH,
-    JSON_READER_MAX_DEPTH, STRICT_TOOLS_MAX_PROPERTIES,
+    Contract, ResponseFormat, StrictTool, StrictTools, Violation, ViolationKind,
+    JSON_MODE_MAX_DEPTH, JSON_READER_MAX_DEPTH, STRICT_TOOLS_MAX_PROPERTIES,
 };
+#[cfg(feature = "contracts")]
 pub use schema::{
     check_contract_rules, check_pattern, compile, CompiledSchema, Objects, SchemaError,
     SchemaErrors, Strictness, CACHE_CAPACITY,

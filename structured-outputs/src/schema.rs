@@ -27,6 +27,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
+pub use crate::types::{decode_fragment, type_name};
+use crate::types::{ref_pointer, type_keyword, JsonType};
+
 /// A schema the compiler does not admit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {keyword}: {reason}", if pointer.is_empty() { "(root)" } else { pointer.as_str() })]
@@ -70,9 +73,7 @@ pub const ANNOTATIONS: &[&str] = &[
 /// The formats of the subset.
 pub const FORMATS: &[&str] = &["date-time", "date", "time", "uuid"];
 
-const TYPES: &[&str] = &[
-    "string", "integer", "number", "boolean", "object", "array", "null",
-];
+const TYPES: &[&str] = &JsonType::NAMES;
 
 fn has_duplicates(values: &[Value]) -> bool {
     values
@@ -231,7 +232,7 @@ impl Gate {
         }
         for name in names {
             match name.as_str() {
-                Some(n) if TYPES.contains(&n) => {}
+                Some(n) if JsonType::from_name(n).is_some() => {}
                 _ => self.error(
                     at,
                     "type",
@@ -270,8 +271,7 @@ impl Gate {
             );
             return;
         }
-        let target = r.strip_prefix('#').and_then(decode_fragment);
-        match target {
+        match ref_pointer(r) {
             Some(target) => self.refs.push((owner.to_string(), at.to_string(), target)),
             None => self.error(
                 at,
@@ -401,15 +401,6 @@ pub fn check_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A `$ref` fragment (after `#`) as a JSON pointer: `""` or `/...`, percent-decoded.
-pub fn decode_fragment(fragment: &str) -> Option<String> {
-    if fragment.is_empty() || fragment.starts_with('/') {
-        percent_decode(fragment)
-    } else {
-        None
-    }
-}
-
 /// The most schemas that `anyOf` members and `$ref` targets may apply at one place of a
 /// value, counted with repetitions (a diamond of references counts every path). Checking a
 /// value, and collecting its errors, costs about this much per place.
@@ -484,37 +475,6 @@ impl Gate {
     }
 }
 
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// The JSON type name of a value (`object`, `array`, `string`, `integer`, `number`,
-/// `boolean`, `null`).
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Checks that `schema` stays inside the subset. Errors: every keyword outside it, each with
 /// its JSON pointer.
 pub fn check_subset(schema: &Value, strictness: Strictness) -> Result<(), SchemaErrors> {
@@ -574,12 +534,7 @@ pub fn schema_positions(schema: &Value) -> Vec<(String, &Map<String, Value>)> {
 /// object keyword (`properties`, `required`, `additionalProperties`). A schema without a type
 /// and without those keywords (`{}`) admits any JSON value and is not an object schema.
 pub fn is_object_schema(map: &Map<String, Value>) -> bool {
-    let typed = match map.get("type") {
-        Some(Value::String(t)) => t == "object",
-        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
-        _ => false,
-    };
-    typed
+    type_keyword(map).is_some_and(|types| types.contains(JsonType::Object))
         || map.contains_key("properties")
         || map.contains_key("required")
         || map.contains_key("additionalProperties")
