@@ -389,6 +389,162 @@ struct Builder {
 }
 
 impl Builder {
+    /// The tool-call segments: for each call the template can write, its open and close
+    /// segments, linked through the body (`(opens, closes)`).
+    fn tool_calls(
+        &mut self,
+        tools: &Tools,
+        field: &FieldModel,
+        family: Family,
+    ) -> Result<(Vec<usize>, Vec<usize>), ConstrainError> {
+        let options = self.options;
+        let b = self;
+        let mut call_opens = Vec::new();
+        let mut call_closes = Vec::new();
+        let open = field
+            .open
+            .as_ref()
+            .ok_or_else(|| cerr("fields.tool_calls", "no open"))?;
+        let close_spec = field.close.as_ref().ok_or_else(|| {
+            cerr(
+                field_path(field, "close"),
+                "a tool call needs a close delimiter",
+            )
+        })?;
+        let close_at = field_path(field, "close");
+        let close_table = b.delimiter(close_spec, None, &close_at)?;
+        let mut guard = b.body_guard(close_spec, &close_table, &close_at)?;
+        // The json content parser's dialect rewrites its body before reading it: bare keys
+        // after `{` or `,` are quoted (`unquoted_keys`, also inside strings) and custom string
+        // quotes are extracted (`string_delims`). Standard JSON is written, so its strings may
+        // hold neither.
+        if let ContentSpec::Json {
+            unquoted_keys,
+            string_delims,
+            ..
+        } = &field.content
+        {
+            let mut risky = Vec::new();
+            if *unquoted_keys {
+                risky.push(
+                    regex_syntax::Parser::new()
+                        // A superset of the parser's Unicode `\w` (whose tables differ from
+                        // regex-syntax's): any run without JSON structure or whitespace.
+                        .parse(r#"[{,][^\s"{}\[\],:]+:"#)
+                        .map_err(|e| cerr(&close_at, e.to_string()))?,
+                );
+            }
+            for (open, close) in string_delims {
+                risky.push(Hir::literal(open.as_bytes()));
+                risky.push(Hir::literal(close.as_bytes()));
+            }
+            if !risky.is_empty() {
+                let at = field_path(field, "content_args");
+                let dialect = Table::avoiding(&Hir::alternation(risky), &b.limits())
+                    .map_err(|e| build(&at, e))?;
+                guard = guard
+                    .intersect(&dialect, &b.limits())
+                    .map_err(|e| build(&at, e))?;
+            }
+        }
+        let around = b.ws_around();
+        match family {
+            Family::JsonCall => {
+                let mut calls = Vec::new();
+                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
+                    let args = SchemaLanguage::new(parameters, options.json)
+                        .compile()
+                        .map_err(|e| {
+                            cerr(
+                                format!("tools/{i}/function/parameters{}", e.pointer),
+                                e.reason,
+                            )
+                        })?;
+                    let ws = ws_hir(options.json.whitespace);
+                    calls.push(Hir::concat(vec![
+                        Hir::literal(&b"{"[..]),
+                        ws.clone(),
+                        Hir::literal(&b"\"name\""[..]),
+                        ws.clone(),
+                        Hir::literal(&b":"[..]),
+                        ws.clone(),
+                        Hir::literal(Value::from(name.as_str()).to_string().as_bytes()),
+                        ws.clone(),
+                        Hir::literal(&b","[..]),
+                        ws.clone(),
+                        Hir::literal(&b"\"arguments\""[..]),
+                        ws.clone(),
+                        Hir::literal(&b":"[..]),
+                        ws.clone(),
+                        args,
+                        ws,
+                        Hir::literal(&b"}"[..]),
+                    ]));
+                }
+                let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
+                let at = "tools";
+                let body = b
+                    .table(&body, at)?
+                    .intersect(&guard, &b.limits())
+                    .map_err(|e| build(at, e))?;
+                let o = b.delimiter(open, None, &field_path(field, "open"))?;
+                let o = b.graph.add("tool_calls.open", SegmentKind::Delimiter, o);
+                let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
+                let c = b
+                    .graph
+                    .add("tool_calls.close", SegmentKind::Delimiter, close_table);
+                b.graph.link(o, body);
+                b.graph.link(body, c);
+                call_opens.push(o);
+                call_closes.push(c);
+            }
+            Family::NamedJson | Family::XmlParameters => {
+                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
+                    let at = format!("tools/{i}/function/parameters");
+                    let body = if family == Family::NamedJson {
+                        let args = SchemaLanguage::new(parameters, options.json)
+                            .compile()
+                            .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))?;
+                        b.table(
+                            &Hir::concat(vec![around.clone(), args, around.clone()]),
+                            &at,
+                        )?
+                    } else {
+                        xml_body(parameters, options.json, &options.limits, &at)?
+                    };
+                    let body = body
+                        .intersect(&guard, &b.limits())
+                        .map_err(|e| build(&at, e))?;
+                    if body.is_empty() {
+                        return Err(cerr(
+                            &at,
+                            "no call of this tool can be written inside the delimiters",
+                        ));
+                    }
+                    let o = b.delimiter(open, Some(name), &field_path(field, "open"))?;
+                    let o = b.graph.add(
+                        format!("tool_calls.open({name})"),
+                        SegmentKind::Delimiter,
+                        o,
+                    );
+                    let body =
+                        b.graph
+                            .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
+                    let c = b.graph.add(
+                        format!("tool_calls.close({name})"),
+                        SegmentKind::Delimiter,
+                        close_table.clone(),
+                    );
+                    b.graph.link(o, body);
+                    b.graph.link(body, c);
+                    call_opens.push(o);
+                    call_closes.push(c);
+                }
+            }
+        }
+        Ok((call_opens, call_closes))
+    }
+
     fn limits(&self) -> Limits {
         self.options.limits
     }
@@ -784,151 +940,10 @@ pub fn compile(
     };
 
     // Tool calls: (open segments, close segments).
-    let mut call_opens = Vec::new();
-    let mut call_closes = Vec::new();
-    if let (Some(tools), Some(field), Some(family)) = (&tools, tool_field, family) {
-        let open = field
-            .open
-            .as_ref()
-            .ok_or_else(|| cerr("fields.tool_calls", "no open"))?;
-        let close_spec = field.close.as_ref().ok_or_else(|| {
-            cerr(
-                field_path(field, "close"),
-                "a tool call needs a close delimiter",
-            )
-        })?;
-        let close_at = field_path(field, "close");
-        let close_table = b.delimiter(close_spec, None, &close_at)?;
-        let mut guard = b.body_guard(close_spec, &close_table, &close_at)?;
-        // The json content parser's dialect rewrites its body before reading it: bare keys
-        // after `{` or `,` are quoted (`unquoted_keys`, also inside strings) and custom string
-        // quotes are extracted (`string_delims`). Standard JSON is written, so its strings may
-        // hold neither.
-        if let ContentSpec::Json {
-            unquoted_keys,
-            string_delims,
-            ..
-        } = &field.content
-        {
-            let mut risky = Vec::new();
-            if *unquoted_keys {
-                risky.push(
-                    regex_syntax::Parser::new()
-                        // A superset of the parser's Unicode `\w` (whose tables differ from
-                        // regex-syntax's): any run without JSON structure or whitespace.
-                        .parse(r#"[{,][^\s"{}\[\],:]+:"#)
-                        .map_err(|e| cerr(&close_at, e.to_string()))?,
-                );
-            }
-            for (open, close) in string_delims {
-                risky.push(Hir::literal(open.as_bytes()));
-                risky.push(Hir::literal(close.as_bytes()));
-            }
-            if !risky.is_empty() {
-                let at = field_path(field, "content_args");
-                let dialect = Table::avoiding(&Hir::alternation(risky), &b.limits())
-                    .map_err(|e| build(&at, e))?;
-                guard = guard
-                    .intersect(&dialect, &b.limits())
-                    .map_err(|e| build(&at, e))?;
-            }
-        }
-        let around = b.ws_around();
-        match family {
-            Family::JsonCall => {
-                let mut calls = Vec::new();
-                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
-                    let args = SchemaLanguage::new(parameters, options.json)
-                        .compile()
-                        .map_err(|e| {
-                            cerr(
-                                format!("tools/{i}/function/parameters{}", e.pointer),
-                                e.reason,
-                            )
-                        })?;
-                    let ws = ws_hir(options.json.whitespace);
-                    calls.push(Hir::concat(vec![
-                        Hir::literal(&b"{"[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"name\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        Hir::literal(Value::from(name.as_str()).to_string().as_bytes()),
-                        ws.clone(),
-                        Hir::literal(&b","[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"arguments\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        args,
-                        ws,
-                        Hir::literal(&b"}"[..]),
-                    ]));
-                }
-                let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
-                let at = "tools";
-                let body = b
-                    .table(&body, at)?
-                    .intersect(&guard, &b.limits())
-                    .map_err(|e| build(at, e))?;
-                let o = b.delimiter(open, None, &field_path(field, "open"))?;
-                let o = b.graph.add("tool_calls.open", SegmentKind::Delimiter, o);
-                let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
-                let c = b
-                    .graph
-                    .add("tool_calls.close", SegmentKind::Delimiter, close_table);
-                b.graph.link(o, body);
-                b.graph.link(body, c);
-                call_opens.push(o);
-                call_closes.push(c);
-            }
-            Family::NamedJson | Family::XmlParameters => {
-                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
-                    let at = format!("tools/{i}/function/parameters");
-                    let body = if family == Family::NamedJson {
-                        let args = SchemaLanguage::new(parameters, options.json)
-                            .compile()
-                            .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))?;
-                        b.table(
-                            &Hir::concat(vec![around.clone(), args, around.clone()]),
-                            &at,
-                        )?
-                    } else {
-                        xml_body(parameters, options.json, &options.limits, &at)?
-                    };
-                    let body = body
-                        .intersect(&guard, &b.limits())
-                        .map_err(|e| build(&at, e))?;
-                    if body.is_empty() {
-                        return Err(cerr(
-                            &at,
-                            "no call of this tool can be written inside the delimiters",
-                        ));
-                    }
-                    let o = b.delimiter(open, Some(name), &field_path(field, "open"))?;
-                    let o = b.graph.add(
-                        format!("tool_calls.open({name})"),
-                        SegmentKind::Delimiter,
-                        o,
-                    );
-                    let body =
-                        b.graph
-                            .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
-                    let c = b.graph.add(
-                        format!("tool_calls.close({name})"),
-                        SegmentKind::Delimiter,
-                        close_table.clone(),
-                    );
-                    b.graph.link(o, body);
-                    b.graph.link(body, c);
-                    call_opens.push(o);
-                    call_closes.push(c);
-                }
-            }
-        }
-    }
+    let (call_opens, call_closes) = match (&tools, tool_field, family) {
+        (Some(tools), Some(field), Some(family)) => b.tool_calls(tools, field, family)?,
+        _ => (Vec::new(), Vec::new()),
+    };
     let calls_required = matches!(
         request.tool_choice,
         ToolChoice::Required | ToolChoice::Function(_)
