@@ -350,6 +350,14 @@ fn parse_error(e: ParseError) -> Failure {
     Failure::data(format!("parse error: {e}"))
 }
 
+/// A parse error of the output read from `input` (a path, or `-` for stdin), naming it.
+fn output_error(input: &str) -> impl Fn(ParseError) -> Failure + '_ {
+    move |e| {
+        let name = if input == "-" { "stdin" } else { input };
+        Failure::data(format!("{name}: parse error: {e}"))
+    }
+}
+
 /// A failed write to stdout: a closed pipe (`rtpl ... | head`) ends quietly with success.
 fn write_failure(e: impl Into<std::io::Error>) -> Failure {
     let e: std::io::Error = e.into();
@@ -376,8 +384,10 @@ fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
     if let Some(contract) = &loaded.contract {
         parser.set_contract(contract.clone());
     }
-    parser.feed_bytes(&input).map_err(parse_error)?;
-    let (message, _) = parser.finalize().map_err(parse_error)?;
+    parser
+        .feed_bytes(&input)
+        .map_err(output_error(&args.input))?;
+    let (message, _) = parser.finalize().map_err(output_error(&args.input))?;
     if loaded.contract.is_none() {
         return print_json(&Value::Object(message));
     }
@@ -408,10 +418,12 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
         parser.set_contract(contract.clone());
     }
     for piece in input.chunks(chunk) {
-        let events = parser.feed_bytes(piece).map_err(parse_error)?;
+        let events = parser
+            .feed_bytes(piece)
+            .map_err(output_error(&args.input))?;
         emit(&events)?;
     }
-    let (message, events) = parser.finalize().map_err(parse_error)?;
+    let (message, events) = parser.finalize().map_err(output_error(&args.input))?;
     emit(&events)?;
     if loaded.contract.is_none() {
         let line = json!({"type": "message", "message": Value::Object(message)});
@@ -430,24 +442,31 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
 
 fn cmd_list() -> Result<(), Failure> {
     let width = templates::names().map(str::len).max().unwrap_or(0);
+    let mut out = std::io::stdout().lock();
     for (name, lazy) in templates::TEMPLATES {
         let tables = lazy().tables();
         let fields: Vec<&str> = tables.template.fields.iter().map(|f| f.name).collect();
         let families = templates::families(name).unwrap_or("-");
-        println!("{name:width$}  {families}  [fields: {}]", fields.join(", "));
+        writeln!(
+            out,
+            "{name:width$}  {families}  [fields: {}]",
+            fields.join(", ")
+        )
+        .map_err(write_failure)?;
     }
     Ok(())
 }
 
 fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
     let mut bad = 0;
+    let mut out = std::io::stdout().lock();
     for path in paths {
         match template_build::load_file(path) {
-            Ok(_) => println!("{}: ok", path.display()),
+            Ok(_) => writeln!(out, "{}: ok", path.display()).map_err(write_failure)?,
             Err(errors) => {
                 bad += 1;
                 for e in &errors.0 {
-                    println!("{e}");
+                    writeln!(out, "{e}").map_err(write_failure)?;
                 }
             }
         }
