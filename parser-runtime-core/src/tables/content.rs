@@ -196,60 +196,55 @@ impl Content<Static> {
     /// The run-time form of embedded content-parser tables: strings copied, the `tag_pattern`
     /// regex built. Errors: the regex builder's message.
     pub fn to_owned_content(&self) -> Result<Content<Owned>, String> {
-        owned_content(self)
+        let value_parser = |v: Option<&&'static Content<Static>>| {
+            v.map(|v| v.to_owned_content().map(Box::new)).transpose()
+        };
+        Ok(match *self {
+            Content::Text { strip } => Content::Text { strip },
+            Content::Int { strip } => Content::Int { strip },
+            Content::Float { strip } => Content::Float { strip },
+            Content::Bool { strip } => Content::Bool { strip },
+            Content::Json {
+                unquoted_keys,
+                string_delims,
+                allow_non_json,
+                strip,
+            } => Content::Json {
+                unquoted_keys,
+                string_delims: string_delims
+                    .iter()
+                    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+                    .collect(),
+                allow_non_json,
+                strip,
+            },
+            Content::XmlInline {
+                tag_pattern,
+                tag_pattern_source,
+                value_parser: ref vp,
+                merge_duplicates,
+            } => Content::XmlInline {
+                tag_pattern: tag_pattern
+                    .map(fancy_regex::Regex::new)
+                    .transpose()
+                    .map_err(|e| e.to_string())?,
+                tag_pattern_source: tag_pattern_source.map(str::to_owned),
+                value_parser: value_parser(vp.as_ref())?,
+                merge_duplicates,
+            },
+            Content::KvLines {
+                line_sep,
+                kv_sep,
+                strip,
+                value_parser: ref vp,
+            } => Content::KvLines {
+                line_sep: line_sep.to_owned(),
+                kv_sep: kv_sep.to_owned(),
+                strip,
+                value_parser: value_parser(vp.as_ref())?,
+            },
+        })
     }
-}
-
-#[cfg(feature = "alloc")]
-fn owned_content(c: &Content<Static>) -> Result<Content<Owned>, String> {
-    let value_parser = |v: Option<&&'static Content<Static>>| {
-        v.map(|v| owned_content(v).map(Box::new)).transpose()
-    };
-    Ok(match *c {
-        Content::Text { strip } => Content::Text { strip },
-        Content::Int { strip } => Content::Int { strip },
-        Content::Float { strip } => Content::Float { strip },
-        Content::Bool { strip } => Content::Bool { strip },
-        Content::Json {
-            unquoted_keys,
-            string_delims,
-            allow_non_json,
-            strip,
-        } => Content::Json {
-            unquoted_keys,
-            string_delims: string_delims
-                .iter()
-                .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-                .collect(),
-            allow_non_json,
-            strip,
-        },
-        Content::XmlInline {
-            tag_pattern,
-            tag_pattern_source,
-            value_parser: ref vp,
-            merge_duplicates,
-        } => Content::XmlInline {
-            tag_pattern: tag_pattern
-                .map(fancy_regex::Regex::new)
-                .transpose()
-                .map_err(|e| e.to_string())?,
-            tag_pattern_source: tag_pattern_source.map(str::to_owned),
-            value_parser: value_parser(vp.as_ref())?,
-            merge_duplicates,
-        },
-        Content::KvLines {
-            line_sep,
-            kv_sep,
-            strip,
-            value_parser: ref vp,
-        } => Content::KvLines {
-            line_sep: line_sep.to_owned(),
-            kv_sep: kv_sep.to_owned(),
-            strip,
-            value_parser: value_parser(vp.as_ref())?,
-        },
-    })
 }
 
 /// Code generation (feature `codegen`, used by `template-build`): the `Content<Static>`

@@ -140,17 +140,11 @@ pub struct Template<S: Storage> {
 
 impl<S: Storage> Template<S> {
     /// The watch list while `region` is open (`None`: no region, or before the first byte of
-    /// the implicit one). Reference: `ResponseParser._watchlist`.
-    pub fn watch(&self, region: Option<usize>) -> &Watch<S> {
+    /// the implicit one). Reference: `ResponseParser._watchlist`. The compiler writes one
+    /// list per field plus the outside list; `None` only for tables without watch lists.
+    pub fn watch(&self, region: Option<usize>) -> Option<&Watch<S>> {
         let lists = self.watch.as_ref();
-        let i = region.map_or(0, |f| f + 1);
-        // The compiler writes one list per field plus the outside list.
-        lists.get(i).unwrap_or(&lists[0])
-    }
-
-    /// The field with `role`, if any (the first in template order).
-    pub fn field_with(&self, role: impl Fn(Role) -> bool) -> Option<usize> {
-        self.fields.as_ref().iter().position(|f| role(f.role))
+        lists.get(region.map_or(0, |f| f + 1)).or(lists.first())
     }
 }
 
@@ -793,8 +787,10 @@ impl Template<Owned> {
 impl<S: Storage, H: Deref<Target = Template<S>>> Routes for Routed<'_, S, H> {
     type Dfa = S::Walk;
     fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>) {
-        let w = self.template.watch(region);
-        (w.delimiters.as_ref(), w.first, w.jump)
+        match self.template.watch(region) {
+            Some(w) => (w.delimiters.as_ref(), w.first, w.jump),
+            None => (&[], ByteSet::EMPTY, None),
+        }
     }
     fn field_count(&self) -> usize {
         self.template.fields.as_ref().len()
