@@ -848,290 +848,37 @@ pub fn compile(
     request: &Request,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
+    let asked = Asked::read(request)?;
+    let layout = Layout::of(template, asked.tools.is_some())?;
     let mut b = Builder {
         options: *options,
         graph: Graph::default(),
     };
-    let tools = if request.tools.is_empty() || request.tool_choice == ToolChoice::None {
-        None
-    } else {
-        Some(read_tools(request)?)
-    };
-    let format = match &request.response_format {
-        None => ResponseFormat::Text,
-        Some(v) => {
-            ResponseFormat::from_request(v).map_err(|e| first_error("response_format", e))?
-        }
-    };
-    if matches!(
-        request.tool_choice,
-        ToolChoice::Required | ToolChoice::Function(_)
-    ) && tools.is_none()
-    {
-        return Err(cerr(
-            "tool_choice",
-            "a call is required but no tool is declared",
-        ));
-    }
-    let fields = &template.fields;
-    // (field, open, close) of the reasoning region, if any (roles come from the compiler).
-    let reasoning = fields
-        .iter()
-        .find(|f| f.role == Role::Reasoning)
-        .and_then(|f| Some((f, f.open.as_ref()?, f.close.as_ref()?)));
-    let tool_field = fields
-        .iter()
-        .find(|f| matches!(f.role, Role::ToolCalls { .. }) && f.open.is_some());
-    let implicit = template.implicit.map(|i| &fields[i]);
-    let content_field = fields.iter().find(|f| f.role == Role::Content);
-    if let Some(c) = content_field {
-        if !matches!(c.content, ContentSpec::Text { .. }) {
-            return Err(cerr(
-                field_path(c, "content"),
-                "content is generated only as text",
-            ));
-        }
-    }
-    let family = match (&tools, tool_field) {
-        (Some(_), Some(f)) => match f.role {
-            Role::ToolCalls {
-                family: Some(family),
-            } => Some(family),
-            _ => {
-                return Err(cerr(
-                    field_path(f, "transform"),
-                    "not a generated tool-call family (JSON call in delimiters, name in the \
-                     open delimiter with JSON arguments, or Qwen3-Coder's XML parameters \
-                     `<parameter=K>\\nV\\n</parameter>`)",
-                ))
-            }
-        },
-        (Some(_), None) => {
-            return Err(cerr(
-                "fields",
-                "the template has no tool_calls field with an open delimiter",
-            ))
-        }
-        (None, _) => None,
-    };
-
-    // Segments.
-    let mut starts = Vec::new();
-    // Reasoning.
-    let reasoning_segments = match reasoning {
-        Some((r, open, close)) => {
-            let o = b.delimiter(open, None, &field_path(r, "open"))?;
-            let c = b.delimiter(close, None, &field_path(r, "close"))?;
-            let body = b.body_guard(close, &c, &field_path(r, "close"))?;
-            let o = b
-                .graph
-                .add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
-            let body = b
-                .graph
-                .add(format!("{}.body", r.name), SegmentKind::Body, body);
-            let c = b
-                .graph
-                .add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
-            b.graph.link(o, body);
-            b.graph.link(body, c);
-            Some((o, c))
-        }
+    let reasoning = match layout.reasoning {
+        Some(region) => Some(b.reasoning(region)?),
         None => None,
     };
-
-    // Tool calls: (open segments, close segments).
-    let (call_opens, call_closes) = match (&tools, tool_field, family) {
+    let (call_opens, call_closes) = match (&asked.tools, layout.tool_field, layout.family) {
         (Some(tools), Some(field), Some(family)) => b.tool_calls(tools, field, family)?,
         _ => (Vec::new(), Vec::new()),
     };
-    let calls_required = matches!(
-        request.tool_choice,
-        ToolChoice::Required | ToolChoice::Function(_)
-    );
-
-    // Every explicit open (watched wherever no explicit region is open).
-    let opens: Vec<(&DelimiterSpec, String)> = fields
-        .iter()
-        .filter_map(|f| f.open.as_ref().map(|o| (o, field_path(f, "open"))))
-        .collect();
-
-    // The content value, when a response format asks for JSON: the value with a little
-    // whitespace around it.
-    let json_content = match &format {
-        ResponseFormat::Text => None,
-        ResponseFormat::JsonObject => Some(
-            crate::json::json_mode_table(
-                structured_outputs::JSON_MODE_MAX_DEPTH,
-                options.json.whitespace,
-                &options.limits,
-            )
-            .map_err(|e| build("response_format", e))?,
-        ),
-        ResponseFormat::JsonSchema(schema) => {
-            let hir = SchemaLanguage::new(&schema.schema, options.json)
-                .compile()
-                .map_err(|e| {
-                    cerr(
-                        format!("response_format/json_schema/schema{}", e.pointer),
-                        e.reason,
-                    )
-                })?;
-            Some(b.table(&hir, "response_format")?)
-        }
+    let turn = Turn {
+        reasoning,
+        call_opens,
+        call_closes,
+        calls_required: asked.calls_required,
+        json_content: b.json_content(&asked.format)?,
+        // Every explicit open (watched wherever no explicit region is open).
+        opens: template
+            .fields
+            .iter()
+            .filter_map(|f| f.open.as_ref().map(|o| (o, field_path(f, "open"))))
+            .collect(),
     };
-    let json_content = match json_content {
-        None => None,
-        Some(value) => {
-            let ws = b.table(&b.ws_around(), "response_format")?;
-            Some(
-                concat(vec![ws.clone(), value, ws], &options.limits)
-                    .map_err(|e| build("response_format", e))?,
-            )
-        }
+    b.graph.starts = match layout.implicit {
+        Some(field) => b.implicit_turn(field, &turn)?,
+        None => b.region_turn(layout.content_field, &turn)?,
     };
-
-    match implicit {
-        Some(field) => {
-            // Free text (or JSON content), then calls, then the end of turn.
-            let mut watched = opens.clone();
-            if let Some(close) = &field.close {
-                watched.push((close, field_path(field, "close")));
-            }
-            let free = b.avoiding(&watched)?;
-            let end = match &field.close {
-                Some(close) => {
-                    let t = b.delimiter(close, None, &field_path(field, "close"))?;
-                    b.graph
-                        .add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
-                }
-                None => b
-                    .graph
-                    .add("end", SegmentKind::Delimiter, Table::literal(b"")),
-            };
-            b.graph.segments[end].last = true;
-            let content = match &json_content {
-                None => b
-                    .graph
-                    .add(format!("{}.text", field.name), SegmentKind::Body, free),
-                Some(json) => {
-                    let t = json
-                        .intersect(&free, &b.limits())
-                        .map_err(|e| build("response_format", e))?;
-                    b.graph
-                        .add(format!("{}.json", field.name), SegmentKind::Body, t)
-                }
-            };
-            // What may come first (or right after the reasoning region): the content; with
-            // JSON content also a call directly (a turn of calls has no content); with calls
-            // required and JSON content only calls.
-            let text_content = json_content.is_none();
-            let mut entries = Vec::new();
-            if text_content || !calls_required {
-                entries.push(content);
-            }
-            if !text_content {
-                entries.extend(call_opens.iter().copied());
-            }
-            starts.extend(entries.iter().copied());
-            if let Some((o, c)) = reasoning_segments {
-                starts.push(o);
-                for &e in &entries {
-                    b.graph.link(c, e);
-                }
-            }
-            if !calls_required {
-                b.graph.link(content, end);
-            }
-            if text_content {
-                for &o in &call_opens {
-                    b.graph.link(content, o);
-                }
-            }
-            // After a call: a little whitespace (models write a newline between calls), then
-            // another call or the end of turn.
-            // A turn may also stop right after a call: the model's EOS ends it (Llama 3.1's
-            // call close `}<|eot_id|>` already holds its end-of-turn token).
-            for &c in &call_closes {
-                b.graph.segments[c].last = true;
-            }
-            if !call_closes.is_empty() {
-                let gap = b.table(&b.ws_around(), "tool_calls")?;
-                let gap = b.graph.add("tool_calls.gap", SegmentKind::Body, gap);
-                for &c in &call_closes {
-                    b.graph.link(c, gap);
-                }
-                for &o in &call_opens {
-                    b.graph.link(gap, o);
-                }
-                b.graph.link(gap, end);
-            }
-        }
-        None => {
-            // No implicit field: regions separated by ignored glue; the turn ends after the
-            // content region or a call.
-            let glue = b.glue(&opens)?;
-            let content_region = match content_field {
-                Some(field) if !calls_required => {
-                    let (Some(open), Some(close)) = (&field.open, &field.close) else {
-                        return Err(cerr(
-                            field_path(field, "close"),
-                            "the content region needs an open and a close",
-                        ));
-                    };
-                    let o = b.delimiter(open, None, &field_path(field, "open"))?;
-                    let close_at = field_path(field, "close");
-                    let close_table = b.delimiter(close, None, &close_at)?;
-                    let guard = b.body_guard(close, &close_table, &close_at)?;
-                    let body = match &json_content {
-                        None => guard,
-                        Some(json) => json
-                            .intersect(&guard, &b.limits())
-                            .map_err(|e| build("response_format", e))?,
-                    };
-                    let c = close_table;
-                    let o = b.graph.add("content.open", SegmentKind::Delimiter, o);
-                    let body = b.graph.add("content.body", SegmentKind::Body, body);
-                    let c = b.graph.add("content.close", SegmentKind::Delimiter, c);
-                    b.graph.link(o, body);
-                    b.graph.link(body, c);
-                    b.graph.segments[c].last = true;
-                    Some(o)
-                }
-                _ => None,
-            };
-            let g0 = b.graph.add("glue", SegmentKind::Glue, glue.clone());
-            starts.push(g0);
-            let mut after_glue: Vec<usize> = Vec::new();
-            after_glue.extend(content_region);
-            after_glue.extend(call_opens.iter().copied());
-            if after_glue.is_empty() {
-                return Err(cerr(
-                    "fields",
-                    "the template has no content region to write",
-                ));
-            }
-            if let Some((o, c)) = reasoning_segments {
-                b.graph.link(g0, o);
-                let g1 = b.graph.add("glue", SegmentKind::Glue, glue.clone());
-                b.graph.link(c, g1);
-                for &n in &after_glue {
-                    b.graph.link(g1, n);
-                }
-            }
-            for &n in &after_glue {
-                b.graph.link(g0, n);
-            }
-            for &c in &call_closes {
-                b.graph.segments[c].last = true;
-                let g = b.graph.add("glue", SegmentKind::Glue, glue.clone());
-                b.graph.link(c, g);
-                for &o in &call_opens {
-                    b.graph.link(g, o);
-                }
-            }
-        }
-    }
-    b.graph.starts = starts;
     let machine = Machine::build(b.graph, &options.limits).map_err(|e| build("response", e))?;
     if machine.table.is_empty() {
         return Err(cerr(
@@ -1139,7 +886,339 @@ pub fn compile(
             "no response satisfies the template and the request",
         ));
     }
-    Ok(Constraint { machine, family })
+    Ok(Constraint {
+        machine,
+        family: layout.family,
+    })
+}
+
+/// What the request asks for: the tools that may be called (none when the tool choice is
+/// `none`), the content's format, and whether the turn must call.
+struct Asked {
+    tools: Option<Tools>,
+    format: ResponseFormat,
+    calls_required: bool,
+}
+
+impl Asked {
+    fn read(request: &Request) -> Result<Asked, ConstrainError> {
+        let tools = if request.tools.is_empty() || request.tool_choice == ToolChoice::None {
+            None
+        } else {
+            Some(read_tools(request)?)
+        };
+        let format = match &request.response_format {
+            None => ResponseFormat::Text,
+            Some(v) => {
+                ResponseFormat::from_request(v).map_err(|e| first_error("response_format", e))?
+            }
+        };
+        let calls_required = matches!(
+            request.tool_choice,
+            ToolChoice::Required | ToolChoice::Function(_)
+        );
+        if calls_required && tools.is_none() {
+            return Err(cerr(
+                "tool_choice",
+                "a call is required but no tool is declared",
+            ));
+        }
+        Ok(Asked {
+            tools,
+            format,
+            calls_required,
+        })
+    }
+}
+
+/// The fields generation writes, by the roles the compiler gave them.
+struct Layout<'t> {
+    /// The reasoning field with its open and close, if it has both.
+    reasoning: Option<(&'t FieldModel, &'t DelimiterSpec, &'t DelimiterSpec)>,
+    /// The tool-call field, if it has an open delimiter.
+    tool_field: Option<&'t FieldModel>,
+    /// Its family, when the request has tools.
+    family: Option<Family>,
+    implicit: Option<&'t FieldModel>,
+    content_field: Option<&'t FieldModel>,
+}
+
+impl<'t> Layout<'t> {
+    fn of(template: &'t TemplateModel, with_tools: bool) -> Result<Layout<'t>, ConstrainError> {
+        let fields = &template.fields;
+        let reasoning = fields
+            .iter()
+            .find(|f| f.role == Role::Reasoning)
+            .and_then(|f| Some((f, f.open.as_ref()?, f.close.as_ref()?)));
+        let tool_field = fields
+            .iter()
+            .find(|f| matches!(f.role, Role::ToolCalls { .. }) && f.open.is_some());
+        let content_field = fields.iter().find(|f| f.role == Role::Content);
+        if let Some(c) = content_field {
+            if !matches!(c.content, ContentSpec::Text { .. }) {
+                return Err(cerr(
+                    field_path(c, "content"),
+                    "content is generated only as text",
+                ));
+            }
+        }
+        let family =
+            match (with_tools, tool_field) {
+                (true, Some(f)) => match f.role {
+                    Role::ToolCalls {
+                        family: Some(family),
+                    } => Some(family),
+                    _ => return Err(cerr(
+                        field_path(f, "transform"),
+                        "not a generated tool-call family (JSON call in delimiters, name in the \
+                         open delimiter with JSON arguments, or Qwen3-Coder's XML parameters \
+                         `<parameter=K>\\nV\\n</parameter>`)",
+                    )),
+                },
+                (true, None) => {
+                    return Err(cerr(
+                        "fields",
+                        "the template has no tool_calls field with an open delimiter",
+                    ))
+                }
+                (false, _) => None,
+            };
+        Ok(Layout {
+            reasoning,
+            tool_field,
+            family,
+            implicit: template.implicit.map(|i| &fields[i]),
+            content_field,
+        })
+    }
+}
+
+/// The segments a turn is assembled from.
+struct Turn<'t> {
+    /// The reasoning region's (open, close) segments.
+    reasoning: Option<(usize, usize)>,
+    call_opens: Vec<usize>,
+    call_closes: Vec<usize>,
+    calls_required: bool,
+    /// The content value's table when the response format asks for JSON.
+    json_content: Option<Table>,
+    /// Every explicit open delimiter with its template path.
+    opens: Vec<(&'t DelimiterSpec, String)>,
+}
+
+impl Builder {
+    /// The reasoning region: open, body (anything but its close), close. Returns the open
+    /// and close segments.
+    fn reasoning(
+        &mut self,
+        (r, open, close): (&FieldModel, &DelimiterSpec, &DelimiterSpec),
+    ) -> Result<(usize, usize), ConstrainError> {
+        let o = self.delimiter(open, None, &field_path(r, "open"))?;
+        let c = self.delimiter(close, None, &field_path(r, "close"))?;
+        let body = self.body_guard(close, &c, &field_path(r, "close"))?;
+        let o = self
+            .graph
+            .add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
+        let body = self
+            .graph
+            .add(format!("{}.body", r.name), SegmentKind::Body, body);
+        let c = self
+            .graph
+            .add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
+        self.graph.link(o, body);
+        self.graph.link(body, c);
+        Ok((o, c))
+    }
+
+    /// The content value, when a response format asks for JSON: the value with a little
+    /// whitespace around it.
+    fn json_content(&self, format: &ResponseFormat) -> Result<Option<Table>, ConstrainError> {
+        let options = &self.options;
+        let value = match format {
+            ResponseFormat::Text => return Ok(None),
+            ResponseFormat::JsonObject => crate::json::json_mode_table(
+                structured_outputs::JSON_MODE_MAX_DEPTH,
+                options.json.whitespace,
+                &options.limits,
+            )
+            .map_err(|e| build("response_format", e))?,
+            ResponseFormat::JsonSchema(schema) => {
+                let hir = SchemaLanguage::new(&schema.schema, options.json)
+                    .compile()
+                    .map_err(|e| {
+                        cerr(
+                            format!("response_format/json_schema/schema{}", e.pointer),
+                            e.reason,
+                        )
+                    })?;
+                self.table(&hir, "response_format")?
+            }
+        };
+        let ws = self.table(&self.ws_around(), "response_format")?;
+        concat(vec![ws.clone(), value, ws], &options.limits)
+            .map(Some)
+            .map_err(|e| build("response_format", e))
+    }
+
+    /// A turn with an implicit field: free text (or JSON content), then calls, then the end
+    /// of turn. Returns the start segments.
+    fn implicit_turn(
+        &mut self,
+        field: &FieldModel,
+        turn: &Turn,
+    ) -> Result<Vec<usize>, ConstrainError> {
+        let mut watched = turn.opens.clone();
+        if let Some(close) = &field.close {
+            watched.push((close, field_path(field, "close")));
+        }
+        let free = self.avoiding(&watched)?;
+        let end = match &field.close {
+            Some(close) => {
+                let t = self.delimiter(close, None, &field_path(field, "close"))?;
+                self.graph
+                    .add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
+            }
+            None => self
+                .graph
+                .add("end", SegmentKind::Delimiter, Table::literal(b"")),
+        };
+        self.graph.segments[end].last = true;
+        let content = match &turn.json_content {
+            None => self
+                .graph
+                .add(format!("{}.text", field.name), SegmentKind::Body, free),
+            Some(json) => {
+                let t = json
+                    .intersect(&free, &self.limits())
+                    .map_err(|e| build("response_format", e))?;
+                self.graph
+                    .add(format!("{}.json", field.name), SegmentKind::Body, t)
+            }
+        };
+        // What may come first (or right after the reasoning region): the content; with JSON
+        // content also a call directly (a turn of calls has no content); with calls required
+        // and JSON content only calls.
+        let text_content = turn.json_content.is_none();
+        let mut entries = Vec::new();
+        if text_content || !turn.calls_required {
+            entries.push(content);
+        }
+        if !text_content {
+            entries.extend(turn.call_opens.iter().copied());
+        }
+        let mut starts = entries.clone();
+        if let Some((o, c)) = turn.reasoning {
+            starts.push(o);
+            for &e in &entries {
+                self.graph.link(c, e);
+            }
+        }
+        if !turn.calls_required {
+            self.graph.link(content, end);
+        }
+        if text_content {
+            for &o in &turn.call_opens {
+                self.graph.link(content, o);
+            }
+        }
+        // After a call: a little whitespace (models write a newline between calls), then
+        // another call or the end of turn. A turn may also stop right after a call: the
+        // model's EOS ends it (Llama 3.1's call close `}<|eot_id|>` already holds its
+        // end-of-turn token).
+        for &c in &turn.call_closes {
+            self.graph.segments[c].last = true;
+        }
+        if !turn.call_closes.is_empty() {
+            let gap = self.table(&self.ws_around(), "tool_calls")?;
+            let gap = self.graph.add("tool_calls.gap", SegmentKind::Body, gap);
+            for &c in &turn.call_closes {
+                self.graph.link(c, gap);
+            }
+            for &o in &turn.call_opens {
+                self.graph.link(gap, o);
+            }
+            self.graph.link(gap, end);
+        }
+        Ok(starts)
+    }
+
+    /// A turn without an implicit field: regions separated by ignored glue; the turn ends
+    /// after the content region or a call. Returns the start segments.
+    fn region_turn(
+        &mut self,
+        content_field: Option<&FieldModel>,
+        turn: &Turn,
+    ) -> Result<Vec<usize>, ConstrainError> {
+        let glue = self.glue(&turn.opens)?;
+        let content_region = match content_field {
+            Some(field) if !turn.calls_required => {
+                Some(self.content_region(field, turn.json_content.as_ref())?)
+            }
+            _ => None,
+        };
+        let g0 = self.graph.add("glue", SegmentKind::Glue, glue.clone());
+        let mut after_glue: Vec<usize> = Vec::new();
+        after_glue.extend(content_region);
+        after_glue.extend(turn.call_opens.iter().copied());
+        if after_glue.is_empty() {
+            return Err(cerr(
+                "fields",
+                "the template has no content region to write",
+            ));
+        }
+        if let Some((o, c)) = turn.reasoning {
+            self.graph.link(g0, o);
+            let g1 = self.graph.add("glue", SegmentKind::Glue, glue.clone());
+            self.graph.link(c, g1);
+            for &n in &after_glue {
+                self.graph.link(g1, n);
+            }
+        }
+        for &n in &after_glue {
+            self.graph.link(g0, n);
+        }
+        for &c in &turn.call_closes {
+            self.graph.segments[c].last = true;
+            let g = self.graph.add("glue", SegmentKind::Glue, glue.clone());
+            self.graph.link(c, g);
+            for &o in &turn.call_opens {
+                self.graph.link(g, o);
+            }
+        }
+        Ok(vec![g0])
+    }
+
+    /// An explicit content region (open, body, close; the turn may end after it), its body
+    /// held to the JSON content when there is one. Returns the open segment.
+    fn content_region(
+        &mut self,
+        field: &FieldModel,
+        json_content: Option<&Table>,
+    ) -> Result<usize, ConstrainError> {
+        let (Some(open), Some(close)) = (&field.open, &field.close) else {
+            return Err(cerr(
+                field_path(field, "close"),
+                "the content region needs an open and a close",
+            ));
+        };
+        let o = self.delimiter(open, None, &field_path(field, "open"))?;
+        let close_at = field_path(field, "close");
+        let c = self.delimiter(close, None, &close_at)?;
+        let guard = self.body_guard(close, &c, &close_at)?;
+        let body = match json_content {
+            None => guard,
+            Some(json) => json
+                .intersect(&guard, &self.limits())
+                .map_err(|e| build("response_format", e))?,
+        };
+        let o = self.graph.add("content.open", SegmentKind::Delimiter, o);
+        let body = self.graph.add("content.body", SegmentKind::Body, body);
+        let c = self.graph.add("content.close", SegmentKind::Delimiter, c);
+        self.graph.link(o, body);
+        self.graph.link(body, c);
+        self.graph.segments[c].last = true;
+        Ok(o)
+    }
 }
 
 /// The union of `tables` (an empty list: the empty language).
