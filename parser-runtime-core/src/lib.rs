@@ -60,7 +60,7 @@ pub use error::{ContentError, ParseError};
 #[cfg(feature = "alloc")]
 pub use event::Event;
 pub use router::{FieldId, RegionEvent, RegionValue, RouteError, Router, Span};
-pub use statics::{StaticRoutes, TableError};
+pub use statics::{EmbeddedTemplate, StaticRoutes, TableError};
 /// Structured-output contracts (feature `contracts`): the `structured-outputs` crate.
 #[cfg(feature = "contracts")]
 pub use structured_outputs;

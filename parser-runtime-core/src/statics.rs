@@ -163,6 +163,178 @@ pub fn router<F: FieldId, const HOLD: usize>(
     })
 }
 
+/// What [`EmbeddedTemplate`] needs of a [`RouteCell`] whatever its DFA count: the routes,
+/// built on first use. Implemented by `RouteCell<N>` for every `N`; generated code coerces its
+/// cell to `&'static dyn RouteSource`.
+pub trait RouteSource: Sync + core::fmt::Debug {
+    /// See [`RouteCell::get`].
+    fn routes(&'static self) -> Result<StaticRoutes<'static>, TableError>;
+}
+
+impl<const N: usize> RouteSource for RouteCell<N> {
+    fn routes(&'static self) -> Result<StaticRoutes<'static>, TableError> {
+        self.get()
+    }
+}
+
+/// A response template compiled at build time: what `response_template!("path.json")`
+/// evaluates to (as `&'static EmbeddedTemplate`), and what the item form's functions
+/// delegate to.
+///
+/// It holds the const tables ([`StaticTemplate`]: DFAs as embedded bytes), the no-heap
+/// routes (DFAs deserialized in place on first use, into a fixed array) and, with `alloc`,
+/// the runtime tables ([`CompiledTemplate`], built once on first use). Nothing is
+/// deserialized or built until a method needs it; each is done once per process, and a
+/// failure (only possible with mismatched crate versions) is returned again by later calls.
+///
+/// Methods take `&'static self`: the value lives in a `static` of the generated code.
+pub struct EmbeddedTemplate {
+    tables: &'static StaticTemplate,
+    routes: &'static dyn RouteSource,
+    #[cfg(feature = "alloc")]
+    lazy: LazyTemplate,
+}
+
+impl core::fmt::Debug for EmbeddedTemplate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("EmbeddedTemplate")
+            .field("name", &self.tables.name)
+            .field("source_file", &self.tables.source_file)
+            .field("digest", &self.tables.digest)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedTemplate {
+    /// Used by generated code: the template of `tables`, whose routes are `routes` (a
+    /// `RouteCell` over the same tables).
+    pub const fn new(tables: &'static StaticTemplate, routes: &'static dyn RouteSource) -> Self {
+        Self {
+            tables,
+            routes,
+            #[cfg(feature = "alloc")]
+            lazy: LazyTemplate::new(tables),
+        }
+    }
+
+    /// The const tables (name, source file, digest, fields, embedded DFAs).
+    pub const fn tables(&self) -> &'static StaticTemplate {
+        self.tables
+    }
+
+    /// The template's name: the item name, or the file stem for the expression form
+    /// (`"smollm3"` for `response_template!("smollm3.json")`).
+    pub const fn name(&self) -> &'static str {
+        self.tables.name
+    }
+
+    /// The field names, in template order: the message keys the fields fill. A router's
+    /// `usize` field id is an index into this slice.
+    pub fn field_name(&self, index: usize) -> Option<&'static str> {
+        self.tables.template.fields.get(index).map(|f| f.name)
+    }
+
+    /// The number of fields.
+    pub const fn field_count(&self) -> usize {
+        self.tables.template.fields.len()
+    }
+
+    /// The index of the field named `name` (template order), if the template has one.
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.tables
+            .template
+            .fields
+            .iter()
+            .position(|f| f.name == name)
+    }
+
+    /// The tables of the no-heap router (DFAs deserialized in place on first use; later calls
+    /// copy two pointers).
+    ///
+    /// Errors: [`TableError`] when the embedded tables cannot be loaded.
+    pub fn routes(&'static self) -> Result<StaticRoutes<'static>, TableError> {
+        self.routes.routes()
+    }
+
+    /// A no-heap streaming [`Router`] with a hold buffer of `HOLD` bytes; its events carry the
+    /// field's index in template order (see [`EmbeddedTemplate::field_name`]).
+    ///
+    /// Errors: [`TableError`] when the embedded tables cannot be loaded, or
+    /// [`TableReason::Route`] when the router cannot take the template.
+    pub fn router<const HOLD: usize>(
+        &'static self,
+    ) -> Result<Router<StaticRoutes<'static>, usize, HOLD>, TableError> {
+        self.typed_router()
+    }
+
+    /// [`EmbeddedTemplate::router`] with the events' field id of your choice (the item form's
+    /// field enum). Errors: as [`EmbeddedTemplate::router`].
+    pub fn typed_router<F: FieldId, const HOLD: usize>(
+        &'static self,
+    ) -> Result<Router<StaticRoutes<'static>, F, HOLD>, TableError> {
+        router(self.tables.name, self.routes()?)
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl EmbeddedTemplate {
+    /// The static tables with their lazily built runtime form.
+    pub fn lazy(&'static self) -> &'static LazyTemplate {
+        &self.lazy
+    }
+
+    /// The runtime tables, built from the static tables on first use (DFAs deserialized in
+    /// place).
+    ///
+    /// Errors: [`TableError`] when the embedded tables cannot be loaded.
+    pub fn template(&'static self) -> Result<&'static CompiledTemplate, TableError> {
+        self.lazy.get()
+    }
+
+    /// Parses one complete output (see [`crate::parse_response`]): the message as the
+    /// reference's `parse_response` returns it.
+    ///
+    /// Errors: [`ParseError`](crate::ParseError) (a table error converts into it).
+    pub fn parse_response(
+        &'static self,
+        output: &str,
+        prefix: &str,
+    ) -> Result<crate::Message, crate::ParseError> {
+        crate::parse_response(self.template()?, output, prefix, &[])
+    }
+
+    /// Parses one complete output, typing tool-call arguments by `tools` (OpenAI tool
+    /// definitions, as the reference's `tools` argument). Errors: as
+    /// [`EmbeddedTemplate::parse_response`].
+    pub fn parse_response_with_tools(
+        &'static self,
+        output: &str,
+        prefix: &str,
+        tools: &[serde_json::Value],
+    ) -> Result<crate::Message, crate::ParseError> {
+        crate::parse_response(self.template()?, output, prefix, tools)
+    }
+
+    /// A streaming parser (see [`crate::ResponseParser::new`]). Errors: as
+    /// [`EmbeddedTemplate::parse_response`].
+    pub fn parser(
+        &'static self,
+        prefix: &str,
+    ) -> Result<crate::ResponseParser<'static>, crate::ParseError> {
+        crate::ResponseParser::new(self.template()?, prefix)
+    }
+
+    /// A streaming parser typing tool-call arguments by `tools`. Errors: as
+    /// [`EmbeddedTemplate::parse_response`].
+    pub fn parser_with_tools(
+        &'static self,
+        prefix: &str,
+        tools: &[serde_json::Value],
+    ) -> Result<crate::ResponseParser<'static>, crate::ParseError> {
+        crate::ResponseParser::with_tools(self.template()?, prefix, tools)
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // Static -> owned (feature `alloc`): the run-time form the message-building parser reads.
 

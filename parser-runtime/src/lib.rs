@@ -19,6 +19,20 @@
 //! Both give the same [`CompiledTemplate`] tables and the same results.
 //!
 //! ```
+//! let prefix = "<|im_start|>assistant\n";
+//! let output = "<think>\nThe user greets me.\n</think>\nHello!";
+//! let message = parser_runtime::response_template!("../../templates/smollm3.json")
+//!     .parse_response(output, prefix)?;
+//! assert_eq!(message["content"], "Hello!");
+//! assert_eq!(message["thinking"], "The user greets me.");
+//! # Ok::<(), parser_runtime::ParseError>(())
+//! ```
+//!
+//! The macro's expression form is a `&'static` [`EmbeddedTemplate`] (keep it in a `let` or a
+//! `static`). The item form names the template and generates an enum of its fields, so that
+//! events can be matched exhaustively:
+//!
+//! ```
 //! parser_runtime::response_template!(pub SmolLm3 = "../../templates/smollm3.json");
 //!
 //! let prefix = "<|im_start|>assistant\n";
@@ -82,20 +96,27 @@
 
 pub use parser_runtime_core::*;
 
-/// Compiles a response template at build time into a parser item.
+/// Compiles a response template at build time, into an expression or an item.
 ///
 /// ```text
-/// response_template!(pub NAME = "path/to/template.json");
+/// response_template!("path/to/template.json")            // &'static EmbeddedTemplate
+/// response_template!(pub NAME = "path/to/template.json");  // an enum of the fields
 /// ```
 ///
 /// The path is relative to the file invoking the macro, like `include_str!`; the file is a
 /// bare template or a `tokenizer_config.json` with a `response_template` key. Editing it
 /// rebuilds the crate.
 ///
-/// The item is an enum with one variant per field of the template (field names converted to
+/// The expression form evaluates to a `&'static` [`EmbeddedTemplate`] (in a `let`, in a
+/// `static`, or inline: `response_template!("smollm3.json").parse_response(output, prefix)?`);
+/// its name is the file stem, or for a `tokenizer_config.json` the name of its directory.
+///
+/// The item form is an enum with one variant per field of the template (field names converted to
 /// `UpperCamelCase`), so events can be matched exhaustively, with:
 ///
 /// * `as_str(self) -> &'static str`, `from_name(&str) -> Option<Self>`, `FIELDS`;
+/// * `embedded() -> &'static EmbeddedTemplate` (the same value the expression form gives; the
+///   functions below delegate to it);
 /// * `template() -> Result<&'static CompiledTemplate, TableError>` (built once, on first use);
 /// * `parse_response(output, prefix)`, `parse_response_with_tools(output, prefix, tools)`;
 /// * `parser(prefix)`, `parser_with_tools(prefix, tools)` (streaming [`ResponseParser`]);

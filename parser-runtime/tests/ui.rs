@@ -15,14 +15,19 @@
 //! * `version_guard`: `__private::require_format` with a version other than
 //!   `FORMAT_VERSION` fails const evaluation (this expected output is rustc's const-eval
 //!   diagnostic, so it is the one most likely to change with the toolchain);
-//! * `missing_eq`: a malformed invocation (`pub Name "path"`, no `=`).
+//! * `missing_eq`: a malformed invocation (`pub Name "path"`, no `=`);
+//! * `expression_*`: the expression form `response_template!("path")` in a `let`, a `static`
+//!   and a method chain, with an invalid regex, several errors (all reported, and no type
+//!   error after them), a missing file, and an argument that is not a string literal.
 //!
 //! Template errors are reported at the string literal, each as
 //! `response template: <path as written>:<line>:<col>: <json path>: <reason>`, so the
 //! expected output holds no machine-specific path.
 //!
 //! `tests/ui/pass/*.rs` must compile and run: a real template (`templates/smollm3.json` of
-//! the workspace) parsed through the generated item.
+//! the workspace) parsed through the generated item, and through the expression form (inline,
+//! in a `static`, from a `tokenizer_config.json`, and the no-heap router) on a vendored fixture
+//! whose expected message is checked against the reference.
 //!
 //! After a deliberate change of a message, regenerate the expected output with
 //! `TRYBUILD=overwrite cargo test -p parser-runtime --test ui`, then read the diff of the

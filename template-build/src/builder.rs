@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use crate::codegen::{self, Endian, Item};
+use crate::codegen::{self, Endian, Form, Item};
 use crate::error::{TemplateError, TemplateErrorKind, TemplateErrors};
 
 /// Compiles response templates in a build script.
@@ -161,8 +161,10 @@ impl Builder {
                 Ok(template) => {
                     let ident = Ident::new(&name, Span::call_site());
                     let item = Item {
-                        vis: quote!(pub),
-                        ident: ident.clone(),
+                        form: Form::Item {
+                            vis: quote!(pub),
+                            ident: ident.clone(),
+                        },
                         source_file: file,
                         display_file: &display,
                         track: false,

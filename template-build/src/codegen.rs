@@ -24,10 +24,8 @@ use parser_runtime_core::tables::{
 /// What to generate around the tables.
 #[derive(Debug, Clone)]
 pub struct Item<'a> {
-    /// Visibility tokens (`pub`, `pub(crate)`, or empty).
-    pub vis: TokenStream,
-    /// The item's name.
-    pub ident: Ident,
+    /// An item (the field enum with its functions) or an expression.
+    pub form: Form,
     /// The template file; when `track` is set, the generated code `include_bytes!` it so that
     /// editing the file rebuilds the crate (must then be absolute or relative to the invoking
     /// file).
@@ -41,6 +39,51 @@ pub struct Item<'a> {
     /// `CARGO_CFG_TARGET_ENDIAN`): DFAs are embedded once, in that order. `None` (the macro,
     /// which cannot see the target) embeds both orders, selected by `cfg(target_endian)`.
     pub endian: Option<Endian>,
+}
+
+/// The shape of the generated code. Both forms embed the same statics (`StaticTemplate`,
+/// `RouteCell`, `EmbeddedTemplate`); the item form adds the field enum around them.
+#[derive(Debug, Clone)]
+pub enum Form {
+    /// `vis enum Ident { ... }` with one variant per field and associated functions that
+    /// delegate to its `EmbeddedTemplate` (`response_template!(pub Name = "path")`, build
+    /// scripts).
+    Item {
+        /// Visibility tokens (`pub`, `pub(crate)`, or empty).
+        vis: TokenStream,
+        /// The item's name.
+        ident: Ident,
+    },
+    /// A block expression of type `&'static EmbeddedTemplate`
+    /// (`response_template!("path")`).
+    Expression {
+        /// The template's name (`EmbeddedTemplate::name`).
+        name: String,
+    },
+}
+
+impl Form {
+    /// The template's name: the item name (without `r#`), or the expression's name.
+    pub fn name(&self) -> String {
+        match self {
+            Form::Item { ident, .. } => ident.to_string().trim_start_matches("r#").to_string(),
+            Form::Expression { name } => name.clone(),
+        }
+    }
+}
+
+/// The name of a template file for the expression form: the file stem, or for a
+/// `tokenizer_config.json` the name of the directory holding it (the model's name).
+pub fn template_name(path: &Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let parent = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|s| s.to_str());
+    match (stem, parent) {
+        ("tokenizer_config", Some(dir)) => dir.to_string(),
+        (stem, _) => stem.to_string(),
+    }
 }
 
 /// A byte order of embedded DFAs.
@@ -63,34 +106,92 @@ impl Endian {
     }
 }
 
-/// Generates the item for `template`.
+/// Generates the code for `template`: the item or the expression of `item.form`.
 pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
-    let Item {
-        vis,
-        ident,
-        source_file,
-        display_file,
-        track,
-        endian,
-    } = item;
-    let tables = tables(template, *endian);
-    let digest = Literal::u64_suffixed(digest(template));
-    let name = ident.to_string().trim_start_matches("r#").to_string();
-    let tracked = source_file.display().to_string();
-    let file = *display_file;
+    let name = item.form.name();
+    let guard = guard(item);
+    let statics = statics(item, &name, template);
+    match &item.form {
+        Form::Expression { .. } => quote! {
+            {
+                #guard
+                #statics
+                &TEMPLATE
+            }
+        },
+        Form::Item { vis, ident } => {
+            let body = enum_item(vis, ident, &name, item.display_file, template);
+            quote! {
+                #guard
+                #body
+
+                #[allow(dead_code)]
+                impl #ident {
+                    /// The template: const tables, no-heap routes and (with `alloc`) runtime
+                    /// tables, each made ready on first use.
+                    pub const fn embedded() -> &'static ::parser_runtime::EmbeddedTemplate {
+                        #statics
+                        &TEMPLATE
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The format-version check and the dependency on the template file.
+fn guard(item: &Item<'_>) -> TokenStream {
     let version = Literal::u32_suffixed(FORMAT_VERSION);
-    let variants = variant_names(template);
+    let tracked = item.source_file.display().to_string();
+    let track_tokens = if item.track {
+        quote! { const _: &[u8] = include_bytes!(#tracked); }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        const _: () = {
+            ::parser_runtime::__private::require_format(#version);
+            #track_tokens
+        };
+    }
+}
+
+/// `static TABLES` (the const tables), `static ROUTES` (their no-heap routes) and
+/// `static TEMPLATE` (the `EmbeddedTemplate` over both), in the current scope.
+fn statics(item: &Item<'_>, name: &str, template: &CompiledTemplate) -> TokenStream {
+    let tables = tables(template, item.endian);
+    let digest = Literal::u64_suffixed(digest(template));
     let dfa_count = Literal::usize_unsuffixed(dfa_count(template));
+    let file = item.display_file;
+    quote! {
+        static TABLES: ::parser_runtime::__private::StaticTemplate =
+            ::parser_runtime::__private::StaticTemplate {
+                name: #name,
+                source_file: #file,
+                digest: #digest,
+                template: #tables,
+            };
+        static ROUTES: ::parser_runtime::__private::RouteCell<#dfa_count> =
+            ::parser_runtime::__private::RouteCell::new(&TABLES);
+        static TEMPLATE: ::parser_runtime::EmbeddedTemplate =
+            ::parser_runtime::EmbeddedTemplate::new(&TABLES, &ROUTES);
+    }
+}
+
+/// The field enum and its functions, which delegate to `Self::embedded()`.
+fn enum_item(
+    vis: &TokenStream,
+    ident: &Ident,
+    name: &str,
+    file: &str,
+    template: &CompiledTemplate,
+) -> TokenStream {
+    let variants = variant_names(template);
     let field_names: Vec<&str> = template.fields.iter().map(|f| f.name.as_str()).collect();
     let variant_docs: Vec<String> = field_names
         .iter()
         .map(|n| format!("The field `{n}`."))
         .collect();
-    let track_tokens = if *track {
-        quote! { const _: &[u8] = include_bytes!(#tracked); }
-    } else {
-        TokenStream::new()
-    };
     let enum_doc = format!(
         "Fields of the response template `{file}`, compiled at build time by template-build \
          (one variant per field, in template order); the associated functions parse with it."
@@ -102,11 +203,6 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
         #vis enum #ident {
             #( #[doc = #variant_docs] #variants, )*
         }
-
-        const _: () = {
-            ::parser_runtime::__private::require_format(#version);
-            #track_tokens
-        };
 
         #[allow(dead_code)]
         impl #ident {
@@ -130,14 +226,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
 
             /// The embedded tables (const data).
             pub const fn tables() -> &'static ::parser_runtime::__private::StaticTemplate {
-                static TABLES: ::parser_runtime::__private::StaticTemplate =
-                    ::parser_runtime::__private::StaticTemplate {
-                        name: #name,
-                        source_file: #file,
-                        digest: #digest,
-                        template: #tables,
-                    };
-                &TABLES
+                Self::embedded().tables()
             }
 
             /// The tables of the no-heap router: DFAs deserialized in place on first use,
@@ -149,15 +238,14 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 ::parser_runtime::__private::StaticRoutes<'static>,
                 ::parser_runtime::__private::TableError,
             > {
-                static CELL: ::parser_runtime::__private::RouteCell<#dfa_count> =
-                    ::parser_runtime::__private::RouteCell::new(#ident::tables());
-                CELL.get()
+                Self::embedded().routes()
             }
 
             /// A no-heap streaming router (see `parser_runtime::router::Router`) with a hold
             /// buffer of `HOLD` bytes; its events carry this enum as the field id.
             ///
-            /// Errors: as [`Self::routes`].
+            /// Errors: as [`Self::routes`], or `TableReason::Route` when the router cannot
+            /// take the template.
             pub fn router<const HOLD: usize>() -> ::core::result::Result<
                 ::parser_runtime::__private::Router<
                     ::parser_runtime::__private::StaticRoutes<'static>,
@@ -166,7 +254,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 >,
                 ::parser_runtime::__private::TableError,
             > {
-                ::parser_runtime::__private::router(Self::NAME, Self::routes()?)
+                Self::embedded().typed_router()
             }
         }
 
@@ -181,9 +269,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
         impl #ident {
             /// The static tables and their lazily built runtime form.
             pub fn lazy() -> &'static ::parser_runtime::__private::LazyTemplate {
-                static LAZY: ::parser_runtime::__private::LazyTemplate =
-                    ::parser_runtime::__private::LazyTemplate::new(#ident::tables());
-                &LAZY
+                Self::embedded().lazy()
             }
 
             /// The compiled template, built from the static tables on first use (DFAs
@@ -195,7 +281,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 &'static ::parser_runtime::__private::CompiledTemplate,
                 ::parser_runtime::__private::TableError,
             > {
-                Self::lazy().get()
+                Self::embedded().template()
             }
 
             /// Parses one complete output (see `parser_runtime::parse_response`).
@@ -206,7 +292,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 ::parser_runtime::__private::Message,
                 ::parser_runtime::__private::ParseError,
             > {
-                ::parser_runtime::__private::parse_response(Self::template()?, output, prefix, &[])
+                Self::embedded().parse_response(output, prefix)
             }
 
             /// Parses one complete output, typing tool-call arguments by `tools` (OpenAI tool
@@ -219,7 +305,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 ::parser_runtime::__private::Message,
                 ::parser_runtime::__private::ParseError,
             > {
-                ::parser_runtime::__private::parse_response(Self::template()?, output, prefix, tools)
+                Self::embedded().parse_response_with_tools(output, prefix, tools)
             }
 
             /// A streaming parser (see `parser_runtime::ResponseParser::new`).
@@ -229,7 +315,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 ::parser_runtime::__private::ResponseParser<'static>,
                 ::parser_runtime::__private::ParseError,
             > {
-                ::parser_runtime::__private::ResponseParser::new(Self::template()?, prefix)
+                Self::embedded().parser(prefix)
             }
 
             /// A streaming parser typing tool-call arguments by `tools`.
@@ -240,11 +326,7 @@ pub fn generate(item: &Item<'_>, template: &CompiledTemplate) -> TokenStream {
                 ::parser_runtime::__private::ResponseParser<'static>,
                 ::parser_runtime::__private::ParseError,
             > {
-                ::parser_runtime::__private::ResponseParser::with_tools(
-                    Self::template()?,
-                    prefix,
-                    tools,
-                )
+                Self::embedded().parser_with_tools(prefix, tools)
             }
         }
         }

@@ -5,26 +5,34 @@
 use std::path::{Path, PathBuf};
 
 use proc_macro::TokenStream;
+use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token, Visibility};
 
-use template_build::codegen::{self, Item};
+use template_build::codegen::{self, Form, Item};
 
-/// `vis Name = "path"`.
+/// `"path"` (expression form) or `vis Name = "path"` (item form).
 struct Input {
-    vis: Visibility,
-    ident: Ident,
+    /// `(vis, Name)` for the item form.
+    item: Option<(Visibility, Ident)>,
     path: LitStr,
 }
 
 impl Parse for Input {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            let path = input.parse()?;
+            return Ok(Self { item: None, path });
+        }
         let vis = input.parse()?;
         let ident = input.parse()?;
         input.parse::<Token![=]>()?;
         let path = input.parse()?;
         input.parse::<Option<Token![;]>>()?;
-        Ok(Self { vis, ident, path })
+        Ok(Self {
+            item: Some((vis, ident)),
+            path,
+        })
     }
 }
 
@@ -34,57 +42,75 @@ pub fn response_template(input: TokenStream) -> TokenStream {
     let input = match syn::parse::<Input>(input) {
         Ok(input) => input,
         Err(e) => {
-            let mut e = e;
-            e.combine(syn::Error::new(
-                e.span(),
-                "expected `response_template!(pub Name = \"path/to/template.json\")`",
-            ));
-            return e.to_compile_error().into();
+            // One error: in expression position only one macro call can stand.
+            let message = format!(
+                "{e}; the macro takes `response_template!(\"path/to/template.json\")` (an \
+                 expression) or `response_template!(pub Name = \"path/to/template.json\")` (an \
+                 item)"
+            );
+            return syn::Error::new(e.span(), message).to_compile_error().into();
         }
     };
+    let expression = input.item.is_none();
     let written = input.path.value();
     let path = resolve(&written, input.path.span().unwrap());
-    let fail = |message: String| -> TokenStream {
-        syn::Error::new(input.path.span(), message)
-            .to_compile_error()
-            .into()
-    };
+    let span = input.path.span();
     if !path.is_file() {
         let why = match std::fs::metadata(&path) {
             Ok(_) => "not a file".to_string(),
             Err(e) => e.to_string(),
         };
-        return fail(format!(
+        let message = format!(
             "response template: {written:?}: cannot read {}: {why} (the path is relative to \
              the file that contains the string)",
             path.display()
-        ));
+        );
+        return compile_errors(span, vec![message], expression);
     }
     let template = match template_build::load_file(&path) {
         Ok(t) => t,
         Err(errors) => {
-            let mut all: Option<syn::Error> = None;
             // Name the file as the user wrote it (stable across machines), not the resolved path.
             let errors = errors.with_file(&written);
-            for error in errors.iter() {
-                let e = syn::Error::new(input.path.span(), format!("response template: {error}"));
-                match &mut all {
-                    Some(all) => all.combine(e),
-                    None => all = Some(e),
-                }
-            }
-            return all.map(|e| e.to_compile_error()).unwrap_or_default().into();
+            let messages = errors
+                .iter()
+                .map(|error| format!("response template: {error}"))
+                .collect();
+            return compile_errors(span, messages, expression);
         }
     };
+    let form = match input.item {
+        Some((vis, ident)) => Form::Item {
+            vis: quote::ToTokens::to_token_stream(&vis),
+            ident,
+        },
+        None => Form::Expression {
+            name: codegen::template_name(Path::new(&written)),
+        },
+    };
     let item = Item {
-        vis: quote::ToTokens::to_token_stream(&input.vis),
-        ident: input.ident,
+        form,
         source_file: &path,
         display_file: &written,
         track: true,
         endian: None,
     };
     codegen::generate(&item, &template).into()
+}
+
+/// Every message as a `compile_error!` at `span`. Items: one invocation after another. An
+/// expression: a block whose statements are the invocations and whose value is the last one,
+/// so the expression has no type of its own to complain about.
+fn compile_errors(span: Span, messages: Vec<String>, expression: bool) -> TokenStream {
+    let calls = messages
+        .iter()
+        .map(|m| quote::quote_spanned!(span=> ::core::compile_error!(#m)));
+    let tokens = if expression {
+        quote::quote_spanned!(span=> { #( #calls );* })
+    } else {
+        quote::quote_spanned!(span=> #( #calls; )*)
+    };
+    tokens.into()
 }
 
 /// The template path: relative to the directory of the source file that contains the string

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use proc_macro2::{Ident, Span};
 use quote::quote;
-use template_build::codegen::{self, Item};
+use template_build::codegen::{self, Form, Item};
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -55,8 +55,10 @@ fn main() {
         let expand = || {
             let template = template_build::load_file(&path).expect("vendored template compiles");
             let item = Item {
-                vis: quote!(pub),
-                ident: ident.clone(),
+                form: Form::Item {
+                    vis: quote!(pub),
+                    ident: ident.clone(),
+                },
                 source_file: &path,
                 display_file: name,
                 track: true,
