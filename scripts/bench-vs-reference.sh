@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput of our parser against smg-response-template 0.1.0 and the reference
-# (transformers 5.23.0, transformers/utils/chat_parsing) on generated realistic outputs
+# (transformers 5.24.0, transformers/utils/chat_parsing) on generated realistic outputs
 # (bench/: SmolLM3, Qwen3-Coder and a regex-heavy template at 10 KB, 100 KB and 2 MB;
 # one-shot, 16-byte and 4-byte chunks). Prints one Markdown table with all three columns.
 #
@@ -31,7 +31,7 @@ done
 
 cd "$(dirname "$0")/.."
 out=target/bench-inputs
-python=$(../shared/oracle/setup.sh target/oracle-venv | tail -n 1)
+python=$(ORACLE_TRANSFORMERS="${ORACLE_TRANSFORMERS:-5.24.0}" ../shared/oracle/setup.sh target/oracle-venv | tail -n 1)
 
 echo "== build (release)" >&2
 cargo build --release -q -p response-bench --bin compare

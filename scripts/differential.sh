@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Differential testing of our engine against the reference implementation
-# (transformers 5.23.0, transformers/utils/chat_parsing) on seeded random cases.
+# (transformers 5.24.0, transformers/utils/chat_parsing) on seeded random cases.
 #
 # usage: scripts/differential.sh [--seed N] [--count N] [--rtpl PATH|oracle] [--out DIR]
 #                                [--avoid TAG,..] [--only TAG,..] [--no-minimize]
@@ -38,7 +38,7 @@ if [ -n "$rtpl" ] && [ "$rtpl" != oracle ]; then rtpl=$(realpath "$rtpl"); fi
 if [ -n "$out" ]; then mkdir -p "$out" && out=$(realpath "$out"); fi
 
 cd "$(dirname "$0")/.."
-PY=$(../shared/oracle/setup.sh)
+PY=$(ORACLE_TRANSFORMERS="${ORACLE_TRANSFORMERS:-5.24.0}" ../shared/oracle/setup.sh)
 if [ -z "$rtpl" ]; then
   cargo build --release -p rtpl
   rtpl=$PWD/target/release/rtpl

@@ -2,7 +2,7 @@
 """Turns regression case inputs (tests/data/regressions.in.jsonl) into cases with the
 reference's expectations (tests/data/regressions.jsonl), in the conformance schema of
 shared/README.md. Run with the oracle venv's python from the repo root:
-  PY=$(../shared/oracle/setup.sh); $PY tests/data/make_regressions.py
+  PY=$(ORACLE_TRANSFORMERS=5.24.0 ../shared/oracle/setup.sh); $PY tests/data/make_regressions.py
 """
 import json
 import subprocess
