@@ -125,6 +125,12 @@ pub(super) enum SetItem {
         negated: bool,
         name: String,
     },
+    /// A POSIX class (`[:alpha:]` in a set) as the module's own code-point ranges (sorted,
+    /// inclusive), or their complement when `negated` (`[:^alpha:]`).
+    Ranges {
+        negated: bool,
+        ranges: &'static [(char, char)],
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -132,6 +132,18 @@ impl<'p> Emitter<'p> {
                 self.out.push_str(name);
                 self.out.push('}');
             }
+            SetItem::Ranges { negated, ranges } => {
+                // A nested class (a union inside the enclosing one), in both dialects.
+                self.out.push_str(if *negated { "[^" } else { "[" });
+                for &(lo, hi) in *ranges {
+                    push_code_point(&mut self.out, lo);
+                    if hi != lo {
+                        self.out.push('-');
+                        push_code_point(&mut self.out, hi);
+                    }
+                }
+                self.out.push(']');
+            }
         }
     }
 
@@ -317,6 +329,12 @@ impl<'p> Emitter<'p> {
         }
         Ok(())
     }
+}
+
+/// `c` as `\x{HEX}`, which both dialects read in and out of classes.
+fn push_code_point(out: &mut String, c: char) {
+    use std::fmt::Write;
+    let _ = write!(out, "\\x{{{:X}}}", u32::from(c));
 }
 
 #[cfg(test)]

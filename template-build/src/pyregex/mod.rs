@@ -32,7 +32,10 @@
 //! * In a character class a leading `]` is literal, `[` is literal (no nested sets in
 //!   `VERSION0`), `&&`, `--`, `~~`, `||` are not set operators, `\b` is a backspace, `\1`..`\7`
 //!   are octal escapes, `-` next to a class escape (`[\d-z]`) is a literal hyphen.
-//!   POSIX classes (`[[:alpha:]]`) are rejected.
+//!   POSIX classes (`[[:alpha:]]`, `[[:^alpha:]]`) read their name like a property name (case,
+//!   spaces, `_`, `-` ignored): the fourteen POSIX names are the module's own code-point tables
+//!   (`posix.rs`, generated from the module by `scripts/pyregex-posix.py`), any other name is
+//!   `\p{name}`; an unknown name is an error.
 //! * `^` is `\A`; `$` matches at the very end or before a final `"\n"`; `\Z` and `\z` are `\z`.
 //! * `\d`, `\w`, `\s`, `\b`, `\B` are Unicode; `\h` is `[\t\p{Zs}]`; `\m` / `\M` are the word
 //!   start / end boundaries.
@@ -52,7 +55,7 @@
 //! Constructs Python accepts that are rejected everywhere: recursion (`(?R)`, `(?1)`,
 //! `(?&name)`, `(?P>name)`), conditionals (`(?(1)..)`), branch reset (`(?|..)`), backtracking
 //! verbs (`(*SKIP)`), fuzzy matching, named lists (`\L<name>`), named characters
-//! (`\N{...}`), grapheme clusters (`\X`), lone surrogates, POSIX classes, duplicate group names
+//! (`\N{...}`), grapheme clusters (`\X`), lone surrogates, POSIX classes of unknown names, duplicate group names
 //! (the module merges them into one group), the flags listed above, Unicode property names
 //! regex-syntax does not know (`\p{IsAlpha}`), a case-insensitive backreference
 //! (fancy-regex compares backreferences case-sensitively) and a forward backreference (to a
@@ -76,6 +79,7 @@ mod ast;
 mod emit;
 mod lower;
 mod parse;
+mod posix;
 
 use ast::{alternatives, collect_names, sequence, Node};
 use emit::Target;
@@ -193,7 +197,8 @@ pub enum Construct {
     Grapheme,
     /// An escape that denotes a lone surrogate (`\ud800`).
     LoneSurrogate,
-    /// A POSIX character class `[[:alpha:]]`.
+    /// A POSIX character class of a name the module does not know, or of a Unicode property
+    /// regex-syntax does not know (`[[:foo:]]`).
     Posix,
     /// A Unicode property regex-syntax does not know (`\p{IsAlpha}`).
     UnicodeProperty,
@@ -509,7 +514,7 @@ mod tests {
             (fancy, r"\X", Unsupported(Grapheme), Some(0)),
             (fancy, r"\ud800", Unsupported(LoneSurrogate), Some(0)),
             (fancy, r"a{e<=1}", Unsupported(Fuzzy), Some(1)),
-            (fancy, r"[[:alpha:]]", Unsupported(Posix), Some(1)),
+            (fancy, r"[[:foo:]]", Unsupported(Posix), Some(1)),
             (fancy, r"(?a)\w", Unsupported(Flag("a")), Some(0)),
             (fancy, r"(?V1)a", Unsupported(Flag("V1")), Some(0)),
             (

@@ -35,6 +35,13 @@ const MAX_DEPTH: usize = 100;
 
 use parser_runtime_core::pychar::py_is_space as py_isspace;
 
+/// Whether regex-syntax knows the Unicode property `\p{name}`.
+fn known_property(name: &str) -> bool {
+    regex_syntax::Parser::new()
+        .parse(&format!("\\p{{{name}}}"))
+        .is_ok()
+}
+
 /// Python `str.isidentifier()`, approximated with Unicode alphabetic / alphanumeric.
 fn py_isidentifier(s: &str) -> bool {
     let mut chars = s.chars();
@@ -1239,10 +1246,7 @@ impl<'p> Parser<'p> {
             return Ok(Esc::Char(if positive { 'p' } else { 'P' }));
         };
         if let SetItem::Prop { name, .. } = &prop {
-            if regex_syntax::Parser::new()
-                .parse(&format!("\\p{{{name}}}"))
-                .is_err()
-            {
+            if !known_property(name) {
                 return Err(self.unsupported(
                     Construct::UnicodeProperty,
                     format!(
@@ -1333,6 +1337,40 @@ impl<'p> Parser<'p> {
         }])
     }
 
+    /// A POSIX class `[:name:]` (`[:^name:]` when `negated`) that starts at byte `start`. The
+    /// module reads the name like a property name (case, spaces, `_` and `-` ignored): its
+    /// fourteen POSIX names (alnum, alpha, ascii, blank, cntrl, digit, graph, lower, print,
+    /// punct, space, upper, word, xdigit) are the module's own tables (`posix.rs`), any other
+    /// name is the Unicode property `\p{name}`. Errors: an unknown name (the module raises
+    /// "unknown property").
+    fn posix_class(
+        &mut self,
+        negated: bool,
+        name: &str,
+        start: usize,
+    ) -> Result<SetItem, RegexIssue> {
+        let key: String = name
+            .chars()
+            .filter(|c| !" _-".contains(*c))
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        if let Some(ranges) = super::posix::class(&key) {
+            return Ok(SetItem::Ranges { negated, ranges });
+        }
+        let name = name.trim().to_string();
+        if name.is_empty() || !known_property(&name) {
+            return Err(self.unsupported(
+                Construct::Posix,
+                format!(
+                    "unknown or unsupported POSIX class `{}`",
+                    self.text(start, self.src.pos)
+                ),
+                start,
+            ));
+        }
+        Ok(SetItem::Prop { negated, name })
+    }
+
     fn parse_set_item(&mut self, open: usize) -> Result<SetAtom, RegexIssue> {
         let start = self.src.pos;
         if self.src.matches("\\") {
@@ -1343,17 +1381,10 @@ impl<'p> Parser<'p> {
             };
         }
         if self.src.matches("[:") {
-            let _negate = self.src.matches("^");
-            self.parse_property_name();
+            let negated = self.src.matches("^");
+            let (_, name) = self.parse_property_name();
             if self.src.matches(":]") {
-                return Err(self.unsupported(
-                    Construct::Posix,
-                    format!(
-                        "POSIX character class `{}` is not supported",
-                        self.text(start, self.src.pos)
-                    ),
-                    start,
-                ));
+                return self.posix_class(negated, &name, start).map(SetAtom::Other);
             }
             self.src.pos = start;
         }
