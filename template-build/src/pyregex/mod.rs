@@ -41,8 +41,11 @@
 //!   start / end boundaries.
 //! * Escapes of any non-alphanumeric character are that character (`\<` is `<`, not a word
 //!   boundary); unknown ASCII-letter escapes are errors; `\xHH`, `\uHHHH`, `\UHHHHHHHH`,
-//!   `\0`, `\0oo` and three-digit octal escapes become code points; `\N` and `\p` / `\P` not
-//!   followed by a well-formed name are the literal letters.
+//!   `\0`, `\0oo` and three-digit octal escapes become code points; `\N{name}` is the
+//!   character of that name or alias (any case, spelled exactly, as `unicodedata.lookup` reads
+//!   it; the names come from unicode_names2, whose Unicode version may be newer than the
+//!   module's), an unknown name an error; `\N` and `\p` / `\P` not followed by a well-formed
+//!   name are the literal letters.
 //! * `\1`..`\99`, `(?P=name)` and `\g<name>` / `\g<1>` are backreferences.
 //! * Inline flags `(?i)`, `(?m)`, `(?s)`, `(?x)`, `(?u)` apply from where they stand to the
 //!   end of the enclosing group; `(?flags:...)` and `(?flags-flags:...)` are scoped. Verbose
@@ -54,9 +57,9 @@
 //!
 //! Constructs Python accepts that are rejected everywhere: recursion (`(?R)`, `(?1)`,
 //! `(?&name)`, `(?P>name)`), conditionals (`(?(1)..)`), branch reset (`(?|..)`), backtracking
-//! verbs (`(*SKIP)`), fuzzy matching, named lists (`\L<name>`), named characters
-//! (`\N{...}`), grapheme clusters (`\X`), lone surrogates, POSIX classes of unknown names, duplicate group names
-//! (the module merges them into one group), the flags listed above, Unicode property names
+//! verbs (`(*SKIP)`), fuzzy matching, named lists (`\L<name>`), grapheme clusters (`\X`),
+//! lone surrogates, POSIX classes of unknown names, duplicate group names (the module merges
+//! them into one group), the flags listed above, Unicode property names
 //! regex-syntax does not know (`\p{IsAlpha}`), a case-insensitive backreference
 //! (fancy-regex compares backreferences case-sensitively) and a forward backreference (to a
 //! group defined after it). fancy-regex itself refuses look-behind of unbounded length; the
@@ -191,8 +194,6 @@ pub enum Construct {
     Fuzzy,
     /// A named list `\L<name>`.
     NamedList,
-    /// A named character `\N{...}`.
-    NamedChar,
     /// A grapheme cluster `\X`.
     Grapheme,
     /// An escape that denotes a lone surrogate (`\ud800`).
@@ -504,12 +505,7 @@ mod tests {
                 Unsupported(ForwardBackreference),
                 Some(3),
             ),
-            (
-                fancy,
-                r"\N{LATIN SMALL LETTER A}",
-                Unsupported(NamedChar),
-                Some(0),
-            ),
+            (fancy, r"\N{NO SUCH NAME}", Syntax, Some(0)),
             (fancy, r"\L<words>", Unsupported(NamedList), Some(0)),
             (fancy, r"\X", Unsupported(Grapheme), Some(0)),
             (fancy, r"\ud800", Unsupported(LoneSurrogate), Some(0)),

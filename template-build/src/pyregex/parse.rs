@@ -35,6 +35,28 @@ const MAX_DEPTH: usize = 100;
 
 use parser_runtime_core::pychar::py_is_space as py_isspace;
 
+/// The character `\N{name}` denotes, as Python's `unicodedata.lookup` reads the name (which
+/// the `regex` module uses): a character's name or one of its aliases, in any case, spelled
+/// exactly (unicode_names2 alone also accepts loose spellings such as doubled spaces or a
+/// missing hyphen, which Python refuses). Named sequences are not single characters: `None`.
+fn named_char(name: &str) -> Option<char> {
+    let c = unicode_names2::character(name)?;
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != ' ' && *c != '-')
+            .map(|c| c.to_ascii_uppercase())
+            .collect()
+    };
+    match unicode_names2::name(c).map(|n| n.to_string()) {
+        Some(canonical) if canonical == name.to_ascii_uppercase() => Some(c),
+        // The canonical name spelled loosely (`NOBREAK SPACE`, `DIGIT  ZERO`).
+        Some(canonical) if squash(&canonical) == squash(name) => None,
+        // An alias (`BYTE ORDER MARK`, `LF`): accepted when spelled plainly (single spaces,
+        // none at either end).
+        _ => (!name.starts_with(' ') && !name.ends_with(' ') && !name.contains("  ")).then_some(c),
+    }
+}
+
 /// Whether regex-syntax knows the Unicode property `\p{name}`.
 fn known_property(name: &str) -> bool {
     regex_syntax::Parser::new()
@@ -1036,18 +1058,17 @@ impl<'p> Parser<'p> {
             'N' => {
                 let saved = self.src.pos;
                 if self.src.matches("{") {
-                    self.src
+                    let name = self
+                        .src
                         .get_while(|c| c.is_ascii_alphanumeric() || c == ' ' || c == '-', true);
                     if self.src.matches("}") {
-                        return Err(self.unsupported(
-                            Construct::NamedChar,
-                            format!(
-                                "named character `{}` is not supported (write the character \
-                                 itself or `\\x{{...}}`)",
-                                self.text(start, self.src.pos)
-                            ),
-                            start,
-                        ));
+                        return match named_char(&name) {
+                            Some(c) => Ok(Esc::Char(c)),
+                            None => {
+                                Err(self
+                                    .syntax(format!("undefined character name `{name}`"), start))
+                            }
+                        };
                     }
                 }
                 self.src.pos = saved;
