@@ -16,7 +16,7 @@ results = {r["id"]: r for r in map(json.loads, out.splitlines())}
 with open("tests/data/regressions.jsonl", "w") as f:
     for c in ins:
         r = results[c["id"]]
-        case = dict(c, origin="reference oracle (transformers 5.23.0) on a regression input")
+        case = dict(c, origin="reference oracle (transformers 5.24.0) on a regression input")
         case.setdefault("chunks", None)
         case.setdefault("tools", None)
         if c.get("script"):

@@ -109,6 +109,27 @@ pub(super) enum AssertKind {
     NotWordBoundary,
     WordStart,
     WordEnd,
+    /// `\b` in ASCII mode (`(?a)`): ASCII word characters only.
+    AsciiWordBoundary,
+    /// `\B` in ASCII mode.
+    AsciiNotWordBoundary,
+    /// `\m` in ASCII mode.
+    AsciiWordStart,
+    /// `\M` in ASCII mode.
+    AsciiWordEnd,
+}
+
+impl AssertKind {
+    /// The kind in ASCII mode (`(?a)`): word boundaries over ASCII word characters.
+    pub(super) fn ascii(self) -> Self {
+        match self {
+            Self::WordBoundary => Self::AsciiWordBoundary,
+            Self::NotWordBoundary => Self::AsciiNotWordBoundary,
+            Self::WordStart => Self::AsciiWordStart,
+            Self::WordEnd => Self::AsciiWordEnd,
+            other => other,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -129,7 +150,7 @@ pub(super) enum SetItem {
     /// inclusive), or their complement when `negated` (`[:^alpha:]`).
     Ranges {
         negated: bool,
-        ranges: &'static [(char, char)],
+        ranges: std::borrow::Cow<'static, [(char, char)]>,
     },
 }
 

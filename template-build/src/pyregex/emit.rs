@@ -135,7 +135,7 @@ impl<'p> Emitter<'p> {
             SetItem::Ranges { negated, ranges } => {
                 // A nested class (a union inside the enclosing one), in both dialects.
                 self.out.push_str(if *negated { "[^" } else { "[" });
-                for &(lo, hi) in *ranges {
+                for &(lo, hi) in ranges.iter() {
                     push_code_point(&mut self.out, lo);
                     if hi != lo {
                         self.out.push('-');
@@ -217,6 +217,23 @@ impl<'p> Emitter<'p> {
                     (AssertKind::WordEnd, Target::Dfa) => "\\b{end}",
                     (AssertKind::WordStart, Target::Fancy) => "(?:\\b(?=\\w))",
                     (AssertKind::WordEnd, Target::Fancy) => "(?:\\b(?<=\\w))",
+                    // fancy-regex has no `(?-u:..)`: spelled with look-around over ASCII \w.
+                    (AssertKind::AsciiWordBoundary, Target::Dfa) => "(?-u:\\b)",
+                    (AssertKind::AsciiNotWordBoundary, Target::Dfa) => "(?-u:\\B)",
+                    (AssertKind::AsciiWordStart, Target::Dfa) => "(?-u:\\b{start})",
+                    (AssertKind::AsciiWordEnd, Target::Dfa) => "(?-u:\\b{end})",
+                    (AssertKind::AsciiWordBoundary, Target::Fancy) => {
+                        "(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))"
+                    }
+                    (AssertKind::AsciiNotWordBoundary, Target::Fancy) => {
+                        "(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_]))"
+                    }
+                    (AssertKind::AsciiWordStart, Target::Fancy) => {
+                        "(?:(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))"
+                    }
+                    (AssertKind::AsciiWordEnd, Target::Fancy) => {
+                        "(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_]))"
+                    }
                 };
                 self.out.push_str(s);
             }

@@ -50,8 +50,9 @@
 //! * Inline flags `(?i)`, `(?m)`, `(?s)`, `(?x)`, `(?u)` apply from where they stand to the
 //!   end of the enclosing group; `(?flags:...)` and `(?flags-flags:...)` are scoped. Verbose
 //!   mode (`x`) is translated faithfully (whitespace and `#` comments outside classes are
-//!   dropped). `(?b)`, `(?e)` and `(?V0)` are accepted (no effect here); `(?a)`, `(?L)`,
-//!   `(?w)`, `(?f)`, `(?p)`, `(?r)` and `(?V1)` are rejected.
+//!   dropped). `(?b)`, `(?e)` and `(?V0)` are accepted (no effect here); `(?a)` (ASCII
+//!   mode) is resolved while parsing (see `ascii.rs`), and with `(?u)` is an error as in the
+//!   module; `(?L)`, `(?w)`, `(?f)`, `(?p)`, `(?r)` and `(?V1)` are rejected.
 //! * A quantifier on a zero-width assertion is reduced (`\b*` matches like the empty pattern,
 //!   `(?=a)+` like `(?=a)`), as the module's matching of such repeats is equivalent.
 //!
@@ -78,6 +79,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
+mod ascii;
 mod ast;
 mod emit;
 mod lower;
@@ -511,7 +513,7 @@ mod tests {
             (fancy, r"\ud800", Unsupported(LoneSurrogate), Some(0)),
             (fancy, r"a{e<=1}", Unsupported(Fuzzy), Some(1)),
             (fancy, r"[[:foo:]]", Unsupported(Posix), Some(1)),
-            (fancy, r"(?a)\w", Unsupported(Flag("a")), Some(0)),
+            (fancy, r"(?au)\w", Syntax, Some(4)),
             (fancy, r"(?V1)a", Unsupported(Flag("V1")), Some(0)),
             (
                 fancy,

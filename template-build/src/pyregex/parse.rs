@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::ast::{concat, AssertKind, Capture, Node, Perl, RefTarget, RepeatKind, SetItem, Span};
-use super::{Construct, RegexIssue, RegexIssueKind};
+use super::{ascii, Construct, RegexIssue, RegexIssueKind};
 
 const F_IGNORECASE: u32 = 1 << 0;
 const F_MULTILINE: u32 = 1 << 1;
@@ -229,7 +229,7 @@ pub(super) fn parse(pattern: &str) -> Result<Parsed, RegexIssue> {
         pattern,
         src: Source::new(pattern),
         // `regex.compile(pattern, regex.DOTALL)` on a str: VERSION0 | UNICODE | DOTALL.
-        flags: F_DOTALL | F_UNICODE | F_VERSION0,
+        flags: F_DOTALL | F_VERSION0,
         group_count: 0,
         open_groups: Vec::new(),
         names: Vec::new(),
@@ -354,6 +354,30 @@ impl<'p> Parser<'p> {
         self.flags & F_IGNORECASE != 0
     }
 
+    /// ASCII mode (`(?a)`) is on here.
+    fn ascii(&self) -> bool {
+        self.flags & F_ASCII != 0
+    }
+
+    /// A literal character under the flags in force.
+    fn lit(&self, c: char) -> Node {
+        if self.ascii() {
+            return ascii::lit(c, self.ci());
+        }
+        Node::Lit { c, ci: self.ci() }
+    }
+
+    /// A class escape outside a set (`\d`, `\p{L}`) under the flags in force.
+    fn class_item(&self, item: SetItem) -> Node {
+        if self.ascii() {
+            return ascii::item(item, self.ci());
+        }
+        Node::Item {
+            item,
+            ci: self.ci(),
+        }
+    }
+
     fn expect(&mut self, s: &str) -> Result<(), RegexIssue> {
         if self.src.matches(s) {
             Ok(())
@@ -401,11 +425,8 @@ impl<'p> Parser<'p> {
                     break;
                 }
                 '\\' => match self.parse_escape(false, ch_pos)? {
-                    Esc::Char(c) => seq.push(Some(Node::Lit { c, ci: self.ci() })),
-                    Esc::Class(item) => seq.push(Some(Node::Item {
-                        item,
-                        ci: self.ci(),
-                    })),
+                    Esc::Char(c) => seq.push(Some(self.lit(c))),
+                    Esc::Class(item) => seq.push(Some(self.class_item(item))),
                     Esc::Node(node) => seq.push(Some(node)),
                 },
                 '(' => {
@@ -446,14 +467,11 @@ impl<'p> Parser<'p> {
                         None => {
                             // `{` that is not a quantifier: a fuzzy constraint or a literal.
                             self.check_not_fuzzy(ch_pos)?;
-                            seq.push(Some(Node::Lit {
-                                c: '{',
-                                ci: self.ci(),
-                            }));
+                            seq.push(Some(self.lit('{')));
                         }
                     }
                 }
-                c => seq.push(Some(Node::Lit { c, ci: self.ci() })),
+                c => seq.push(Some(self.lit(c))),
             }
         }
         Ok(concat(seq.into_iter().flatten().collect()))
@@ -984,8 +1002,13 @@ impl<'p> Parser<'p> {
         if on & off != 0 {
             return Err(self.syntax("bad inline flags: flag turned on and off", self.src.pos));
         }
+        if ((self.flags | on) & !off & (F_ASCII | F_UNICODE | F_LOCALE)).count_ones() > 1 {
+            return Err(self.syntax(
+                "ASCII, LOCALE and UNICODE flags are mutually incompatible",
+                self.src.pos,
+            ));
+        }
         let unsupported = [
-            (F_ASCII, "a", "ASCII-only matching `(?a)`"),
             (F_LOCALE, "L", "locale-dependent matching `(?L)`"),
             (F_WORD, "w", "Unicode word and line boundaries `(?w)`"),
             (F_FULLCASE, "f", "full case-folding `(?f)`"),
@@ -1095,6 +1118,7 @@ impl<'p> Parser<'p> {
                         _ => None,
                     };
                     if let Some(kind) = kind {
+                        let kind = if self.ascii() { kind.ascii() } else { kind };
                         return Ok(Esc::Node(Node::Assert { kind }));
                     }
                     if c == 'K' {
@@ -1324,6 +1348,9 @@ impl<'p> Parser<'p> {
             items.extend(self.parse_set_member(open)?);
         }
         self.expect("]")?;
+        if self.ascii() {
+            return Ok(ascii::set(negated, &items, self.ci()));
+        }
         Ok(Node::Set {
             negated,
             items,
@@ -1376,7 +1403,10 @@ impl<'p> Parser<'p> {
             .map(|c| c.to_ascii_lowercase())
             .collect();
         if let Some(ranges) = super::posix::class(&key) {
-            return Ok(SetItem::Ranges { negated, ranges });
+            return Ok(SetItem::Ranges {
+                negated,
+                ranges: std::borrow::Cow::Borrowed(ranges),
+            });
         }
         let name = name.trim().to_string();
         if name.is_empty() || !known_property(&name) {
