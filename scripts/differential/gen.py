@@ -110,6 +110,15 @@ GENERIC_PAIRS = [(lit(o), lit(c)) for o, c in [
     (rx(r"<t>|<t>\n(?=\n)", ["<t>", "<t>\n\n"], ["lookahead", "alternation"]), lit("</t>")),
     (lits(["<t>\n"]), lit("</t2>")),
     (rx(r"x(|y$)", ["x", "xy"], ["dollar_alt", "regex_edge"]), lit("</x>")),
+    # The rest of the Python dialect: POSIX classes, ASCII mode (ASCII case folding and word
+    # boundaries next to non-ASCII word characters), named characters.
+    (rx(r"<[[:alpha:]_]+>", ["<think>", "<a_b>", "<é>"], ["posix"]),
+     rx(r"</[[:alpha:]_]+>", ["</think>", "</a_b>", "</é>"], ["posix"])),
+    (rx(r"(?ai)<answer>", ["<answer>", "<ANSWER>", "<AnSwEr>"], ["ascii_mode"]), lit("</answer>")),
+    (lit("<x>"), rx(r"(?a)\bEND\b", ["END", " END", "END "], ["ascii_mode", "word_boundary"])),
+    (rx(r"(?a)\bTHINK:", ["THINK:", " THINK:"], ["ascii_mode", "word_boundary"]), lit("\n\n")),
+    (rx(r"\N{LEFT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["«"], ["named_char", "multibyte"]),
+     rx(r"\N{RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["»"], ["named_char", "multibyte"])),
 ]
 
 # (open, close) pairs of tool-call regions (bodies are JSON calls).
