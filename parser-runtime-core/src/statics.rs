@@ -184,8 +184,9 @@ impl<const N: usize> RouteSource for RouteCell<N> {
 /// It holds the const tables ([`StaticTemplate`]: DFAs as embedded bytes), the no-heap
 /// routes (DFAs deserialized in place on first use, into a fixed array) and, with `alloc`,
 /// the runtime tables ([`CompiledTemplate`], built once on first use). Nothing is
-/// deserialized or built until a method needs it; each is done once per process, and a
-/// failure (only possible with mismatched crate versions) is returned again by later calls.
+/// deserialized or built until a method needs it; each is done once per value (one value per
+/// macro invocation), and a failure (only possible with mismatched crate versions) is returned
+/// again by later calls.
 ///
 /// Methods take `&'static self`: the value lives in a `static` of the generated code.
 pub struct EmbeddedTemplate {

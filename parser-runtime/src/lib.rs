@@ -109,7 +109,11 @@ pub use parser_runtime_core::*;
 ///
 /// The expression form evaluates to a `&'static` [`EmbeddedTemplate`] (in a `let`, in a
 /// `static`, or inline: `response_template!("smollm3.json").parse_response(output, prefix)?`);
-/// its name is the file stem, or for a `tokenizer_config.json` the name of its directory.
+/// its name is the file stem, or for a `tokenizer_config.json` the name of its directory. Each
+/// invocation embeds its own tables and builds them once, on its own first use: to share one
+/// template, invoke the macro once, in a `static` or `const`. The path must be a string
+/// literal (a macro such as `concat!` is not expanded there). The item form in expression
+/// position, or the expression form where an item is expected, is a syntax error of rustc.
 ///
 /// The item form is an enum with one variant per field of the template (field names converted to
 /// `UpperCamelCase`), so events can be matched exhaustively, with:

@@ -18,7 +18,8 @@
 //! * `missing_eq`: a malformed invocation (`pub Name "path"`, no `=`);
 //! * `expression_*`: the expression form `response_template!("path")` in a `let`, a `static`
 //!   and a method chain, with an invalid regex, several errors (all reported, and no type
-//!   error after them), a missing file, and an argument that is not a string literal.
+//!   error after them), a missing file (its path shown with `..` resolved), and a path that is
+//!   not a plain non-empty string literal (a number, a byte string, a suffix, `concat!`, `""`).
 //!
 //! Template errors are reported at the string literal, each as
 //! `response template: <path as written>:<line>:<col>: <json path>: <reason>`, so the

@@ -20,20 +20,53 @@ struct Input {
 
 impl Parse for Input {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        if input.peek(LitStr) {
-            let path = input.parse()?;
+        if input.peek(syn::Lit) || (input.peek(Ident) && input.peek2(Token![!])) {
+            let path = path_literal(input)?;
             return Ok(Self { item: None, path });
         }
         let vis = input.parse()?;
         let ident = input.parse()?;
         input.parse::<Token![=]>()?;
-        let path = input.parse()?;
+        let path = path_literal(input)?;
         input.parse::<Option<Token![;]>>()?;
         Ok(Self {
             item: Some((vis, ident)),
             path,
         })
     }
+}
+
+/// The template path: a plain string literal (`"..."` or `r"..."`), not empty, without a
+/// suffix. Anything else in its place (a byte string, a number, a macro call such as
+/// `concat!`, which a procedural macro cannot expand) is an error saying so.
+fn path_literal(input: ParseStream<'_>) -> syn::Result<LitStr> {
+    if input.peek(Ident) && input.peek2(Token![!]) {
+        let name: Ident = input.parse()?;
+        return Err(syn::Error::new(
+            name.span(),
+            format!(
+                "the template path must be a string literal; `{name}!` is not expanded here \
+                 (write the path out)"
+            ),
+        ));
+    }
+    let lit: syn::Lit = input.parse()?;
+    let syn::Lit::Str(path) = lit else {
+        return Err(syn::Error::new(
+            lit.span(),
+            "the template path must be a string literal (`\"path/to/template.json\"`)",
+        ));
+    };
+    if !path.suffix().is_empty() {
+        return Err(syn::Error::new(
+            path.span(),
+            format!("the template path takes no suffix (`{}`)", path.suffix()),
+        ));
+    }
+    if path.value().is_empty() {
+        return Err(syn::Error::new(path.span(), "the template path is empty"));
+    }
+    Ok(path)
 }
 
 /// Compiles a response template at build time. See `parser_runtime::response_template!`.
@@ -140,6 +173,25 @@ fn resolve(path: &str, literal: proc_macro::Span) -> PathBuf {
             .map(|d| d.join(&joined))
             .unwrap_or(joined)
     };
-    // Normalize `..` so that messages and `include_bytes!` show a clean path.
-    joined.canonicalize().unwrap_or(joined)
+    // Normalize `..` so that messages and `include_bytes!` show a clean path (lexically when
+    // the file does not exist, so the error names the path the user meant).
+    joined.canonicalize().unwrap_or_else(|_| lexical(&joined))
+}
+
+/// `path` with `.` dropped and each `..` removing the component before it.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = parser_runtime::response_template!("templates/../templates/no_such.json");
+}
