@@ -77,7 +77,9 @@ pub fn compile_text(text: &str) -> Result<CompiledTemplate, TemplateErrors> {
         .map_err(|errors| locate_errors(errors, text))
 }
 
-/// Fills in [`TemplateError::line_col`] from each error's JSON path.
+/// Fills in [`TemplateError::line_col`] from each error's JSON path; in a
+/// `tokenizer_config.json` the path then starts at the file's root
+/// (`response_template.fields.content.close`), as the line:column does.
 fn locate_errors(mut errors: TemplateErrors, text: &str) -> TemplateErrors {
     let member = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map))
@@ -91,6 +93,13 @@ fn locate_errors(mut errors: TemplateErrors, text: &str) -> TemplateErrors {
         if error.line_col.is_none() {
             let offset = locate::offset_of(text, &error.path, member);
             error.line_col = Some(locate::line_col(text, offset));
+            if let Some(member) = member {
+                error.path = if error.path.is_empty() {
+                    member.to_string()
+                } else {
+                    format!("{member}.{}", error.path)
+                };
+            }
         }
     }
     errors
@@ -688,6 +697,20 @@ mod tests {
             assert_eq!(dfa_table(p).unwrap_err().kind, Kind::DfaUnsupported, "{p}");
         }
         dfa_table(r"(?-u:\b)x(?-u:\B)").unwrap();
+    }
+
+    #[test]
+    fn tokenizer_config_errors_name_the_path_from_the_file_root() {
+        let text = "{\n  \"eos_token\": \"</s>\",\n  \"response_template\": {\n    \"start_anchor\": \"<s>\",\n    \"fields\": {\"content\": {\"colour\": 1}}\n  }\n}\n";
+        let errors = compile_text(text).unwrap_err();
+        let error = &errors.0[0];
+        assert_eq!(error.path, "response_template.fields.content.colour");
+        assert_eq!(error.line_col, Some((5, 28)));
+        // A bare template keeps its own root.
+        let bare =
+            compile_text("{\"start_anchor\": \"<s>\", \"fields\": {\"content\": {\"colour\": 1}}}")
+                .unwrap_err();
+        assert_eq!(bare.0[0].path, "fields.content.colour");
     }
 
     #[test]
