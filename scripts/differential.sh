@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Differential testing of our engine against the reference implementation
 # (transformers 5.24.0, transformers/utils/chat_parsing) on seeded random cases.
+# With a reference of 5.24.0 or later (the default here) the cases also use the
+# python-call-list content parser (gen.py --python-call-list).
 #
 # usage: scripts/differential.sh [--seed N] [--count N] [--rtpl PATH|oracle] [--out DIR]
 #                                [--avoid TAG,..] [--only TAG,..] [--no-minimize]
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --avoid) avoid=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --no-minimize) minimize=""; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "differential.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +51,9 @@ d=scripts/differential
 gen_args=(--seed "$seed" --count "$count")
 [ -n "$avoid" ] && gen_args+=(--avoid "$avoid")
 [ -n "$only" ] && gen_args+=(--only "$only")
+if "$PY" -c 'import sys, transformers; sys.exit(tuple(map(int, transformers.__version__.split(".")[:2])) < (5, 24))'; then
+  gen_args+=(--python-call-list)
+fi
 
 "$PY" "$d/gen.py" "${gen_args[@]}" > "$out/cases.jsonl"
 echo "generated $(grep -c . "$out/cases.jsonl") cases (with one-shot twins) in $out/cases.jsonl" >&2

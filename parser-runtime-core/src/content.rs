@@ -1,8 +1,9 @@
 //! Content parsers: turn the body of a closed region into a JSON value.
 //!
-//! Reference: `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.23.0),
-//! `parse_content` and the parsers of `CONTENT_PARSERS` (`text`, `int`, `float`, `bool`,
-//! `json`, `xml-inline`, `kv-lines`). The Python built-ins they rely on are reimplemented here
+//! Reference: `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.23.0;
+//! `python-call-list` from 5.24.0), `parse_content` and the parsers of `CONTENT_PARSERS`
+//! (`text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`, the
+//! last in [`python_call_list`]). The Python built-ins they rely on are reimplemented here
 //! with their exact rules: `str.strip()` ([`py_strip`]), `int(str)`, `float(str)`,
 //! `json.loads` and the `regex` module's Unicode `\w`.
 //!
@@ -44,6 +45,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::error::ContentError;
 use crate::tables::ContentSpec;
+
+pub mod python_call_list;
 
 /// Parses a region body with its content parser (reference `parse_content`).
 ///
@@ -94,6 +97,7 @@ pub fn parse_content(body: &str, spec: &ContentSpec) -> Result<Value, ContentErr
             strip,
             value_parser,
         } => kv_lines(body, line_sep, kv_sep, *strip, value_parser.as_deref()),
+        ContentSpec::PythonCallList => python_call_list::python_call_list(body),
     }
 }
 

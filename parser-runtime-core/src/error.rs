@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 /// Why a region body could not be turned into a value.
 ///
 /// Reference: the `ValueError`/`KeyError` raised by `content_parsers.py` (`_int`, `_float`,
-/// `_json`, `_xml_inline`, `_apply_transform`, `process_field`) and by
+/// `_json`, `_xml_inline`, `_python_call_list`, `_apply_transform`, `process_field`) and by
 /// `ResponseParser._close_current` (`join`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ContentError {
@@ -29,6 +29,17 @@ pub enum ContentError {
         /// The reason given by the JSON parser.
         reason: String,
         /// Byte offset in the (transformed) text where parsing failed.
+        offset: usize,
+    },
+    /// `python-call-list` parser: the body is not a list of keyword-argument calls in the
+    /// parser's grammar (see `content::python_call_list`).
+    #[error("python-call-list: {reason} at byte {offset}")]
+    InvalidCallList {
+        /// What is wrong.
+        reason: String,
+        /// Byte offset in the region body: where the offending token starts (a string's
+        /// opening quote for errors inside a string; just after the closing bracket for a
+        /// repeated keyword argument or dict key).
         offset: usize,
     },
     /// `json` with `string_delims`: the body contains the reserved sentinels `\x01`/`\x02`.

@@ -25,7 +25,8 @@ pub enum Event {
         field: Arc<str>,
     },
     /// Text routed into the open region. `dirty` is true for structured content parsers
-    /// (json, xml-inline, kv-lines): the text is raw and only the close value is meaningful.
+    /// (json, xml-inline, kv-lines, python-call-list): the text is raw and only the close value
+    /// is meaningful.
     RegionChunk {
         /// The field name.
         field: Arc<str>,

@@ -2,6 +2,7 @@
 """Seeded random generator of differential cases (JSON Lines on stdout).
 
 usage: gen.py [--seed N] [--count N] [--avoid TAG,TAG] [--only TAG,TAG] [--no-twins]
+              [--python-call-list]
 
 Each case follows the schema of ../shared/README.md (id, origin, template, prefix,
 text, chunks, tools) plus "tags": the risky features it uses (regex edges, known
@@ -13,7 +14,10 @@ Templates are built from the features of the format: defaults, start_anchor
 (literal / list / pattern), 1-4 fields, literal / literal-list / regex delimiters
 (drawn from pools of realistic ones), at most one implicit field, fields without a
 close, every content parser and its arguments, repeats, join, optional, transforms
-with {content}, {content.x} and named groups, transform_each. Texts are assembled
+with {content}, {content.x} and named groups, transform_each. The python-call-list
+parser (transformers >= 5.24.0) is drawn only with --python-call-list, so that the
+cases of a seed stay the same without it (and the 5.23.0 reference, which does not know
+the parser, sees none). Texts are assembled
 from the template's delimiters (complete, partial, doubled, nested, adjacent,
 near misses) around bodies that fit (or break) the content parsers, and kept
 below 2 KB because the reference is slow on big inputs.
@@ -37,6 +41,7 @@ Tags (a case may have several):
   json_quirk        JSON that Python's json module treats specially (-0, dup keys)
   defaults_edge     defaults that collide with repeats/join fields
   tools             tool schemas given (argument casting);  null_prefix: prefix is null
+  python_call_list  a python-call-list field (--python-call-list; needs reference >= 5.24.0)
   prefill_split     the prefix ends inside the assistant message (prefilled open)
   chunks_1char / chunks_random / chunks_delims / chunks_empty: how the text is split
 """
@@ -139,6 +144,19 @@ TOOL_PAIRS = [
                            ["optional_suffix"])),
 ]
 
+# (open, close) pairs of python-call-list regions (bodies are `[name(key=value, ...), ...]`).
+PCL_PAIRS = [
+    (lit("<|tool_call_start|>"), lit("<|tool_call_end|>")),
+    (lit("<tool_call>"), lit("</tool_call>")),
+    (rx(r"<\|python_start\|>\s*", ["<|python_start|>", "<|python_start|>\n"], ["optional_suffix"]),
+     lit("<|python_end|>")),
+]
+
+# Names the python-call-list grammar accepts (`[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*`).
+PCL_FUNCS = ["get_weather", "search", "read_file", "add", "f", "calc_2", "tools.search-web", "get-time"]
+PCL_STRINGS = ["Paris", "", "a b", "naïve", "東京", "🙂 ok", "line\nbreak", "tab\t", "it's", 'say "hi"',
+               "back\\slash", "a)] b, g(x=1)", "x,y:z", "{}", "3", "2.5", "true", "None", "[1, 2]", "/path/to"]
+
 # Opens with a named group (the field gets a transform using {name}).
 NAMED_PAIRS = [
     (rx(r"<f=(?P<name>\w+)>", ["<f={name}>"], ["named_group"], groups=["name"]), lit("</f>")),
@@ -203,8 +221,9 @@ TEXT_WORDS = ["The answer is 4.", "I should call a tool.", "Let me check.", "Bon
 
 
 class Gen:
-    def __init__(self, rng):
+    def __init__(self, rng, python_call_list=False):
         self.r = rng
+        self.python_call_list = python_call_list
         self.tags = set()
         # Most cases are meant to parse: an error anywhere makes the whole case compare
         # only as "not ok", so bodies are broken on purpose in a quarter of the cases.
@@ -380,6 +399,99 @@ class Gen:
                              (0.03, ["nan", "inf", "1e400"], "nonfinite"),
                              (0.02, "1e20", "bigint")])
 
+    def py_string(self, s):
+        """`s` as a python-call-list string literal: either quote, escapes of every kind."""
+        quote = self.pick(['"', "'"])
+        out = []
+        for ch in s:
+            code = ord(ch)
+            if ch == "\\":
+                out.append("\\\\")
+            elif ch == quote:
+                out.append("\\" + quote)
+            elif ch in "\n\r\b\f":
+                out.append("\\" + "nrbf"["\n\r\b\f".index(ch)])
+            elif ch == "\t" and self.chance(0.5):
+                out.append("\\t")
+            elif ch == "/" and self.chance(0.3):
+                out.append("\\/")
+            elif ch in "'\"" and self.chance(0.3):
+                out.append("\\" + ch)
+            elif code > 0xFFFF and self.chance(0.5):
+                hi, lo = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+                out.append(self.pick(["\\u%04x\\u%04x", "\\u%04X\\u%04X"]) % (hi, lo))
+            elif code > 0x7F and self.chance(0.3):
+                out.append(self.pick(["\\u%04x", "\\u%04X"]) % code)
+            else:
+                out.append(ch)
+        return quote + "".join(out) + quote
+
+    def py_literal(self, depth=0):
+        """A value literal of the python-call-list grammar."""
+        k = self.r.randint(0, 11)
+        sep = self.pick([", ", ",", " , ", ",\n  "])
+        if depth < 3 and k == 0:
+            return "[" + sep.join(self.py_literal(depth + 1) for _ in range(self.r.randint(0, 3))) + "]"
+        if depth < 3 and k == 1:
+            keys = self.r.sample(ARG_KEYS, self.r.randint(0, 3))
+            return "{" + sep.join(self.py_string(key) + self.pick([": ", ":", " : "]) + self.py_literal(depth + 1)
+                                  for key in keys) + "}"
+        if k in (2, 3):
+            return self.pick(["0", "-0", "42", "-12", "9007199254740991", "-9007199254740991",
+                              str(self.r.randint(-10 ** 6, 10 ** 6))])
+        if k == 4:
+            return self.pick(["2.5", "1e3", "1E5", "-0.25E-2", "1.5e-3", "0.1", "-0.0", "1e308", "1e-400", "3.0"])
+        if k == 5:
+            return self.pick(["True", "true", "False", "false", "None", "null"])
+        return self.py_string(self.pick(PCL_STRINGS))
+
+    def break_call_list(self, s):
+        """One fault the python-call-list grammar rejects."""
+        k = self.r.randint(0, 12)
+        if k == 0:
+            return s.replace("(", '("positional", ', 1)
+        if k == 1:
+            return s.replace(")", ",)", 1)
+        if k == 2:
+            return s[:-1] + ",]" if s.endswith("]") else s + ",]"
+        if k == 3:
+            return s.replace("(", "(a=1, a=2, ", 1)
+        if k == 4:
+            return s.replace("(", self.pick(["(n=9007199254740992, ", "(n=100000000000000000, ",
+                                              "(n=1e400, ", "(n=-1e999, "]), 1)
+        if k == 5:
+            return s.replace("(", "(s=" + self.pick(['"\\x41"', '"\\ud800"', '"a\nb"', "'\\U0001F600'",
+                                                      '"\\udc00\\ud800"']) + ", ", 1)
+        if k == 6:
+            return s.replace("(", "(d=" + "[" * 101 + "]" * 101 + ", ", 1)
+        if k == 7:
+            return s.replace("(", "(v=Paris, ", 1)
+        if k == 8:
+            return s + self.pick([" extra", "]", "\n[f()]"])
+        if k == 9:
+            return s.replace("(", '(d={1: 2, "k": 1, "k": 2}, ', 1)
+        if k == 10:
+            return "[météo(a=1)" + ("" if s == "[]" else ", ") + s[1:]
+        if k == 11:
+            return s[: self.r.randint(0, len(s))]
+        return s.replace("[", "", 1)
+
+    def py_call_list_body(self, fp):
+        calls = []
+        for _ in range(self.r.randint(0, 3)):
+            fn = self.pick(PCL_FUNCS)
+            fp["funcs"].add(fn)
+            keys = self.r.sample(ARG_KEYS, self.r.randint(0, 3))
+            fp["arg_keys"].update(keys)
+            eq = self.pick(["=", "=", " = "])
+            args = [k + eq + (self.py_string(self.arg_string()) if self.chance(0.4) else self.py_literal())
+                    for k in keys]
+            calls.append(fn + self.pick(["(", "( "]) + self.pick([", ", ","]).join(args) + ")")
+        s = "[" + self.pick([", ", ",", ",\n"]).join(calls) + "]"
+        if self.bad(0.4):
+            s = self.break_call_list(s)
+        return self.jws() + s + self.jws()
+
     # ---------------------------------------------------------------- template
 
     def content_for(self, kind):
@@ -445,6 +557,13 @@ class Gen:
                 args["value_parser"] = self.pick([{"name": "json", "args": {"allow_non_json": True}},
                                                   {"name": "bool"}] + ([] if self.strict else [{"name": "int"}]))
             return "kv-lines", args, None, False
+        if kind == "py_call":
+            self.tags.add("python_call_list")
+            t = None
+            if self.chance(0.8):
+                self.tags.add("transform_each")
+                t = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+            return "python-call-list", {"strip": False} if self.chance(0.05) else {}, t, t is not None
         raise AssertionError(kind)
 
     def body_for(self, fp):
@@ -512,6 +631,8 @@ class Gen:
                 v = self.pick(["Paris", " 3 ", "true", "[1, 2]", "x" + ks + "y", "", "naïve", "-2"])
                 lines.append(k + ks + v if self.chance(0.85) else self.pick(["junk line", "", "  "]))
             return self.ws() + ls.join(lines) + self.ws()
+        if kind == "py_call":
+            return self.py_call_list_body(fp)
         raise AssertionError(kind)
 
     def field_names(self, kinds):
@@ -521,7 +642,7 @@ class Gen:
                  "int": ["score", "count"], "float": ["confidence", "ratio"], "bool": ["flag", "done"],
                  "json": ["meta", "data", "result"], "kv": ["metadata", "kv"], "xml": ["args", "params"],
                  "json_call": ["tool_calls", "calls"], "json_each": ["tool_calls", "actions"],
-                 "xml_call": ["tool_calls", "citations"]}
+                 "xml_call": ["tool_calls", "citations"], "py_call": ["tool_calls", "calls"]}
         for k in kinds:
             cands = [n for n in pools[k] if n not in taken] or [f"{k}_{len(out)}"]
             n = self.pick(cands)
@@ -540,9 +661,11 @@ class Gen:
                 kinds.append(self.r.choices(["text", "json", "int", "kv"], [14, 0, 0, 1] if self.strict else
                                             [12, 2, 1, 1])[0])
             else:
+                # py_call last, weight 0 without --python-call-list: the other draws are unchanged.
                 kinds.append(self.r.choices(
-                    ["text", "int", "float", "bool", "json", "json_call", "json_each", "xml_call", "xml", "kv"],
-                    [8, 1, 1, 1, 2, 4, 2, 3, 1, 1])[0])
+                    ["text", "int", "float", "bool", "json", "json_call", "json_each", "xml_call", "xml", "kv",
+                     "py_call"],
+                    [8, 1, 1, 1, 2, 4, 2, 3, 1, 1, 3 if self.python_call_list else 0])[0])
         names = self.field_names(kinds)
         plan = []
         fields = {}
@@ -557,6 +680,8 @@ class Gen:
             else:
                 if kind == "xml_call":
                     open_d, close_d = self.pick(NAMED_PAIRS)
+                elif kind == "py_call":
+                    open_d, close_d = self.pick(PCL_PAIRS)
                 elif kind in ("json_call", "json_each"):
                     open_d, close_d = self.pick(TOOL_PAIRS)
                     if kind == "json_call" and self.chance(0.06):
@@ -887,8 +1012,8 @@ class Gen:
         return out
 
 
-def make_case(rng, cid):
-    g = Gen(rng)
+def make_case(rng, cid, python_call_list=False):
+    g = Gen(rng, python_call_list)
     tpl, plan = g.template()
     if g.chance(0.05):
         g.break_template(tpl, plan)
@@ -900,11 +1025,11 @@ def make_case(rng, cid):
             "chunks": chunks, "tools": tools, "tags": sorted(g.tags)}
 
 
-def generate(seed, count, avoid=(), only=(), twins=True):
+def generate(seed, count, avoid=(), only=(), twins=True, python_call_list=False):
     rng = random.Random(seed)
     i = made = 0
     while made < count:
-        case = make_case(rng, f"s{seed}-{i:05d}")
+        case = make_case(rng, f"s{seed}-{i:05d}", python_call_list)
         i += 1
         if avoid and set(case["tags"]) & set(avoid):
             continue
@@ -923,10 +1048,12 @@ def main():
     ap.add_argument("--avoid", default="", help="comma-separated tags: skip cases using them")
     ap.add_argument("--only", default="", help="comma-separated tags: keep only cases using one of them")
     ap.add_argument("--no-twins", action="store_true", help="do not emit the one-shot twins")
+    ap.add_argument("--python-call-list", action="store_true",
+                    help="also draw python-call-list fields (the reference must be transformers >= 5.24.0)")
     a = ap.parse_args()
     avoid = [t for t in a.avoid.split(",") if t]
     only = [t for t in a.only.split(",") if t]
-    for case in generate(a.seed, a.count, avoid, only, not a.no_twins):
+    for case in generate(a.seed, a.count, avoid, only, not a.no_twins, a.python_call_list):
         print(json.dumps(case, ensure_ascii=False))
 
 

@@ -3,7 +3,8 @@
 //!
 //! Reference: transformers 5.23.0, `transformers/utils/chat_parsing/response_templates.py`
 //! (`_validate_template_shape`, `_build_field`, `_compile_anchor`, `load_response_template`) and
-//! `content_parsers.py` (`validate_transform_strings`, the content parsers' arguments).
+//! `content_parsers.py` (`validate_transform_strings`, the content parsers' arguments); the
+//! `python-call-list` parser is from transformers 5.24.0.
 //!
 //! [`load`] reports **all** problems of a template at once, each as a [`TemplateError`] with the
 //! JSON path of the offending key and the kind of the check that failed
@@ -92,12 +93,13 @@ const FIELD_KEYS: [&str; 11] = [
 ];
 
 /// The content parsers (reference: `CONTENT_PARSERS`), sorted by name for messages.
-const CONTENT_PARSERS: [&str; 7] = [
+const CONTENT_PARSERS: [&str; 8] = [
     "bool",
     "float",
     "int",
     "json",
     "kv-lines",
+    "python-call-list",
     "text",
     "xml-inline",
 ];
@@ -678,6 +680,8 @@ fn content_spec(
                 value_parser: value_parser?,
             })
         }
+        // Reads no arguments (the reference passes it `content_args` and ignores them).
+        "python-call-list" => Some(ContentSpec::PythonCallList),
         other => {
             // Callers pass only names from CONTENT_PARSERS.
             cx.error(
@@ -1842,6 +1846,38 @@ mod tests {
         let spec = content(json!({"content": "kv-lines", "content_args": {
             "value_parser": {"name": "int", "comment": "ignored"}}}));
         assert!(matches!(spec, ContentSpec::KvLines { .. }));
+    }
+
+    #[test]
+    fn python_call_list_reads_no_arguments() {
+        // The reference passes `content_args` to the parser, which reads none of them: any
+        // object loads (values of other parsers' keys are not checked), as a field's parser
+        // and as a `value_parser`.
+        assert!(matches!(
+            content(json!({"content": "python-call-list"})),
+            ContentSpec::PythonCallList
+        ));
+        assert!(matches!(
+            content(json!({"content": "python-call-list",
+                           "content_args": {"strip": "no", "tag_pattern": 5, "line_sep": ""}})),
+            ContentSpec::PythonCallList
+        ));
+        match content(json!({"content": "kv-lines", "content_args": {
+            "value_parser": {"name": "python-call-list", "args": {"strip": 1}}}}))
+        {
+            ContentSpec::KvLines {
+                value_parser: Some(vp),
+                ..
+            } => assert!(matches!(*vp, ContentSpec::PythonCallList)),
+            other => panic!("{other:?}"),
+        }
+        // `content_args` must still be an object (stricter than the reference, as for every
+        // parser).
+        assert_error(
+            one_field(json!({"content": "python-call-list", "content_args": []})),
+            "fields.x.content_args",
+            Kind::WrongType,
+        );
     }
 
     #[test]

@@ -137,6 +137,21 @@ mod tests {
     }
 
     #[test]
+    fn python_call_lists_are_tool_calls_without_a_family() {
+        // Constrained generation writes none of the families as Python calls.
+        let got = roles(serde_json::json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {"tool_calls": {
+                "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
+                "content": "python-call-list", "transform_each": true,
+                "transform": {"type": "function",
+                              "function": {"name": "{name}", "arguments": "{arguments}"}}
+            }}
+        }));
+        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    }
+
+    #[test]
     fn unknown_call_shapes_have_no_family() {
         let got = roles(serde_json::json!({
             "start_anchor": "<s>",

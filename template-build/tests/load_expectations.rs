@@ -1,4 +1,4 @@
-//! Our loader agrees with the reference (transformers 5.23.0, `load_response_template`) on
+//! Our loader agrees with the reference (transformers 5.24.0, `load_response_template`) on
 //! whether each template loads: every distinct template of the conformance cases plus probes
 //! of every load-time check. `tests/data/load_expectations.jsonl` was produced by running the
 //! reference on each template (`tests/data/gen_load_expectations.py`).

@@ -60,6 +60,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "kimi-k2",
         "Kimi-K2-Instruct, -Instruct-0905, K2-Thinking, Kimi K2.5",
     ),
+    (
+        "lfm2",
+        "LiquidAI LFM2, Liquid Nanos, LFM2.5 (Python call lists, python-call-list)",
+    ),
     ("lfm2.5", "LiquidAI LFM2.5 (Instruct, Thinking, VL), LFM2"),
     ("llama3.1", "Llama 3.1, 3.2, 3.3 (JSON tool calls)"),
     (

@@ -203,7 +203,8 @@ pub enum ValueKind {
     Float,
     /// `bool`: `true` or `1`, case-insensitive.
     Bool,
-    /// A structured parser (`json`, `xml-inline`, `kv-lines`): the raw body.
+    /// A structured parser (`json`, `xml-inline`, `kv-lines`, `python-call-list`): the raw
+    /// body.
     Raw,
 }
 

@@ -74,6 +74,9 @@ pub enum Content<S: Storage> {
         /// `value_parser`: the parser applied to each value.
         value_parser: Option<S::Nested>,
     },
+    /// `python-call-list`: a list of keyword-argument calls, `[f(a=1), g()]`, read into
+    /// `[{"name", "arguments"}]` (no arguments: the reference reads none).
+    PythonCallList,
 }
 
 // `Debug` and `Clone` by hand: derived impls would bound `S::Nested`, which is `Content<S>`
@@ -121,6 +124,7 @@ impl<S: Storage> fmt::Debug for Content<S> {
                 .field("strip", strip)
                 .field("value_parser", value_parser)
                 .finish(),
+            Self::PythonCallList => f.write_str("PythonCallList"),
         }
     }
 }
@@ -165,13 +169,14 @@ impl<S: Storage> Clone for Content<S> {
                 strip: *strip,
                 value_parser: value_parser.clone(),
             },
+            Self::PythonCallList => Self::PythonCallList,
         }
     }
 }
 
 impl<S: Storage> Content<S> {
-    /// Whether the parser is structured (json, xml-inline, kv-lines): its chunks stream with
-    /// `dirty: true`.
+    /// Whether the parser is structured (json, xml-inline, kv-lines, python-call-list): its
+    /// chunks stream with `dirty: true`.
     pub fn is_structured(&self) -> bool {
         self.body_kind().value == ValueKind::Raw
     }
@@ -183,9 +188,10 @@ impl<S: Storage> Content<S> {
             Self::Int { strip } => (ValueKind::Int, strip),
             Self::Float { strip } => (ValueKind::Float, strip),
             Self::Bool { strip } => (ValueKind::Bool, strip),
-            Self::Json { .. } | Self::XmlInline { .. } | Self::KvLines { .. } => {
-                return BodyKind::RAW
-            }
+            Self::Json { .. }
+            | Self::XmlInline { .. }
+            | Self::KvLines { .. }
+            | Self::PythonCallList => return BodyKind::RAW,
         };
         BodyKind { value, strip }
     }
@@ -243,6 +249,7 @@ impl Content<Static> {
                 strip,
                 value_parser: value_parser(vp.as_ref())?,
             },
+            Content::PythonCallList => Content::PythonCallList,
         })
     }
 }
@@ -322,6 +329,7 @@ impl Content<Owned> {
                     }
                 }
             }
+            Self::PythonCallList => quote!(#path::PythonCallList),
         }
     }
 }

@@ -282,7 +282,7 @@ pub struct Field<S: Storage, D = Delimiter<S>> {
 
 impl<S: Storage, D> Field<S, D> {
     /// Whether region chunks of this field are `dirty` (structured parsers: json, xml-inline,
-    /// kv-lines); reference: `STREAMABLE_PARSERS`.
+    /// kv-lines, python-call-list); reference: `STREAMABLE_PARSERS`.
     pub fn dirty(&self) -> bool {
         self.content.is_structured()
     }

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Regenerates load_expectations.jsonl: for every distinct template of the conformance cases
-(plus the extra probes below), whether the reference (transformers 5.23.0,
+(plus the extra probes below), whether the reference (transformers 5.24.0,
 `load_response_template`) accepts it at load time, and its error if not.
 
-Usage (from the workspace root):
-  target/oracle-venv/bin/python template-build/tests/data/gen_load_expectations.py \
+Usage (from the workspace root; 5.24.0 knows the python-call-list parser, 5.23.0 does not):
+  target/oracle-venv-5.24/bin/python template-build/tests/data/gen_load_expectations.py \
       ../shared/cases/conformance.jsonl > template-build/tests/data/load_expectations.jsonl
 
 Only probes on which our loader is meant to agree with the reference belong here; where we are
@@ -96,6 +96,12 @@ PROBES = {
     "value_parser_null": field(content="kv-lines", content_args={"value_parser": None}),
     "json_all_args": field(content="json", content_args={"unquoted_keys": True, "string_delims": [["<q>", "</q>"]], "allow_non_json": True, "strip": False}),
     "kv_lines_all_args": field(content="kv-lines", content_args={"line_sep": ";", "kv_sep": "=", "strip": True, "value_parser": {"name": "json", "args": {"allow_non_json": True}}}),
+    # python-call-list (5.24.0): no arguments of its own; others' keys are ignored unchecked
+    "python_call_list": field(content="python-call-list"),
+    "python_call_list_other_args": field(content="python-call-list", content_args={"strip": "no", "line_sep": "", "tag_pattern": 5}),
+    "python_call_list_value_parser": field(content="kv-lines", content_args={"value_parser": {"name": "python-call-list", "args": {"x": 1}}}),
+    "python_call_list_transform_each": field(content="python-call-list", transform_each=True, transform={"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}),
+    "python_call_list_misspelled": field(content="python_call_list"),
 }
 
 
