@@ -37,6 +37,7 @@
 //! `AttributeError`/`TypeError`).
 
 use alloc::borrow::ToOwned;
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -819,6 +820,8 @@ fn xml_inline(
     };
     let has_value_group = re.capture_names().any(|n| n == Some("value"));
     let mut out = Map::new();
+    // The keys whose value `merge_duplicates` made a list.
+    let mut merged: BTreeSet<String> = BTreeSet::new();
     // Python `finditer`: after an empty match, the next match may not be empty at the same
     // position; an empty match right after a non-empty one is allowed.
     let mut pos = 0;
@@ -853,14 +856,16 @@ fn xml_inline(
         let value = sub_parse(raw, value_parser)?;
         let key = key.as_str();
         match out.get_mut(key) {
-            Some(existing) if merge => {
-                if let Value::Array(items) = existing {
-                    items.push(value);
-                } else {
+            // Reference 5.24: the first duplicate wraps the first value in a list, whatever
+            // that value is (a list too); later ones append to that list.
+            Some(existing) if merge => match existing {
+                Value::Array(items) if merged.contains(key) => items.push(value),
+                _ => {
                     let first = existing.take();
                     *existing = Value::Array(alloc::vec![first, value]);
+                    merged.insert(key.to_owned());
                 }
-            }
+            },
             _ => {
                 out.insert(key.to_owned(), value);
             }
@@ -1395,11 +1400,26 @@ mod tests {
             &xml(Some(backref), None, false),
             r#"{"a": "3", "b": "2"}"#,
         );
-        // A first value that is already a list is extended (Python appends to it).
+        // Reference 5.24 (values from the 5.24.0 oracle): a first value that is a list is
+        // wrapped like any other on the first duplicate (5.23 appended to it: [1, 2, 3]).
+        let merge_json = xml(Some(backref), Some(json_plain()), true);
         ok(
             "<a>[1]</a><a>2</a><a>3</a>",
-            &xml(Some(backref), Some(json_plain()), true),
-            r#"{"a": [1, 2, 3]}"#,
+            &merge_json,
+            r#"{"a": [[1], 2, 3]}"#,
+        );
+        ok("<a>[1]</a><a>[2]</a>", &merge_json, r#"{"a": [[1], [2]]}"#);
+        ok(
+            "<a>[]</a><b>1</b><a>[[0]]</a><b>[2]</b><a>\"x\"</a>",
+            &merge_json,
+            r#"{"a": [[], [[0]], "x"], "b": [1, [2]]}"#,
+        );
+        // A single value stays as it is; without merging the last one wins.
+        ok("<a>[1]</a>", &merge_json, r#"{"a": [1]}"#);
+        ok(
+            "<a>[1]</a><a>2</a>",
+            &xml(Some(backref), Some(json_plain()), false),
+            r#"{"a": 2}"#,
         );
         ok(
             "<parameter=x>\n{\"k\": [1, 2]}\n</parameter><parameter=y>7</parameter>",
