@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Differential testing of our engine against the reference implementation
-# (transformers 5.23.0, transformers/utils/chat_parsing) on seeded random cases.
+# (transformers/utils/chat_parsing) on seeded random cases. The engine follows 5.24.0 where
+# it changed close-pattern captures, unquoted_keys and merge_duplicates, so compare with
+# ORACLE_TRANSFORMERS=5.24.0 (../shared/oracle/setup.sh installs 5.23.0 otherwise).
 #
 # usage: scripts/differential.sh [--seed N] [--count N] [--rtpl PATH|oracle] [--out DIR]
 #                                [--avoid TAG,..] [--only TAG,..] [--no-minimize]
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --avoid) avoid=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --no-minimize) minimize=""; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "differential.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
