@@ -20,6 +20,18 @@ pub fn shared_dir() -> PathBuf {
     workspace_root().join("..").join("shared")
 }
 
+/// The shared conformance case files (in `shared/cases/`): the cases derived from the
+/// reference's own tests and docs, and the cases of what transformers 5.24.0 added or changed.
+pub const CONFORMANCE_FILES: [&str; 2] = ["conformance.jsonl", "conformance-5.24.jsonl"];
+
+/// Every case of [`CONFORMANCE_FILES`], in file order.
+pub fn conformance_cases() -> Vec<Value> {
+    CONFORMANCE_FILES
+        .iter()
+        .flat_map(|file| read_jsonl(&shared_dir().join("cases").join(file)))
+        .collect()
+}
+
 /// Reads a JSON Lines file.
 pub fn read_jsonl(path: &std::path::Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path)
@@ -38,7 +50,7 @@ pub fn read_jsonl(path: &std::path::Path) -> Vec<Value> {
 pub fn compiled_conformance() -> &'static [(Value, CompiledTemplate, String)] {
     static CASES: OnceLock<Vec<(Value, CompiledTemplate, String)>> = OnceLock::new();
     CASES.get_or_init(|| {
-        read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"))
+        conformance_cases()
             .into_iter()
             .filter_map(|case| {
                 let template = template_build::compile(&case["template"]).ok()?;

@@ -414,26 +414,12 @@ impl Builder {
         let close_at = field_path(field, "close");
         let close_table = b.delimiter(close_spec, None, &close_at)?;
         let mut guard = b.body_guard(close_spec, &close_table, &close_at)?;
-        // The json content parser's dialect rewrites its body before reading it: bare keys
-        // after `{` or `,` are quoted (`unquoted_keys`, also inside strings) and custom string
-        // quotes are extracted (`string_delims`). Standard JSON is written, so its strings may
-        // hold neither.
-        if let ContentSpec::Json {
-            unquoted_keys,
-            string_delims,
-            ..
-        } = &field.content
-        {
+        // The json content parser's dialect rewrites its body before reading it: custom string
+        // quotes are extracted (`string_delims`), so the standard JSON written here may not
+        // hold them. `unquoted_keys` needs nothing: it quotes bare keys only, skipping whole
+        // strings (transformers 5.24), and standard JSON has no bare key.
+        if let ContentSpec::Json { string_delims, .. } = &field.content {
             let mut risky = Vec::new();
-            if *unquoted_keys {
-                risky.push(
-                    regex_syntax::Parser::new()
-                        // A superset of the parser's Unicode `\w` (whose tables differ from
-                        // regex-syntax's): any run without JSON structure or whitespace.
-                        .parse(r#"[{,][^\s"{}\[\],:]+:"#)
-                        .map_err(|e| cerr(&close_at, e.to_string()))?,
-                );
-            }
             for (open, close) in string_delims {
                 risky.push(Hir::literal(open.as_bytes()));
                 risky.push(Hir::literal(close.as_bytes()));

@@ -1,9 +1,10 @@
 //! Content parsers: turn the body of a closed region into a JSON value.
 //!
-//! Reference: `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.23.0;
-//! `python-call-list` from 5.24.0), `parse_content` and the parsers of `CONTENT_PARSERS`
-//! (`text`, `int`, `float`, `bool`, `json`, `xml-inline`, `kv-lines`, `python-call-list`, the
-//! last in [`python_call_list`]). The Python built-ins they rely on are reimplemented here
+//! Reference: `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.24.0),
+//! `parse_content` and the parsers of `CONTENT_PARSERS` (`text`, `int`, `float`, `bool`,
+//! `json`, `xml-inline`, `kv-lines`, `python-call-list`, the last in [`python_call_list`]).
+//! 5.24.0 added `python-call-list` and changed `json`'s `unquoted_keys` and `xml-inline`'s
+//! `merge_duplicates`. The Python built-ins they rely on are reimplemented here
 //! with their exact rules: `str.strip()` ([`py_strip`]), `int(str)`, `float(str)`,
 //! `json.loads` and the `regex` module's Unicode `\w`.
 //!
@@ -37,6 +38,7 @@
 //! `AttributeError`/`TypeError`).
 
 use alloc::borrow::ToOwned;
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -713,31 +715,79 @@ fn extract_delimited(working: &str, open: &str, close: &str, captured: &mut Vec<
     out
 }
 
-/// `re.sub(r"(?<=[{,])(\w+):", r'"\1":', working)` with the `regex` module's Unicode `\w`: a
-/// run of word characters right after `{` or `,` and right before `:` is quoted.
+/// Reference 5.24 `unquoted_keys`: `re.sub(r'"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):', ...)`
+/// with the `regex` module's Unicode `\s` and `\w`. A complete double-quoted string (escapes
+/// included) is skipped as it is, so key-like text inside a string value stays untouched; a
+/// run of word characters right after `{` or `,`, with only whitespace around it before a
+/// `:`, is quoted, the whitespace kept where it was.
+///
+/// The search is the reference's, without backtracking: `\s` and `\w` share no character and
+/// neither contains `"` or `:`, so each part of a bare key is a maximal run; a string starts at
+/// a `"` and ends at the next unescaped `"` (a `"` with no such end is an ordinary character,
+/// and the search goes on right after it).
 fn quote_bare_keys(working: &str) -> String {
     let b = working.as_bytes();
     let mut out = String::with_capacity(working.len() + 8);
+    // `working[..last]` is in `out`. Every position tested is after an ASCII byte or a `"`,
+    // so it is a char boundary.
     let mut last = 0;
-    for p in 0..b.len() {
-        if b[p] != b'{' && b[p] != b',' {
+    let mut p = 0;
+    while p < b.len() {
+        if b[p] == b'"' {
+            p = quoted_string_end(working, p).unwrap_or(p + 1);
             continue;
         }
-        let start = p + 1;
-        let run = working[start..]
-            .find(|c: char| !crate::pychar::is_word_char(c))
-            .unwrap_or(working.len() - start);
-        let end = start + run;
-        if run > 0 && b.get(end) == Some(&b':') {
-            out.push_str(&working[last..start]);
-            out.push('"');
-            out.push_str(&working[start..end]);
-            out.push_str("\":");
-            last = end + 1;
+        if p > 0 && matches!(b[p - 1], b'{' | b',') {
+            if let Some((word, word_end, colon)) = bare_key(working, p) {
+                out.push_str(&working[last..word]);
+                out.push('"');
+                out.push_str(&working[word..word_end]);
+                out.push('"');
+                out.push_str(&working[word_end..=colon]);
+                last = colon + 1;
+                p = last;
+                continue;
+            }
         }
+        p += 1;
     }
     out.push_str(&working[last..]);
     out
+}
+
+/// The end (after the closing quote) of `"(?:\\.|[^"\\])*"` matched at `start` (a `"`), or
+/// `None` when the string never closes. `.` is the `regex` module's without flags: any
+/// character but `\n`, so a backslash before a newline (or at the end) ends the attempt.
+fn quoted_string_end(working: &str, start: usize) -> Option<usize> {
+    let mut chars = working[start + 1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Some(start + 1 + i + 1),
+            '\\' => match chars.next() {
+                Some((_, '\n')) | None => return None,
+                Some(_) => {}
+            },
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `(\s*)(\w+)(\s*):` matched at `start`: the start and end of the word and the position of
+/// the `:`.
+fn bare_key(working: &str, start: usize) -> Option<(usize, usize, usize)> {
+    let run_end = |from: usize, class: fn(char) -> bool| {
+        working[from..]
+            .find(|c: char| !class(c))
+            .map_or(working.len(), |n| from + n)
+    };
+    let word = run_end(start, crate::pychar::is_regex_space);
+    let word_end = run_end(word, crate::pychar::is_word_char);
+    if word_end == word {
+        return None;
+    }
+    let colon = run_end(word_end, crate::pychar::is_regex_space);
+    (working.as_bytes().get(colon) == Some(&b':')).then_some((word, word_end, colon))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -774,6 +824,8 @@ fn xml_inline(
     };
     let has_value_group = re.capture_names().any(|n| n == Some("value"));
     let mut out = Map::new();
+    // The keys whose value `merge_duplicates` made a list.
+    let mut merged: BTreeSet<String> = BTreeSet::new();
     // Python `finditer`: after an empty match, the next match may not be empty at the same
     // position; an empty match right after a non-empty one is allowed.
     let mut pos = 0;
@@ -808,14 +860,16 @@ fn xml_inline(
         let value = sub_parse(raw, value_parser)?;
         let key = key.as_str();
         match out.get_mut(key) {
-            Some(existing) if merge => {
-                if let Value::Array(items) = existing {
-                    items.push(value);
-                } else {
+            // Reference 5.24: the first duplicate wraps the first value in a list, whatever
+            // that value is (a list too); later ones append to that list.
+            Some(existing) if merge => match existing {
+                Value::Array(items) if merged.contains(key) => items.push(value),
+                _ => {
                     let first = existing.take();
                     *existing = Value::Array(alloc::vec![first, value]);
+                    merged.insert(key.to_owned());
                 }
-            }
+            },
             _ => {
                 out.insert(key.to_owned(), value);
             }
@@ -1198,6 +1252,7 @@ mod tests {
 
     #[test]
     fn json_unquoted_keys() {
+        // Values from the reference (5.24.0 oracle, `parse_content(text, "json", {...})`).
         let u = json_spec(true, &[], false, true);
         ok(
             r#"{a: 1,b_2:"x","c": {d: [1]},é:2}"#,
@@ -1206,21 +1261,66 @@ mod tests {
         );
         ok("{a: {b:1},c:2}", &u, r#"{"a": {"b": 1}, "c": 2}"#);
         ok("[{a:1},{b:2}]", &u, r#"[{"a": 1}, {"b": 2}]"#);
-        // Not after `{`/`,` directly, or not directly before `:`: left alone, so invalid.
-        assert!(matches!(
-            err(r#"{a: 1, b_2:"x"}"#, &u),
-            ContentError::InvalidJson { .. }
-        ));
-        assert!(matches!(
-            err("{a : 1}", &u),
-            ContentError::InvalidJson { .. }
-        ));
+        // 5.24: whitespace around a key is allowed and kept (5.23 left these alone: invalid).
+        ok(r#"{a: 1, b_2:"x"}"#, &u, r#"{"a": 1, "b_2": "x"}"#);
+        ok("{a : 1}", &u, r#"{"a": 1}"#);
+        ok(r#"{ "k" : 1, v : 2}"#, &u, r#"{"k": 1, "v": 2}"#);
+        // 5.24: key-like text inside a string value stays untouched, escapes included.
+        ok(
+            r#"{a: "say \"b:1\", c:2", d: 3}"#,
+            &u,
+            r#"{"a": "say \"b:1\", c:2", "d": 3}"#,
+        );
+        ok(r#"{s: "back\\", t: 1}"#, &u, r#"{"s": "back\\", "t": 1}"#);
+        ok(r#"{s: "{a:", b: 2}"#, &u, r#"{"s": "{a:", "b": 2}"#);
+        ok(
+            r#"{s: "{a:", "b": "x,c:3"}"#,
+            &u,
+            r#"{"s": "{a:", "b": "x,c:3"}"#,
+        );
+        ok(r#"["{a:1}", {b:2}]"#, &u, r#"["{a:1}", {"b": 2}]"#);
+        // Unicode keys (a combining mark is `\w`).
+        ok(
+            "{é:1, 名前: \"x\", ключ :2, a\u{301}b: 4}",
+            &u,
+            r#"{"é": 1, "名前": "x", "ключ": 2, "a\u0301b": 4}"#,
+        );
         // U+00B2 is `\w` for Python's `re` but not for the `regex` module the reference uses.
         assert!(matches!(
             err("{a: 1,\u{b2}:3}", &u),
             ContentError::InvalidJson { .. }
         ));
-        assert_eq!(quote_bare_keys("{\u{b2}:3}"), "{\u{b2}:3}");
+    }
+
+    /// The text `unquoted_keys` hands to `json.loads`, as the reference makes it (5.24.0 oracle,
+    /// `json.loads` patched to record its argument), including inputs that then fail to parse.
+    #[test]
+    fn quote_bare_keys_is_the_reference_substitution() {
+        for (input, want) in [
+            (
+                r#"{a: "say \"b:1\", c:2", d: 3}"#,
+                r#"{"a": "say \"b:1\", c:2", "d": 3}"#,
+            ),
+            // Whitespace around keys, Unicode `\s` included, is kept where it was.
+            (
+                "{ a : 1 ,\tb\n:2,\u{3000}c\u{3000}:3}",
+                "{ \"a\" : 1 ,\t\"b\"\n:2,\u{3000}\"c\"\u{3000}:3}",
+            ),
+            ("{a\u{a0}:\u{a0}1}", "{\"a\"\u{a0}:\u{a0}1}"),
+            // U+001C is whitespace for `str.isspace()` but not for the `regex` module's `\s`.
+            ("{\u{1c}a:1}", "{\u{1c}a:1}"),
+            ("{\u{b2}:3}", "{\u{b2}:3}"),
+            (r#"{s: "{a:", b: 2}"#, r#"{"s": "{a:", "b": 2}"#),
+            // A quote that never closes is an ordinary character: the search goes on after it.
+            (r#"{"a, b: 1}"#, r#"{"a, "b": 1}"#),
+            // `.` does not match a newline, so a backslash before one ends no string.
+            ("{s: \"x\\\ny\", z: 1}", "{\"s\": \"x\\\ny\", \"z\": 1}"),
+            ("{a:b:1}", "{\"a\":b:1}"),
+            ("{a:1,,b:2}", "{\"a\":1,,\"b\":2}"),
+            ("{,a:1}", "{,\"a\":1}"),
+        ] {
+            assert_eq!(quote_bare_keys(input), want, "{input:?}");
+        }
     }
 
     #[test]
@@ -1304,11 +1404,26 @@ mod tests {
             &xml(Some(backref), None, false),
             r#"{"a": "3", "b": "2"}"#,
         );
-        // A first value that is already a list is extended (Python appends to it).
+        // Reference 5.24 (values from the 5.24.0 oracle): a first value that is a list is
+        // wrapped like any other on the first duplicate (5.23 appended to it: [1, 2, 3]).
+        let merge_json = xml(Some(backref), Some(json_plain()), true);
         ok(
             "<a>[1]</a><a>2</a><a>3</a>",
-            &xml(Some(backref), Some(json_plain()), true),
-            r#"{"a": [1, 2, 3]}"#,
+            &merge_json,
+            r#"{"a": [[1], 2, 3]}"#,
+        );
+        ok("<a>[1]</a><a>[2]</a>", &merge_json, r#"{"a": [[1], [2]]}"#);
+        ok(
+            "<a>[]</a><b>1</b><a>[[0]]</a><b>[2]</b><a>\"x\"</a>",
+            &merge_json,
+            r#"{"a": [[], [[0]], "x"], "b": [1, [2]]}"#,
+        );
+        // A single value stays as it is; without merging the last one wins.
+        ok("<a>[1]</a>", &merge_json, r#"{"a": [1]}"#);
+        ok(
+            "<a>[1]</a><a>2</a>",
+            &xml(Some(backref), Some(json_plain()), false),
+            r#"{"a": 2}"#,
         );
         ok(
             "<parameter=x>\n{\"k\": [1, 2]}\n</parameter><parameter=y>7</parameter>",

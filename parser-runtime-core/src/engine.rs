@@ -1,12 +1,13 @@
 //! The streaming engine: routes output text into regions by walking the delimiter DFAs of a
 //! [`CompiledTemplate`], and builds the message.
 //!
-//! Semantics follow the reference `ResponseParser` (transformers 5.23.0,
-//! `chat_parsing/response_parser.py`): while an explicit region is open only its close is
-//! watched; otherwise every explicit open and the implicit field's close are. Among complete
-//! matches the earliest start wins, then the longest, then opens before closes, then the field
-//! name; a complete match is committed only when no still-pending delimiter starts at or before
-//! it. Bytes that may still become a delimiter are held back.
+//! Semantics follow the reference `ResponseParser` (transformers 5.23.0, and 5.24.0 for the
+//! captures of close patterns; `chat_parsing/response_parser.py`): while an explicit region
+//! is open only its close is watched; otherwise every explicit open and the implicit field's
+//! close are. Among complete matches the earliest start wins, then the longest, then opens
+//! before closes, then the field name; a complete match is committed only when no
+//! still-pending delimiter starts at or before it. Bytes that may still become a delimiter
+//! are held back.
 //!
 //! Partial matching is incremental: the engine keeps a set of live DFA walks (one per candidate
 //! start, deduplicated by DFA state so that only the leftmost start of equal futures is kept) and
@@ -26,7 +27,7 @@ use crate::event::Event;
 use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
 #[cfg(feature = "contracts")]
 use crate::tables::Role;
-use crate::tables::{CompiledTemplate, Owned, Routed};
+use crate::tables::{CompiledTemplate, Delimiter, Owned, Routed};
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field, py_type_name};
 
@@ -394,7 +395,8 @@ impl Sink for Collect<'_> {
         hay: &str,
         range: (usize, usize),
     ) -> Result<(), ParseError> {
-        self.regions.captures = resolve_captures(self.tpl, field, branch, hay, range);
+        let open = self.tpl.fields[field].open.as_ref();
+        self.regions.captures = resolve_captures(open, branch, hay, range);
         self.regions.body.clear();
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),
@@ -417,6 +419,25 @@ impl Sink for Collect<'_> {
             text: text.to_string(),
             dirty: self.tpl.fields[field].dirty(),
         });
+        Ok(())
+    }
+
+    /// Reference 5.24: the close's named groups that took part join the captures, a close
+    /// capture replacing an open capture of the same name (`dict.update`).
+    fn close_delimiter(
+        &mut self,
+        field: usize,
+        branch: usize,
+        hay: &str,
+        range: (usize, usize),
+    ) -> Result<(), ParseError> {
+        let close = self.tpl.fields[field].close.as_ref();
+        for (name, value) in resolve_captures(close, branch, hay, range) {
+            match self.regions.captures.iter_mut().find(|(k, _)| *k == name) {
+                Some(slot) => slot.1 = value,
+                None => self.regions.captures.push((name, value)),
+            }
+        }
         Ok(())
     }
 
@@ -445,19 +466,16 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// Named groups of the open delimiter, resolved with the capture regex of the branch that
-/// matched, anchored on the span the DFA found (`hay[range]`; the rest of `hay` is context for
-/// look-around at the edges).
+/// Named groups of a delimiter (an open, or a close: reference 5.24) that took part in its
+/// match, resolved with the capture regex of the branch that matched, anchored on the span the
+/// DFA found (`hay[range]`; the rest of `hay` is context for look-around at the edges).
 fn resolve_captures(
-    tpl: &CompiledTemplate,
-    field: usize,
+    delimiter: Option<&Delimiter<Owned>>,
     branch: usize,
     hay: &str,
     range: (usize, usize),
 ) -> Vec<(String, String)> {
-    let Some(re) = tpl.fields[field]
-        .open
-        .as_ref()
+    let Some(re) = delimiter
         .and_then(|d| d.branches.get(branch))
         .and_then(|b| b.captures.as_ref())
         .map(|c| &c.regex)

@@ -31,6 +31,14 @@ pub fn py_strip(s: &str) -> &str {
 }
 
 /// Whether the Python `regex` module (2026.11.19, the reference's) matches `c` with a Unicode
+/// `\s` (no flags): [`py_is_space`] without the ASCII separators U+001C..=U+001F, which
+/// `str.isspace()` counts and the `regex` module does not. No character is both this and
+/// [`is_word_char`].
+pub fn is_regex_space(c: char) -> bool {
+    py_is_space(c) && !matches!(c, '\u{1c}'..='\u{1f}')
+}
+
+/// Whether the Python `regex` module (2026.11.19, the reference's) matches `c` with a Unicode
 /// `\w`. Used by `unquoted_keys`, by transform placeholders (`\{(\w+(?:\.\w+)*)\}`, checked
 /// by the compiler and replaced by the runtime) and wherever else a Python `\w` is meant.
 pub fn is_word_char(c: char) -> bool {
@@ -204,3 +212,28 @@ const WORD_RANGES: [u32; 1634] = [
     0x2EBF0, 0x2EE5D, 0x2F800, 0x2FA1D, 0x30000, 0x3134A, 0x31350, 0x33479, 0x3D000, 0x3FC3F,
     0xE0100, 0xE01EF,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every code point the `regex` module (2026.11.19, the 5.24.0 oracle's) matches with `\s`:
+    /// `[c for c in range(0x110000) if regex.match(r'\s', chr(c))]`. None of them is `\w`.
+    #[test]
+    fn regex_space_is_the_regex_modules_class() {
+        let want: [u32; 25] = [
+            0x9, 0xa, 0xb, 0xc, 0xd, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
+            0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f,
+            0x3000,
+        ];
+        let got: alloc::vec::Vec<u32> = (0..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_regex_space(c))
+            .map(|c| c as u32)
+            .collect();
+        assert_eq!(got, want);
+        assert!(want
+            .iter()
+            .all(|&c| !is_word_char(char::from_u32(c).unwrap())));
+    }
+}

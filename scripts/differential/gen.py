@@ -29,6 +29,9 @@ Tags (a case may have several):
   lookahead         a (trailing) look-ahead;  zero_width: a delimiter that can match ""
   unbounded         a delimiter of unbounded length (`[^<]*`, `.*?`);  lazy: `.*?`
   named_group       (?P<name>...) captures;  alternation;  regex_edge: ^ / $ / other anchors
+  close_group       named groups in a close pattern (transformers 5.24: they join the open's
+                    captures and win over them; a group that did not take part is not added;
+                    compare with the 5.24 reference: ORACLE_TRANSFORMERS=5.24.0)
   prefix_literals   a literal list where one literal is a prefix of another
   multibyte         non-ASCII delimiters;  unsupported_regex: outside the DFA dialect
   invalid_template  the template must fail to load;  loose_typing / lazy_validation:
@@ -173,6 +176,22 @@ NAMED_PAIRS = [
     (rx(r"<function=(?P<name>[\w.]+)>", ["<function={name}>"], ["named_group"], groups=["name"]),
      rx(r"</function>|$", ["</function>", ""], ["dollar_alt", "regex_edge"])),
 ]
+
+# Closes with named groups (transformers 5.24): the field's transform uses them. An optional
+# group left out ("</f>") makes its placeholder undefined: a parse error in both engines.
+CLOSE_NAMED = [
+    rx(r"</call id=\"(?P<cid>\d+)\">", ['</call id="7">', '</call id="42">'], ["named_group", "close_group"],
+       groups=["cid"]),
+    rx(r"</f(?: tag=(?P<tag>\w+))?>", ["</f tag=red>", "</f tag=x1>", "</f>"], ["named_group", "close_group"],
+       groups=["tag"]),
+    # The same name as the NAMED_PAIRS opens' group: the close's value wins.
+    rx(r"</f=(?P<name>\w+)>", ["</f=final>", "</f=x>"], ["named_group", "close_group"], groups=["name"]),
+    rx(r"</x(?P<n>\d)(?=\n)", ["</x5\n"], ["named_group", "close_group", "lookahead"], groups=["n"]),
+]
+
+# An implicit field's close with a named group.
+IMPLICIT_CLOSE_NAMED = rx(r"<\|end(?: reason=(?P<reason>\w+))?\|>", ["<|end reason=stop|>", "<|end reason=length|>"],
+                          ["named_group", "close_group"], groups=["reason"])
 
 # A delimiter the look-ahead of which needs a body that starts in a certain way.
 LOOKAHEAD_TOOL_OPEN = rx(r"\{\s*(?=\"tool\"\s*:)", ["{", "{ "], ["lookahead"], follow='"tool"')
@@ -369,9 +388,10 @@ class Gen:
         return self.jws() + s + self.jws()
 
     def unquote_keys(self, s):
-        """Unquotes object keys. The reference quotes back only keys right after "{" or ","
-        (no blank between), so keys after a blank or a newline make the body invalid."""
-        if self.strict:
+        """Unquotes object keys. The reference (5.24) quotes back keys right after "{" or ",",
+        blanks around them allowed, and skips whole strings, so key-like text inside a string
+        value (see arg_string) stays as it is."""
+        if self.chance(0.3):
             s = json.dumps(json.loads(s), ensure_ascii=False, separators=(",", ":"))
         return re.sub(r'"(\w+)"(\s*):', r"\1\2:", s)
 
@@ -394,7 +414,7 @@ class Gen:
 
     def arg_string(self):
         v = self.pick(["3", "3.0", "2.5", "1e3", "true", "False", "0", "1", "null", "None", "[1, 2]", '{"a": 1}',
-                       "hello", " 42 ", "+7", "-0", "", "0.1", "Paris", "yes"])
+                       "hello", " 42 ", "+7", "-0", "", "0.1", "Paris", "yes", "{a: 1, b:2}", "x, y: z"])
         return self.edge(v, [(0.03, ["1_000", "٣"], "py_numeric_edge"),
                              (0.03, ["nan", "inf", "1e400"], "nonfinite"),
                              (0.02, "1e20", "bigint")])
@@ -677,6 +697,8 @@ class Gen:
             if implicit:
                 open_d = None
                 close_d = self.use(self.pick(IMPLICIT_CLOSES)) if self.chance(0.35) else None
+                if self.chance(0.04):
+                    close_d = self.use(IMPLICIT_CLOSE_NAMED)
             else:
                 if kind == "xml_call":
                     open_d, close_d = self.pick(NAMED_PAIRS)
@@ -698,6 +720,8 @@ class Gen:
                     close_d = self.pick([p[1] for p in GENERIC_PAIRS + TOOL_PAIRS if p[1] is not None])
                 if self.chance(0.1):
                     close_d = None
+                if self.chance(0.08):
+                    close_d = self.pick(CLOSE_NAMED)
                 if self.chance(0.03):
                     open_d = self.pick(UNSUPPORTED_OPENS)
                 self.use(open_d)
@@ -722,6 +746,13 @@ class Gen:
                     transform = {"source": "{name}", "n": 1, "nested": ["{content}", None, True]}
                 else:
                     transform = {"name": "{name}", "value": "{content}"}
+            close_groups = [g for g in (close_d.get("groups", []) if close_d else []) if g not in groups]
+            if close_groups and transform is None:
+                transform = {"body": "{content}"}
+            if close_groups and isinstance(transform, dict):
+                transform = dict(transform)
+                for g in close_groups:
+                    transform["close_" + g] = "{" + g + "}"
             if transform is not None:
                 f["transform"] = transform
                 if each:

@@ -37,10 +37,12 @@ pub fn assign(fields: &mut [FieldModel]) {
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
 /// generation writes (see [`ToolFamily`]).
 fn family(field: &FieldModel) -> Option<ToolFamily> {
-    let open_has_name = field
-        .open
-        .as_ref()
-        .is_some_and(|o| o.group_names().iter().any(|n| n == "name"));
+    let has_name = |d: Option<&crate::model::DelimiterSpec>| {
+        d.is_some_and(|d| d.group_names().iter().any(|n| n == "name"))
+    };
+    // A `name` group in the close would replace the open's (transformers 5.24): the name
+    // written in the open would not be the one read.
+    let open_has_name = has_name(field.open.as_ref()) && !has_name(field.close.as_ref());
     let transform = field.transform.as_ref()?;
     let whole = serde_json::json!({"type": "function", "function": "{content}"});
     let named = transform.pointer("/function/name") == Some(&Value::from("{name}"))
@@ -149,6 +151,32 @@ mod tests {
             }}
         }));
         assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    }
+
+    #[test]
+    fn a_name_group_in_the_close_leaves_no_family() {
+        // The name in the open, JSON arguments; `close` is the close pattern.
+        let family = |close: &str| {
+            roles(serde_json::json!({
+                "start_anchor": "<s>",
+                "fields": {"tool_calls": {"open_pattern": "<call (?P<name>\\w+)>",
+                                          "close_pattern": close, "content": "json",
+                                          "transform": {"function": {"name": "{name}",
+                                                                     "arguments": "{content}"}}}}
+            }))[0]
+                .1
+        };
+        assert_eq!(
+            family("</call(?: (?P<name>\\w+))?>"),
+            Role::ToolCalls { family: None }
+        );
+        // Other groups in the close leave the name alone.
+        assert_eq!(
+            family("</call(?: (?P<id>\\d+))?>"),
+            Role::ToolCalls {
+                family: Some(ToolFamily::NamedJson)
+            }
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use parser_runtime::event::merge_chunks;
 use parser_runtime::{CompiledTemplate, Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::{read_jsonl, shared_dir};
+use workspace_tests::conformance_cases;
 
 struct Sample {
     id: String,
@@ -22,7 +22,7 @@ struct Sample {
 fn samples() -> &'static [Sample] {
     static SAMPLES: OnceLock<Vec<Sample>> = OnceLock::new();
     SAMPLES.get_or_init(|| {
-        let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+        let cases = conformance_cases();
         let mut out = Vec::new();
         for case in cases {
             if case.get("script").is_some_and(|s| !s.is_null()) {

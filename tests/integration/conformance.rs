@@ -1,15 +1,17 @@
-//! The 487 conformance cases of `shared/cases/conformance.jsonl` (derived from the reference's
-//! own tests and docs): every message, and every event stream after merging adjacent chunks of
-//! one field, must equal the reference's.
+//! The shared conformance cases: the 487 of `shared/cases/conformance.jsonl` (derived from the
+//! reference's own tests and docs) and the 70 of `shared/cases/conformance-5.24.jsonl` (what
+//! transformers 5.24.0 added or changed: `python-call-list`, close captures, `unquoted_keys`,
+//! `merge_duplicates`, `_can_grow`; expectations from the 5.24.0 oracle): every message, and
+//! every event stream after merging adjacent chunks of one field, must equal the reference's.
 
 use workspace_tests::{check_case, read_jsonl, shared_dir};
 
-#[test]
-fn all_conformance_cases_pass() {
-    let cases = read_jsonl(&shared_dir().join("cases").join("conformance.jsonl"));
+/// Runs every case of `file`; it must hold at least `at_least` cases.
+fn all_pass(file: &str, at_least: usize) {
+    let cases = read_jsonl(&shared_dir().join("cases").join(file));
     assert!(
-        cases.len() >= 487,
-        "expected at least 487 cases, found {}",
+        cases.len() >= at_least,
+        "{file}: expected at least {at_least} cases, found {}",
         cases.len()
     );
     let mut failures = Vec::new();
@@ -21,33 +23,19 @@ fn all_conformance_cases_pass() {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed:\n{}",
+        "{file}: {} of {} cases failed:\n{}",
         failures.len(),
         cases.len(),
         failures.join("\n")
     );
 }
 
-/// The `python-call-list` cases (`pcl_*`) of `shared/cases/conformance-5.24.jsonl`, whose
-/// expectations come from the transformers 5.24.0 oracle (the file's other cases cover 5.24
-/// changes outside this parser).
 #[test]
-fn python_call_list_cases_of_5_24_pass() {
-    let cases: Vec<_> = read_jsonl(&shared_dir().join("cases").join("conformance-5.24.jsonl"))
-        .into_iter()
-        .filter(|case| case["id"].as_str().is_some_and(|id| id.starts_with("pcl_")))
-        .collect();
-    assert!(
-        cases.len() >= 40,
-        "expected at least 40 pcl_ cases, found {}",
-        cases.len()
-    );
-    let failures: Vec<String> = cases
-        .iter()
-        .filter_map(|case| {
-            let result = rtpl::cases::run_case(case, true);
-            check_case(case, &result).map(|why| format!("{}: {why}", case["id"]))
-        })
-        .collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+fn all_conformance_cases_pass() {
+    all_pass("conformance.jsonl", 487);
+}
+
+#[test]
+fn all_5_24_conformance_cases_pass() {
+    all_pass("conformance-5.24.jsonl", 70);
 }

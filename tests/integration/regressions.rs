@@ -1,16 +1,18 @@
 //! Regressions found by fuzzing and cold review, with the reference's expectations
 //! (`tests/data/regressions.jsonl`, made by `tests/data/make_regressions.py` from
-//! `tests/data/regressions.in.jsonl` with the oracle), plus the cases the reference cannot
-//! answer because it loops forever.
+//! `tests/data/regressions.in.jsonl` with the oracle), the transformers 5.24 behaviours
+//! (`tests/data/reference-5.24.jsonl`, likewise), plus the cases the reference cannot answer
+//! because it loops forever.
 
 use parser_runtime::{parse_response, ParseError};
 use serde_json::json;
 use workspace_tests::{check_case, read_jsonl, workspace_root};
 
-#[test]
-fn regression_cases_match_the_reference() {
-    let cases = read_jsonl(&workspace_root().join("tests/data/regressions.jsonl"));
-    assert!(!cases.is_empty());
+/// Runs every case of `tests/data/<file>` (at least `min` of them) and checks it like
+/// `check.py --events`.
+fn cases_match_the_reference(file: &str, min: usize) {
+    let cases = read_jsonl(&workspace_root().join("tests/data").join(file));
+    assert!(cases.len() >= min, "{file}: {} cases", cases.len());
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|case| {
@@ -19,6 +21,20 @@ fn regression_cases_match_the_reference() {
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn regression_cases_match_the_reference() {
+    cases_match_the_reference("regressions.jsonl", 1);
+}
+
+/// Behaviours new in transformers 5.24 (close-pattern captures, `unquoted_keys` that skips
+/// strings, `merge_duplicates` that wraps a list), with the 5.24.0 oracle's expectations
+/// (`tests/data/reference-5.24.jsonl`, made by `tests/data/make_regressions.py` from
+/// `tests/data/reference-5.24.in.jsonl`), most also fed in 1-char chunks.
+#[test]
+fn reference_5_24_cases_match_the_reference() {
+    cases_match_the_reference("reference-5.24.jsonl", 40);
 }
 
 /// Open and close both match the empty string at one position: the reference loops forever

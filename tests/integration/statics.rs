@@ -19,6 +19,9 @@ parser_runtime::response_template!(CommandA = "../../templates/command-a.json");
 // A tokenizer_config.json holding the gpt-oss template under `response_template`.
 parser_runtime::response_template!(GptOssConfig = "../data/gpt-oss.tokenizer_config.json");
 
+// Named groups in close patterns, the implicit field's close included (transformers 5.24).
+parser_runtime::response_template!(CloseCaptures = "../data/close-captures.json");
+
 // Field names that collide after conversion, or with the item's own constants.
 parser_runtime::response_template!(OddFields = "../data/odd-fields.json");
 
@@ -146,45 +149,101 @@ fn conformance_cases_with_build_rs_tables_equal_run_time_compile() {
         let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).expect("template");
         by_text.insert(text, lazy().get().unwrap_or_else(|e| panic!("{stem}: {e}")));
     }
-    let path = shared_dir().join("cases").join("conformance.jsonl");
     let seen = std::fs::read_to_string(
         std::path::Path::new(env!("OUT_DIR")).join("conformance-cases.len"),
     )
     .unwrap_or_default();
-    let now = std::fs::metadata(&path)
-        .map(|m| m.len().to_string())
-        .unwrap_or_default();
-    assert_eq!(
-        seen.trim(),
-        now,
-        "{} changed (or appeared) after tests/build.rs compiled its templates: run \
-         `touch tests/build.rs` and test again",
-        path.display()
-    );
-    let cases = read_jsonl(&path);
     let mut compared = 0;
-    for case in &cases {
-        let key = serde_json::to_string(&case["template"]).expect("serialize");
-        let Some(stat) = by_text.get(&key) else {
-            // The template does not load: nothing to compile ahead of time. The run-time
-            // path must agree that it does not load.
-            assert!(
-                template_build::compile(&case["template"]).is_err(),
-                "{}: template loads at run time but was not compiled by build.rs",
-                case["id"]
-            );
-            continue;
-        };
-        let want = rtpl::cases::run_case(case, false);
-        let got = rtpl::cases::run_case_with(case, stat, false);
-        assert_eq!(got, want, "{}: static != dynamic", case["id"]);
-        compared += 1;
+    let mut close_captures = 0;
+    // The files of `tests/build.rs`'s `CASE_FILES`, in its order.
+    let files = [
+        shared_dir().join("cases").join("conformance.jsonl"),
+        shared_dir().join("cases").join("conformance-5.24.jsonl"),
+        workspace_root().join("tests/data/reference-5.24.jsonl"),
+    ];
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        seen.len(),
+        files.len(),
+        "tests/build.rs compiled the templates of {} case files, expected {}: run `touch \
+         tests/build.rs` and test again",
+        seen.len(),
+        files.len()
+    );
+    for (path, seen) in files.iter().zip(seen) {
+        let now = std::fs::metadata(path)
+            .map(|m| m.len().to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            seen.trim(),
+            now,
+            "{} changed (or appeared) after tests/build.rs compiled its templates: run \
+             `touch tests/build.rs` and test again",
+            path.display()
+        );
+        for case in &read_jsonl(path) {
+            let key = serde_json::to_string(&case["template"]).expect("serialize");
+            let Some(stat) = by_text.get(&key) else {
+                // The template does not load: nothing to compile ahead of time. The run-time
+                // path must agree that it does not load.
+                assert!(
+                    template_build::compile(&case["template"]).is_err(),
+                    "{}: template loads at run time but was not compiled by build.rs",
+                    case["id"]
+                );
+                continue;
+            };
+            let want = rtpl::cases::run_case(case, false);
+            let got = rtpl::cases::run_case_with(case, stat, false);
+            assert_eq!(got, want, "{}: static != dynamic", case["id"]);
+            compared += 1;
+            // Close patterns with named groups (transformers 5.24): the static tables must
+            // carry their capture regexes.
+            if stat.fields.iter().any(|f| {
+                f.close
+                    .as_ref()
+                    .is_some_and(|d| d.branches.iter().any(|b| b.captures.is_some()))
+            }) {
+                close_captures += 1;
+            }
+        }
     }
+    assert!(
+        close_captures >= 20,
+        "{close_captures} cases with close-pattern captures compared"
+    );
     assert!(
         by_text.len() >= 30 && compared >= 400,
         "{} templates, {compared} cases compared",
         by_text.len()
     );
+}
+
+/// Close-pattern captures (transformers 5.24) with the macro's tables, fed one byte at a time
+/// and in one piece, equal the run-time template's; the message is the 5.24.0 oracle's: the
+/// close's `name` replaces the open's, a close group that did not take part leaves the open's,
+/// and the implicit field's close brings `reason`.
+#[test]
+fn close_captures_with_macro_tables() {
+    let stat = CloseCaptures::template().unwrap_or_else(|e| panic!("{e}"));
+    let dynamic = dynamic_file("tests/data/close-captures.json");
+    assert!(stat.fields.iter().all(|f| f
+        .close
+        .as_ref()
+        .is_some_and(|d| d.branches.iter().all(|b| b.captures.is_some()))));
+    let text = r#"<call name="météo">{"a": 1}</call name="naïve"><call name="kept">{}</call>bye<|end reason=stop|>"#;
+    let want = json!({
+        "tool_calls": [
+            {"type": "function", "function": {"name": "naïve", "arguments": {"a": 1}}},
+            {"type": "function", "function": {"name": "kept", "arguments": {}}}
+        ],
+        "content": {"text": "bye", "reason": "stop"}
+    });
+    for size in [0, 1, 2, 3] {
+        let got = run(stat, "", &[], text, size);
+        assert_eq!(got, run(&dynamic, "", &[], text, size), "size {size}");
+        assert_eq!(got["message"], want, "size {size}");
+    }
 }
 
 #[test]

@@ -37,6 +37,18 @@ pub(crate) trait Sink {
     fn open_implicit(&mut self, field: usize) -> Result<(), Self::Error>;
     /// Text routed into the open region.
     fn chunk(&mut self, field: usize, text: &str) -> Result<(), Self::Error>;
+    /// The open region's close delimiter matched: branch `branch` of field `field`'s close
+    /// matched `hay[range]`. Called just before [`Self::close`], only when a region is open
+    /// (its named groups join the region's captures: reference 5.24).
+    fn close_delimiter(
+        &mut self,
+        _field: usize,
+        _branch: usize,
+        _hay: &str,
+        _range: (usize, usize),
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
     /// The open region closed; `body` in output bytes; `at`: where the body starts, as
     /// `(offset, in_prefix)` (see `Core::located`).
     fn close(

@@ -278,6 +278,15 @@ impl<R: Routes, const W: usize> Core<R, W> {
                                 in_prefix,
                             }));
                         }
+                        if had_content {
+                            sink.close_delimiter(
+                                watch.field,
+                                usize::from(c.branch),
+                                view,
+                                (c.start - self.base, c.end - self.base),
+                            )
+                            .map_err(Stop::Sink)?;
+                        }
                         self.close_current(sink, c.start)?;
                         if !had_content && c.start == c.end {
                             // Reference: a zero-width close on an empty region stops this call.

@@ -174,7 +174,8 @@ pub enum ToolFamily {
     /// `{"name": N, "arguments": {...}}` inside the delimiters (JSON content, transform
     /// `{"type": "function", "function": "{content}"}`, no `name` group).
     JsonCall,
-    /// The name in the open delimiter's `name` group, JSON arguments in the body.
+    /// The name in the open delimiter's `name` group (the close has none: it would replace
+    /// the open's), JSON arguments in the body.
     NamedJson,
     /// The name in the open delimiter, `<parameter=K>\nV\n</parameter>` tags in the body
     /// (Qwen3-Coder).

@@ -86,6 +86,14 @@ PROBES = {
     "named_group_transform_null": {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<f=(?P<name>\\w+)>", "transform": None}}},
     "named_group_with_transform": {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<f=(?P<name>\\w+)>", "transform": {"name": "{name}", "args": "{content}"}}}},
     "unnamed_group": {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<(f)>"}}},
+    # Close-pattern groups (used by the transform from 5.24 on) load like open-pattern groups;
+    # placeholders are not checked against the groups at load time (an unknown one fails when
+    # a region closes). Their lines came from the 5.24.0 reference, whose load checks are
+    # 5.23.0's.
+    "named_group_close_with_transform": {"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close_pattern": "</x (?P<tag>\\w+)>", "transform": {"tag": "{tag}", "body": "{content}"}}}},
+    "named_group_open_and_close_same_name": {"start_anchor": "<s>", "fields": {"x": {"open_pattern": "<x (?P<v>\\w+)>", "close_pattern": "</x(?: (?P<v>\\w+))?>", "transform": {"v": "{v}"}}}},
+    "named_group_implicit_close": {"start_anchor": "<s>", "fields": {"x": {"close_pattern": "<end(?P<why>\\w*)>", "transform": {"why": "{why}", "text": "{content}"}}}},
+    "placeholder_names_no_group": {"start_anchor": "<s>", "fields": {"x": {"open": "<x>", "close_pattern": "</x>", "transform": {"tag": "{tag}"}}}},
     "three_implicit": {"start_anchor": "<s>", "fields": {"a": {}, "b": {"close": "x"}, "c": {"open": "<c>"}, "d": {}}},
     "one_implicit_no_close": {"start_anchor": "<s>", "fields": {"content": {}}},
     # content args the reference accepts at load time and we accept too
