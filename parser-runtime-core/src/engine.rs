@@ -393,8 +393,9 @@ impl Sink for Collect<'_> {
         branch: usize,
         hay: &str,
         range: (usize, usize),
+        before: Option<char>,
     ) -> Result<(), ParseError> {
-        self.regions.captures = resolve_captures(self.tpl, field, branch, hay, range);
+        self.regions.captures = resolve_captures(self.tpl, field, branch, hay, range, before);
         self.regions.body.clear();
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),
@@ -447,22 +448,38 @@ impl Sink for Collect<'_> {
 
 /// Named groups of the open delimiter, resolved with the capture regex of the branch that
 /// matched, anchored on the span the DFA found (`hay[range]`; the rest of `hay` is context for
-/// look-around at the edges).
+/// look-around at the edges). `before` is the character before `hay` (`None` at the start of
+/// the text): when the span starts `hay` and the pattern has a word boundary, the regex runs on
+/// a copy of the span with the characters around it, so its `\b` sees what the DFA saw.
 fn resolve_captures(
     tpl: &CompiledTemplate,
     field: usize,
     branch: usize,
     hay: &str,
     range: (usize, usize),
+    before: Option<char>,
 ) -> Vec<(String, String)> {
-    let Some(re) = tpl.fields[field]
+    let Some(captures) = tpl.fields[field]
         .open
         .as_ref()
         .and_then(|d| d.branches.get(branch))
         .and_then(|b| b.captures.as_ref())
-        .map(|c| &c.regex)
     else {
         return Vec::new();
+    };
+    let re = &captures.regex;
+    let copy: String;
+    let (hay, range) = match before {
+        Some(c) if captures.word && range.0 == 0 => {
+            let next = hay[range.1..].chars().next().map_or(0, char::len_utf8);
+            let mut text = String::with_capacity(4 + range.1 + next);
+            text.push(c);
+            text.push_str(&hay[..range.1 + next]);
+            copy = text;
+            let shift = c.len_utf8();
+            (copy.as_str(), (range.0 + shift, range.1 + shift))
+        }
+        _ => (hay, range),
     };
     let input = Input::new(hay)
         .range(range.0..range.1)

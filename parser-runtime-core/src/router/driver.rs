@@ -25,13 +25,16 @@ impl<E> From<RouteError> for Stop<E> {
 /// Receiver of the router's raw events (absolute positions, the buffer being scanned).
 pub(crate) trait Sink {
     type Error;
-    /// An explicit region opened: delimiter branch `branch` matched `hay[range]`.
+    /// An explicit region opened: delimiter branch `branch` matched `hay[range]`; `before` is
+    /// the character before `hay` (`None` at the start of the text), for word boundaries at
+    /// the match's start.
     fn open(
         &mut self,
         field: usize,
         branch: usize,
         hay: &str,
         range: (usize, usize),
+        before: Option<char>,
     ) -> Result<(), Self::Error>;
     /// The implicit region opened (its first byte is about to be routed).
     fn open_implicit(&mut self, field: usize) -> Result<(), Self::Error>;
@@ -132,8 +135,8 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     fn keep_tail<E>(&mut self, text: &str) -> Result<(), Stop<E>> {
         let keep = self.core.keep_from();
         let rel = keep - self.core.base;
-        if rel > 0 {
-            self.core.before = Some(text.as_bytes()[rel - 1]);
+        if let Some(last) = text[..rel].chars().next_back() {
+            self.core.before = Some(last);
         }
         let tail = &text[rel..];
         self.core.base = keep;
@@ -157,7 +160,7 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
         let held = self.hold.as_str();
         // Large heap buffers shrink only in big steps (amortized); fixed ones always.
         if matches!(self.hold, Hold::Fixed { .. }) || rel == held.len() || rel >= 4096 {
-            self.core.before = Some(held.as_bytes()[rel - 1]);
+            self.core.before = held[..rel].chars().next_back();
             self.hold.drop_front(rel);
             self.core.base = keep;
         }
