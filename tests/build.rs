@@ -1,6 +1,7 @@
-//! Compiles, ahead of time, every distinct template of the shared conformance cases that
-//! loads, with `template_build::Builder` (the build-script front end), so that the tests can
-//! check the generated static tables against the same templates compiled at run time.
+//! Compiles, ahead of time, every distinct template of the shared conformance cases and of the
+//! word-boundary cases (`data/word-boundary.jsonl`) that loads, with `template_build::Builder`
+//! (the build-script front end), so that the tests can check the generated static tables
+//! against the same templates compiled at run time.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,7 +32,14 @@ fn main() {
     // (a copy that keeps old dates), they can say so instead of failing obscurely.
     std::fs::write(out.join("conformance-cases.len"), text.len().to_string())
         .expect("write OUT_DIR/conformance-cases.len");
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    let word_boundary = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/word-boundary.jsonl");
+    println!("cargo:rerun-if-changed={}", word_boundary.display());
+    let word_boundary = std::fs::read_to_string(&word_boundary).expect("data/word-boundary.jsonl");
+    for line in text
+        .lines()
+        .chain(word_boundary.lines())
+        .filter(|l| !l.trim().is_empty())
+    {
         let Ok(case) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };

@@ -3,20 +3,26 @@
 reference's expectations (tests/data/regressions.jsonl), in the conformance schema of
 shared/README.md. Run with the oracle venv's python from the repo root:
   PY=$(ORACLE_TRANSFORMERS=5.24.0 ../shared/oracle/setup.sh); $PY tests/data/make_regressions.py
+Another pair of files (the word-boundary cases):
+  $PY tests/data/make_regressions.py tests/data/word-boundary.in.jsonl tests/data/word-boundary.jsonl
 """
 import json
 import subprocess
 import sys
 
-ins = [json.loads(l) for l in open("tests/data/regressions.in.jsonl") if l.strip()]
+import transformers
+
+source, target = (sys.argv[1:3] if len(sys.argv) > 2
+                  else ("tests/data/regressions.in.jsonl", "tests/data/regressions.jsonl"))
+ins = [json.loads(l) for l in open(source) if l.strip()]
 payload = "".join(json.dumps({k: v for k, v in c.items() if k != "note"}) + "\n" for c in ins)
 out = subprocess.run([sys.executable, "../shared/oracle/oracle.py", "--merge-chunks"], input=payload,
                      capture_output=True, text=True, check=True).stdout
 results = {r["id"]: r for r in map(json.loads, out.splitlines())}
-with open("tests/data/regressions.jsonl", "w") as f:
+with open(target, "w") as f:
     for c in ins:
         r = results[c["id"]]
-        case = dict(c, origin="reference oracle (transformers 5.23.0) on a regression input")
+        case = dict(c, origin=f"reference oracle (transformers {transformers.__version__}) on a regression input")
         case.setdefault("chunks", None)
         case.setdefault("tools", None)
         if c.get("script"):
