@@ -554,23 +554,33 @@ impl<R: Routes, const W: usize> Core<R, W> {
 
     /// The state in which a walk of `dfa` starting at `abs` reads its first byte: the start
     /// state for the byte before `abs`, or, for a DFA with a context slot, the start state
-    /// stepped over [`context_byte`] of the character before `abs`. `None`: no walk (no start
-    /// state, or the slot leads nowhere).
+    /// stepped over [`context_byte`] of the character before `abs` (kept in `slot` for the
+    /// other walks starting at `abs`). `None`: no walk (no start state, or the slot leads
+    /// nowhere).
     #[inline]
-    fn start_at(&self, dfa: &R::Dfa, view: &str, abs: usize) -> Option<StateID> {
+    fn start_at(
+        &self,
+        dfa: &R::Dfa,
+        view: &str,
+        abs: usize,
+        slot: &mut Option<u8>,
+    ) -> Option<StateID> {
         if !dfa.context() {
             return dfa.start(self.look_behind(view, abs));
         }
-        let prev = if abs == 0 {
-            None
-        } else if abs > self.base {
-            // `base` is a char boundary, so the character ending at `abs` starts after it.
-            let from = self.char_start_before(view, abs);
-            view[from - self.base..abs - self.base].chars().next()
-        } else {
-            self.before
-        };
-        let s = dfa.next_state(dfa.start(None)?, context_byte(prev));
+        let byte = *slot.get_or_insert_with(|| {
+            let prev = if abs == 0 {
+                None
+            } else if abs > self.base {
+                // `base` is a char boundary, so the character ending at `abs` starts after it.
+                let from = self.char_start_before(view, abs);
+                view[from - self.base..abs - self.base].chars().next()
+            } else {
+                self.before
+            };
+            context_byte(prev)
+        });
+        let s = dfa.next_state(dfa.start(None)?, byte);
         (!dfa.is_dead_state(s)).then_some(s)
     }
 
@@ -629,6 +639,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// Starts a walk at `p` for every branch of every watched delimiter that can start with
     /// `byte`.
     fn start_walks(&mut self, view: &str, p: usize, byte: u8) -> Result<(), RouteError> {
+        let mut slot = None;
         for wi in 0..self.scan.watch.as_slice().len() {
             let w = self.scan.watch.as_slice()[wi];
             if !w.first.contains(byte) {
@@ -636,7 +647,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             }
             for bi in 0..self.routes.branch_count(w.field, w.kind) {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
-                if let Some(state) = self.start_at(dfa, view, p) {
+                if let Some(state) = self.start_at(dfa, view, p, &mut slot) {
                     let walk = Walk {
                         watch: wi as u16,
                         branch: bi as u16,
@@ -730,7 +741,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
             return Step::Done(Some(cand));
         };
-        let Some(state) = self.start_at(dfa, view, e) else {
+        let Some(state) = self.start_at(dfa, view, e, &mut None) else {
             return Step::Done(None);
         };
         let mut lw = Walk {
