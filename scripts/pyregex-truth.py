@@ -11,14 +11,19 @@ Written by hand (kept as they are):
   pattern   the pattern, in the Python `regex` dialect;
   ours      what our translations claim: "exact" (`to_fancy` and `to_dfa` both reproduce every
             search below), "fancy" (`to_fancy` does; `to_dfa` rejects the pattern or
-            approximates it, e.g. a `$` as `\\z`) or "rejected" (both reject it, and so does
-            `group_names` when Python rejects it too);
-  hay       the text each search runs on.
+            approximates it, e.g. a `$` as `\\z`), "dfa" (the compiled DFA tables reproduce every
+            match span, with the module's own word characters; the regex engines' word table,
+            an older Unicode, does not: word boundaries next to characters new in Unicode 17)
+            or "rejected" (both reject it, and so does `group_names` when Python rejects it
+            too);
+  hay       the text each search runs on;
+  pos       (optional, default 0) the UTF-8 byte offset where the search starts: Python's
+            `.search(hay, pos)` (in characters), which sees the text before it (`\\b`).
 Computed here from the real module (rewritten on every run):
   python_error  null if `regex.compile(pattern, regex.DOTALL)` compiles (module default
                 VERSION0), else its error message (with the exception's type in front when it
                 is not `regex.error`, as for `(?V0V1)`);
-  groups        for `.search(hay)`: null (no match) or the UTF-8 byte spans [start, end] of
+  groups        for `.search(hay, pos)`: null (no match) or the UTF-8 byte spans [start, end] of
                 group 0, 1, ... (null for a group that did not participate).
 
 The Rust side is template-build/tests/pyregex_truth.rs. To add a case, add a line with
@@ -41,15 +46,15 @@ import regex
 
 REGEX_VERSION = "2026.11.19"
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "template-build/tests/data/pyregex-truth.jsonl"
-OURS = ("exact", "fancy", "rejected")
+OURS = ("exact", "dfa", "fancy", "rejected")
 
 
 def byte_offset(text, index):
     return len(text[:index].encode("utf-8"))
 
 
-def groups(compiled, hay):
-    m = compiled.search(hay)
+def groups(compiled, hay, pos):
+    m = compiled.search(hay, len(hay.encode("utf-8")[:pos].decode("utf-8")))
     if m is None:
         return None
     spans = []
@@ -57,6 +62,15 @@ def groups(compiled, hay):
         start, end = m.span(i)
         spans.append(None if start < 0 else [byte_offset(hay, start), byte_offset(hay, end)])
     return spans
+
+
+def search(compiled, s):
+    pos = s.get("pos", 0)
+    out = {"hay": s["hay"]}
+    if pos:
+        out["pos"] = pos
+    out["groups"] = groups(compiled, s["hay"], pos)
+    return out
 
 
 def regenerate(case, where):
@@ -76,7 +90,7 @@ def regenerate(case, where):
         "pattern": pattern,
         "ours": ours,
         "python_error": error,
-        "searches": [{"hay": s["hay"], "groups": groups(compiled, s["hay"])} for s in searches],
+        "searches": [search(compiled, s) for s in searches],
     }
 
 

@@ -4,7 +4,10 @@
 //! * The no-heap router of a `response_template!` item makes **zero** allocations across
 //!   `router()`, every `feed` and `finish`, on a 1 MB reasoning + content + tool-call stream
 //!   fed in 1-byte and 4-byte chunks. Its events are checked too: the bytes routed to each
-//!   field are exactly the bodies the stream was built from.
+//!   field are exactly the bodies the stream was built from. The same holds for a template
+//!   with word boundaries in its delimiters (`data/word-boundary.json`: a context slot, a
+//!   delayed match, `<invoke\b[^>]*?\bname=...>`), on text full of non-ASCII characters
+//!   next to near misses.
 //! * The `ResponseParser` (alloc API) is measured on the same stream in 4-byte chunks:
 //!   allocations per feed call and per region are printed, and feeds that cause no event
 //!   allocate nothing but the amortized growth of the hold buffer (a handful in total).
@@ -14,11 +17,14 @@
 
 use std::alloc::System;
 
-use parser_runtime::{Event, RegionEvent};
+use parser_runtime::router::Router;
+use parser_runtime::statics::{StaticRoutes, TableError};
+use parser_runtime::{Event, FieldId, RegionEvent};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 use workspace_tests::pieces;
 
 parser_runtime::response_template!(SmolLm3 = "../templates/smollm3.json");
+parser_runtime::response_template!(WordBoundary = "data/word-boundary.json");
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
@@ -32,7 +38,7 @@ fn count<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, stats.allocations + stats.reallocations)
 }
 
-/// A SmolLM3 output of about `size` bytes, with the exact bodies of each field.
+/// An output of about `size` bytes, with the exact bodies of each field.
 struct Stream {
     text: String,
     thinking: usize,
@@ -41,42 +47,67 @@ struct Stream {
     calls: usize,
 }
 
-/// Deterministic prose with decoys that look like the start of delimiters (`<thin`, `</tool`,
-/// `<|im`, `< `), never a whole one, and no whitespace at the end.
-fn prose(size: usize, seed: usize) -> String {
-    const WORDS: &[&str] = &[
-        "the",
-        "model",
-        "reads",
-        "a",
-        "request",
-        "and",
-        "plans",
-        "its",
-        "answer",
-        "carefully",
-        "weather",
-        "in",
-        "Paris",
-        "tomorrow",
-        "x < y",
-        "<thin",
-        "</tool",
-        "<|im",
-        "a<b",
-        "résumé",
-        "数据",
-        "🙂",
-        "if",
-        "then",
-    ];
+/// Prose for SmolLM3, with decoys that look like the start of delimiters (`<thin`, `</tool`,
+/// `<|im`, `< `), never a whole one.
+const WORDS: &[&str] = &[
+    "the",
+    "model",
+    "reads",
+    "a",
+    "request",
+    "and",
+    "plans",
+    "its",
+    "answer",
+    "carefully",
+    "weather",
+    "in",
+    "Paris",
+    "tomorrow",
+    "x < y",
+    "<thin",
+    "</tool",
+    "<|im",
+    "a<b",
+    "résumé",
+    "数据",
+    "🙂",
+    "if",
+    "then",
+];
+
+/// Prose for the word-boundary template: its delimiters' words right after word characters,
+/// ASCII or not (`éTHINK:`, `xANSWER`), or followed by one (`ANSWERS`, `<invokes`).
+const WORD_BOUNDARY_WORDS: &[&str] = &[
+    "the",
+    "résumé",
+    "数据",
+    "東京",
+    "🙂",
+    "a\u{301}",
+    "THINKING",
+    "éTHINK:",
+    "_THINK:",
+    "xANSWER",
+    "ANSWERS",
+    "ANSWER_",
+    "<invokes",
+    "<invoke_x",
+    "<invokeé",
+    "name=\"x\"",
+    "1",
+    "-",
+];
+
+/// Deterministic prose from `words`, no whitespace at the end.
+fn prose_from(words: &[&str], size: usize, seed: usize) -> String {
     let mut out = String::with_capacity(size + 16);
     let mut i = seed as u64;
     while out.len() < size {
         i = i
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let w = WORDS[(i >> 33) as usize % WORDS.len()];
+        let w = words[(i >> 33) as usize % words.len()];
         out.push_str(w);
         out.push(if (i >> 20).is_multiple_of(11) {
             '\n'
@@ -88,27 +119,39 @@ fn prose(size: usize, seed: usize) -> String {
     out
 }
 
-fn stream(size: usize) -> Stream {
-    let thinking = prose(size / 2, 1);
-    let mut text = format!("<think>{thinking}</think>");
+/// How a template writes the parts of a stream.
+struct Format {
+    /// The prose's words.
+    words: &'static [&'static str],
+    /// The reasoning region's delimiters and what its body has around the prose.
+    reasoning: (&'static str, &'static str, &'static str),
+    /// Tool call `i`: its body, and the text holding it (with its delimiters).
+    call: fn(usize) -> (String, String),
+    /// The end of the output.
+    end: &'static str,
+}
+
+/// An output of about `size` bytes in `format`: reasoning, then content with ten tool calls,
+/// with the exact bodies of each field.
+fn stream_in(format: &Format, size: usize) -> Stream {
+    let (open, close, pad) = format.reasoning;
+    let thinking = format!("{pad}{}{pad}", prose_from(format.words, size / 2, 1));
+    let mut text = format!("{open}{thinking}{close}");
     let mut content = 0;
     let mut tool_calls = 0;
     let calls = 10;
     for i in 0..calls {
-        let part = prose(size / 2 / (calls + 1), 100 + i);
+        let part = prose_from(format.words, size / 2 / (calls + 1), 100 + i);
         content += part.len();
         text.push_str(&part);
-        let body = format!(
-            "{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\", \"day\": {i}}}}}"
-        );
+        let (body, call) = (format.call)(i);
         tool_calls += body.len();
-        // The newline before `<tool_call>` belongs to its open delimiter (`\s*<tool_call>`).
-        text.push_str(&format!("\n<tool_call>{body}</tool_call>"));
+        text.push_str(&call);
     }
-    let last = prose(size / 2 / (calls + 1), 999);
+    let last = prose_from(format.words, size / 2 / (calls + 1), 999);
     content += last.len();
     text.push_str(&last);
-    text.push_str("<|im_end|>");
+    text.push_str(format.end);
     Stream {
         text,
         thinking: thinking.len(),
@@ -116,6 +159,46 @@ fn stream(size: usize) -> Stream {
         tool_calls,
         calls,
     }
+}
+
+/// A SmolLM3 output of about `size` bytes.
+fn stream(size: usize) -> Stream {
+    stream_in(
+        &Format {
+            words: WORDS,
+            reasoning: ("<think>", "</think>", ""),
+            call: |i| {
+                let body = format!(
+                    "{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\", \"day\": \
+                     {i}}}}}"
+                );
+                // The newline before `<tool_call>` belongs to its open delimiter
+                // (`\s*<tool_call>`).
+                let call = format!("\n<tool_call>{body}</tool_call>");
+                (body, call)
+            },
+            end: "<|im_end|>",
+        },
+        size,
+    )
+}
+
+/// An output of about `size` bytes for the word-boundary template.
+fn word_boundary_stream(size: usize) -> Stream {
+    stream_in(
+        &Format {
+            words: WORD_BOUNDARY_WORDS,
+            reasoning: ("THINK:", "ANSWER:", " "),
+            call: |i| {
+                let body = format!("<parameter name=\"day\">{i}</parameter>");
+                // The newline belongs to the open delimiter (`\s*<invoke\b...`).
+                let call = format!("\n<invoke id=\"{i}\" name=\"get_weather\">{body}</invoke>");
+                (body, call)
+            },
+            end: "",
+        },
+        size,
+    )
 }
 
 /// Per field: bytes routed, regions opened, regions closed.
@@ -126,25 +209,25 @@ struct Tally {
     closes: [usize; 3],
 }
 
-fn slot(field: SmolLm3) -> usize {
-    match field {
-        SmolLm3::Thinking => 0,
-        SmolLm3::ToolCalls => 1,
-        SmolLm3::Content => 2,
-    }
-}
+/// A router of a generated item, as `Item::router::<4096>`.
+type MakeRouter<F> = fn() -> Result<Router<StaticRoutes<'static>, F, 4096>, TableError>;
 
-fn core_router_feeds_without_heap_allocations() {
-    let s = stream(1 << 20);
-    assert!(s.text.len() >= 1 << 20);
-    // Deserialize the embedded DFAs once (no heap either, but keep it out of the loop).
-    SmolLm3::routes().expect("embedded tables");
+/// Routes `s` with the no-heap router of a generated item in 1-byte and 4-byte chunks:
+/// asserts zero heap allocations across `router()`, every `feed` and `finish`, and that the
+/// bytes, opens and closes of each field (`slot`: 0 reasoning, 1 tool calls, 2 content) are
+/// the stream's.
+fn router_feeds_without_heap_allocations<F: FieldId>(
+    what: &str,
+    s: &Stream,
+    router: MakeRouter<F>,
+    slot: fn(F) -> usize,
+) {
     for chunk in [1usize, 4] {
         let input = pieces(&s.text, chunk);
         let mut tally = Tally::default();
         let (result, allocations) = count(|| {
-            let mut router = SmolLm3::router::<4096>()?;
-            let mut on_event = |event: RegionEvent<'_, SmolLm3>| match event {
+            let mut router = router()?;
+            let mut on_event = |event: RegionEvent<'_, F>| match event {
                 RegionEvent::Open { field, .. } => tally.opens[slot(field)] += 1,
                 RegionEvent::Chunk { field, text } => tally.bytes[slot(field)] += text.len(),
                 RegionEvent::Close { field, .. } => tally.closes[slot(field)] += 1,
@@ -158,7 +241,7 @@ fn core_router_feeds_without_heap_allocations() {
         result.expect("routing succeeds");
         assert_eq!(
             allocations, 0,
-            "{chunk}-byte chunks: heap allocations in the router"
+            "{what}, {chunk}-byte chunks: heap allocations in the router"
         );
         let content_regions = s.calls + 1;
         assert_eq!(
@@ -168,14 +251,28 @@ fn core_router_feeds_without_heap_allocations() {
                 opens: [1, s.calls, content_regions],
                 closes: [1, s.calls, content_regions],
             },
-            "{chunk}-byte chunks"
+            "{what}, {chunk}-byte chunks"
         );
         println!(
-            "core router, {chunk}-byte chunks: {} feeds over {} bytes, 0 allocations",
+            "core router, {what}, {chunk}-byte chunks: {} feeds over {} bytes, 0 allocations",
             input.len(),
             s.text.len()
         );
     }
+}
+
+fn core_router_feeds_without_heap_allocations() {
+    let s = stream(1 << 20);
+    assert!(s.text.len() >= 1 << 20);
+    // Deserialize the embedded DFAs once (no heap either, but keep it out of the loop).
+    SmolLm3::routes().expect("embedded tables");
+    router_feeds_without_heap_allocations("smollm3", &s, SmolLm3::router::<4096>, |field| {
+        match field {
+            SmolLm3::Thinking => 0,
+            SmolLm3::ToolCalls => 1,
+            SmolLm3::Content => 2,
+        }
+    });
 }
 
 fn alloc_api_allocations_per_feed_and_region() {
@@ -223,8 +320,24 @@ fn alloc_api_allocations_per_feed_and_region() {
     );
 }
 
+fn word_boundary_router_feeds_without_heap_allocations() {
+    let s = word_boundary_stream(1 << 20);
+    WordBoundary::routes().expect("embedded tables");
+    router_feeds_without_heap_allocations(
+        "word boundaries",
+        &s,
+        WordBoundary::router::<4096>,
+        |field| match field {
+            WordBoundary::ReasoningContent => 0,
+            WordBoundary::ToolCalls => 1,
+            WordBoundary::Content => 2,
+        },
+    );
+}
+
 fn main() {
     core_router_feeds_without_heap_allocations();
+    word_boundary_router_feeds_without_heap_allocations();
     alloc_api_allocations_per_feed_and_region();
     println!("allocations: ok");
 }

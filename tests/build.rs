@@ -1,17 +1,18 @@
 //! Compiles, ahead of time, every distinct template of the case files that loads (the shared
-//! conformance cases, those of transformers 5.24 and this crate's 5.24 cases), with
-//! `template_build::Builder` (the build-script front end), so that the tests can check the
-//! generated static tables against the same templates compiled at run time.
+//! conformance cases, those of transformers 5.24, this crate's 5.24 cases and its word-boundary
+//! cases), with `template_build::Builder` (the build-script front end), so that the tests can
+//! check the generated static tables against the same templates compiled at run time.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The case files whose templates are compiled, relative to this crate. Also read by
 /// `tests/integration/statics.rs`.
-const CASE_FILES: [&str; 3] = [
+const CASE_FILES: [&str; 4] = [
     "../../shared/cases/conformance.jsonl",
     "../../shared/cases/conformance-5.24.jsonl",
     "data/reference-5.24.jsonl",
+    "data/word-boundary.jsonl",
 ];
 
 fn main() {

@@ -61,6 +61,24 @@ pub fn compiled_conformance() -> &'static [(Value, CompiledTemplate, String)] {
     })
 }
 
+/// The word-boundary cases (`tests/data/word-boundary.jsonl`, expectations from the reference
+/// oracle: templates with `\b`, `\B`, `\m`, `\M` in their delimiters) whose template
+/// compiles, with the compiled template and the output text.
+pub fn compiled_word_boundary() -> &'static [(Value, CompiledTemplate, String)] {
+    static CASES: OnceLock<Vec<(Value, CompiledTemplate, String)>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        read_jsonl(&workspace_root().join("tests/data/word-boundary.jsonl"))
+            .into_iter()
+            .map(|case| {
+                let template = template_build::compile(&case["template"])
+                    .unwrap_or_else(|e| panic!("{}: {e}", case["id"]));
+                let text = case["text"].as_str().unwrap_or_default().to_owned();
+                (case, template, text)
+            })
+            .collect()
+    })
+}
+
 /// `text` cut into pieces of `size` bytes (0: one piece), each extended to a char boundary.
 pub fn pieces(text: &str, size: usize) -> Vec<&str> {
     let size = if size == 0 { text.len().max(1) } else { size };

@@ -197,6 +197,15 @@ fn delimiter_parts(
                 let hir = regex_syntax::Parser::new()
                     .parse(&branch.main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                if hir.properties().look_set().contains_word_unicode() {
+                    // The parser runs it (docs/word-boundaries.md); generating around it needs
+                    // the previous character's class in the grammar, not done yet.
+                    return Err(cerr(
+                        at,
+                        "a delimiter with a word boundary (`\\b`, `\\B`, `\\m`, `\\M`) is not \
+                         generated",
+                    ));
+                }
                 let Some(n) = name else {
                     branches.push(hir);
                     continue;
@@ -1385,6 +1394,21 @@ mod tests {
                 "city": {"type": "string"}, "days": {"type": "integer"}},
                 "required": ["city"]}}}),
         ]
+    }
+
+    #[test]
+    fn a_word_boundary_delimiter_is_refused_naming_the_field() {
+        let value = serde_json::json!({
+            "start_anchor": "<s>",
+            "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close": "</t>"},
+                "content": {}
+            }
+        });
+        let model = template_build::model::load(&value).unwrap();
+        let e = compile(&model, &Request::default(), &Options::default()).unwrap_err();
+        assert_eq!(e.at, "fields.reasoning_content.open", "{e}");
+        assert!(e.reason.contains("word boundary"), "{e}");
     }
 
     #[test]

@@ -394,9 +394,10 @@ impl Sink for Collect<'_> {
         branch: usize,
         hay: &str,
         range: (usize, usize),
+        before: Option<char>,
     ) -> Result<(), ParseError> {
         let open = self.tpl.fields[field].open.as_ref();
-        self.regions.captures = resolve_captures(open, branch, hay, range);
+        self.regions.captures = resolve_captures(open, branch, hay, range, before);
         self.regions.body.clear();
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),
@@ -430,9 +431,10 @@ impl Sink for Collect<'_> {
         branch: usize,
         hay: &str,
         range: (usize, usize),
+        before: Option<char>,
     ) -> Result<(), ParseError> {
         let close = self.tpl.fields[field].close.as_ref();
-        for (name, value) in resolve_captures(close, branch, hay, range) {
+        for (name, value) in resolve_captures(close, branch, hay, range, before) {
             match self.regions.captures.iter_mut().find(|(k, _)| *k == name) {
                 Some(slot) => slot.1 = value,
                 None => self.regions.captures.push((name, value)),
@@ -469,18 +471,35 @@ impl Sink for Collect<'_> {
 /// Named groups of a delimiter (an open, or a close: reference 5.24) that took part in its
 /// match, resolved with the capture regex of the branch that matched, anchored on the span the
 /// DFA found (`hay[range]`; the rest of `hay` is context for look-around at the edges).
+/// `before` is the character before `hay` (`None` at the start of the text): when the span
+/// starts `hay` and the pattern has a word boundary, the regex runs on a copy of the span with
+/// the characters around it, so its `\b` sees what the DFA saw.
 fn resolve_captures(
     delimiter: Option<&Delimiter<Owned>>,
     branch: usize,
     hay: &str,
     range: (usize, usize),
+    before: Option<char>,
 ) -> Vec<(String, String)> {
-    let Some(re) = delimiter
+    let Some(captures) = delimiter
         .and_then(|d| d.branches.get(branch))
         .and_then(|b| b.captures.as_ref())
-        .map(|c| &c.regex)
     else {
         return Vec::new();
+    };
+    let re = &captures.regex;
+    let copy: String;
+    let (hay, range) = match before {
+        Some(c) if captures.word && range.0 == 0 => {
+            let next = hay[range.1..].chars().next().map_or(0, char::len_utf8);
+            let mut text = String::with_capacity(4 + range.1 + next);
+            text.push(c);
+            text.push_str(&hay[..range.1 + next]);
+            copy = text;
+            let shift = c.len_utf8();
+            (copy.as_str(), (range.0 + shift, range.1 + shift))
+        }
+        _ => (hay, range),
     };
     let input = Input::new(hay)
         .range(range.0..range.1)

@@ -61,6 +61,13 @@ pub fn is_word_char(c: char) -> bool {
     lo > 0 && cp <= WORD_RANGES[2 * (lo - 1) + 1]
 }
 
+/// The `regex` module's Unicode `\w` (the characters [`is_word_char`] accepts) as inclusive
+/// code point ranges, ascending and disjoint. Used by the compiler to split character classes
+/// into word and non-word parts for word boundaries (see docs/word-boundaries.md).
+pub fn word_ranges() -> impl Iterator<Item = (u32, u32)> {
+    WORD_RANGES.chunks_exact(2).map(|pair| (pair[0], pair[1]))
+}
+
 /// Inclusive code point ranges `start, end, start, end, ...` of the `regex` module's `\w`
 /// (generated from the reference's `regex` 2026.11.19).
 const WORD_RANGES: [u32; 1634] = [

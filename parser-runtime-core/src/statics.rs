@@ -36,7 +36,7 @@ use crate::tables::{
 /// The version of the generated-code format. The generator embeds the version it writes and
 /// calls [`require_format`] in a constant, so a generator and a runtime that disagree fail to
 /// compile instead of misreading tables.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///

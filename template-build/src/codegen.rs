@@ -366,6 +366,7 @@ pub fn digest(t: &CompiledTemplate) -> u64 {
     }
     fn dfa(out: &mut Vec<u8>, d: &Dfa) {
         put(out, &d.to_bytes(false));
+        out.push(u8::from(d.context()));
         for (id, flags) in d.edges() {
             out.extend_from_slice(&id.to_le_bytes());
             out.push(*flags);
@@ -675,6 +676,7 @@ fn dfa_tokens(t: &Dfa, counter: &Cell<usize>, endian: Option<Endian>) -> TokenSt
         let flags = Literal::u8_suffixed(flags);
         quote!((#id, #flags))
     });
+    let context = t.context();
     quote! {
         ::parser_runtime::__private::DfaBytes {
             index: #index,
@@ -683,6 +685,7 @@ fn dfa_tokens(t: &Dfa, counter: &Cell<usize>, endian: Option<Endian>) -> TokenSt
                 &BYTES.0
             },
             edge: &[ #( #edge ),* ],
+            context: #context,
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use parser_runtime_core::router::{DelimiterKind, EDGE_GROW, EDGE_REACH, EDGE_SURE};
+use parser_runtime_core::router::{DelimiterKind, EDGE_DELAYED, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use parser_runtime_core::tables::{
     Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, FieldTable, JumpPlan, Lookahead,
     Owned, OwnedDfa, Prefilter, Watch, Watched,
@@ -15,13 +15,14 @@ use parser_runtime_core::tables::{
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::primitives::StateID;
-use regex_automata::util::{start, syntax};
-use regex_automata::{Anchored, MatchKind};
+use regex_automata::util::syntax;
+use regex_automata::MatchKind;
 use serde_json::Value;
 
 use crate::error::{Problem, TemplateError, TemplateErrorKind as Kind, TemplateErrors};
 use crate::locate;
 use crate::model::{self, DelimiterSpec, TemplateModel};
+use crate::word;
 
 /// Size limit, in bytes, of each NFA, DFA and determinization run: a hostile pattern (e.g.
 /// `(a|b)*a(a|b){30}`) fails to compile quickly with an error instead of eating memory.
@@ -300,7 +301,7 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
     for b in &pattern.branches {
         let dfa = dfa_table(&b.main)
             .map_err(|e| e.map_reason(|e| format!("cannot compile {:?} to a DFA: {e}", b.main)))?;
-        let (first, empty) = first_facts(dfa.dfa());
+        let (first, empty) = entry_facts(&dfa);
         first_bytes.union(&first);
         can_be_empty |= empty;
         let lookahead = match &b.lookahead {
@@ -402,7 +403,7 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
     }
     let rest = Hir::concat(items[i..].iter().map(|h| (*h).clone()).collect());
     let table = dfa_table(&rest.to_string()).ok()?;
-    let (first, empty) = first_facts(table.dfa());
+    let (first, empty) = entry_facts(&table);
     if empty {
         return None;
     }
@@ -423,27 +424,23 @@ fn parse_hir(pattern: &str) -> Option<regex_syntax::hir::Hir> {
 
 /// Builds an anchored leftmost-first DFA for a regex-syntax pattern and computes its edge facts.
 ///
-/// Errors: [`Kind::DfaUnsupported`] for a Unicode word boundary (`\b`, `\B`, `\b{start}`, ...:
-/// regex-automata's DFAs cannot run one over non-ASCII text), found in the pattern's syntax tree
-/// before building, or another refusal of the builder that is not a size limit;
-/// [`Kind::DfaTooLarge`] when the NFA, the DFA or determinization exceeds [`DFA_SIZE_LIMIT`]
-/// (or a hard limit of the builder).
+/// A pattern with a Unicode word assertion (`\b`, `\B`, `\b{start}`, ...) is compiled by
+/// [`word::build`] with the Python `regex` module's word characters (docs/word-boundaries.md):
+/// its DFA may have a context slot and delayed matches.
+///
+/// Errors: [`Kind::DfaTooLarge`] when the NFA, the DFA or determinization exceeds
+/// [`DFA_SIZE_LIMIT`] (or a hard limit of the builder); [`Kind::DfaUnsupported`] when the
+/// builder refuses the pattern for another reason (not expected: every translation is checked
+/// by regex-syntax first), or for what [`word::build`] refuses.
 pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, Problem> {
-    if parse_hir(pattern).is_some_and(|hir| hir.properties().look_set().contains_word_unicode()) {
-        return Err(Problem::new(
-            Kind::DfaUnsupported,
-            "a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; \
-             spell the boundary out (e.g. `(?:\\s|$)`) instead",
-        ));
+    if let Some(hir) = parse_hir(pattern).filter(word::needs_product) {
+        let built = word::build(&hir, DFA_SIZE_LIMIT)?;
+        let entries = word::entry_states(&built.dfa, built.context);
+        let edge = edge_facts(&built.dfa, &entries);
+        return Ok(OwnedDfa::new(built.dfa, edge, built.context));
     }
     let dfa = dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .match_kind(MatchKind::LeftmostFirst)
-                .start_kind(StartKind::Anchored)
-                .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
-        )
+        .configure(dfa_config())
         .syntax(
             syntax::Config::new()
                 .unicode(true)
@@ -460,8 +457,18 @@ pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, Problem> {
             };
             Problem::new(kind, e.to_string())
         })?;
-    let edge = edge_facts(&dfa);
-    Ok(OwnedDfa::new(dfa, edge))
+    let edge = edge_facts(&dfa, &word::entry_states(&dfa, false));
+    Ok(OwnedDfa::new(dfa, edge, false))
+}
+
+/// The configuration of every delimiter DFA: leftmost-first (Python's priority), anchored
+/// starts only, size-limited.
+pub(crate) fn dfa_config() -> dense::Config {
+    dense::Config::new()
+        .match_kind(MatchKind::LeftmostFirst)
+        .start_kind(StartKind::Anchored)
+        .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+        .determinize_size_limit(Some(DFA_SIZE_LIMIT))
 }
 
 /// Whether a DFA build failed on a size limit: of the DFA or its determinization
@@ -474,24 +481,17 @@ fn size_limit_exceeded(e: &dense::BuildError) -> bool {
             .is_some_and(|nfa| nfa.size_limit().is_some())
 }
 
-fn start_states<A: Automaton>(dfa: &A) -> Vec<StateID> {
-    let mut out: Vec<StateID> = std::iter::once(None)
-        .chain((0..=255u8).map(Some))
-        .filter_map(|lb| {
-            dfa.start_state(&start::Config::new().anchored(Anchored::Yes).look_behind(lb))
-                .ok()
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+/// [`first_facts`] from the states where a walk of `t` reads its first character.
+fn entry_facts(t: &OwnedDfa) -> (ByteSet, bool) {
+    first_facts(t.dfa(), &word::entry_states(t.dfa(), t.context()))
 }
 
-/// Which bytes can begin a match, and whether the empty string can match.
-fn first_facts<A: Automaton>(dfa: &A) -> (ByteSet, bool) {
+/// Which bytes can begin a match from the `entries` states, and whether the empty string can
+/// match (also when that match is delayed: reported after one more character).
+fn first_facts<A: Automaton>(dfa: &A, entries: &[StateID]) -> (ByteSet, bool) {
     let mut first = ByteSet::EMPTY;
     let mut empty = false;
-    for s in start_states(dfa) {
+    for &s in entries {
         if dfa.is_match_state(dfa.next_eoi_state(s)) {
             empty = true;
         }
@@ -505,12 +505,22 @@ fn first_facts<A: Automaton>(dfa: &A) -> (ByteSet, bool) {
             }
         }
     }
+    if !empty && dfa.pattern_len() > 1 {
+        let delayed = |t: StateID| dfa.is_match_state(t) && word::is_delayed(dfa, t);
+        empty = word::after_char(dfa, entries).into_iter().any(|s| {
+            delayed(dfa.next_eoi_state(s)) || (0..=255u8).any(|b| delayed(dfa.next_state(s, b)))
+        });
+    }
     (first, empty)
 }
 
-/// Computes `EDGE_GROW`, `EDGE_SURE` and `EDGE_REACH` for every state reachable from a start
-/// state (see `parser_runtime_core::tables`).
-fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(u32, u8)> {
+/// Computes `EDGE_GROW`, `EDGE_SURE`, `EDGE_REACH` and `EDGE_DELAYED` for every state
+/// reachable from the `entries` states (see `parser_runtime_core::tables`).
+///
+/// In a DFA with delayed matches (two patterns), `EDGE_SURE` also needs the end of input to
+/// report a match, and every next byte and the end to report the same pattern (the match end
+/// depends on it); `EDGE_DELAYED` says it is the delayed one.
+fn edge_facts(dfa: &dense::DFA<Vec<u32>>, entries: &[StateID]) -> Vec<(u32, u8)> {
     // One representative byte per equivalence class.
     let mut reps: Vec<u8> = Vec::new();
     let mut seen_class = [false; 256];
@@ -523,7 +533,7 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(u32, u8)> {
     }
     let mut index: HashMap<StateID, usize> = HashMap::new();
     let mut states: Vec<StateID> = Vec::new();
-    for s in start_states(dfa) {
+    for &s in entries {
         index.insert(s, states.len());
         states.push(s);
     }
@@ -575,8 +585,18 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(u32, u8)> {
         let grow = row
             .iter()
             .any(|&t| !dfa.is_dead_state(t) && index.get(&t).is_some_and(|&j| reach[j]));
-        let sure = row.iter().all(|&t| is_match(t));
+        let mut sure = row.iter().all(|&t| is_match(t));
+        let mut delayed = false;
+        if sure && dfa.pattern_len() > 1 {
+            let eoi = dfa.next_eoi_state(states[i]);
+            let pattern = |t: StateID| dfa.match_pattern(t, 0);
+            sure = is_match(eoi) && row.iter().all(|&t| pattern(t) == pattern(eoi));
+            delayed = sure && word::is_delayed(dfa, eoi);
+        }
         let mut flags = 0u8;
+        if delayed {
+            flags |= EDGE_DELAYED;
+        }
         if grow {
             flags |= EDGE_GROW;
         }
@@ -598,6 +618,8 @@ fn edge_facts(dfa: &dense::DFA<Vec<u32>>) -> Vec<(u32, u8)> {
 mod tests {
     use super::*;
     use parser_runtime_core::router::RouteDfa;
+    use regex_automata::util::start;
+    use regex_automata::Anchored;
 
     fn walk(t: &OwnedDfa, text: &str) -> StateID {
         let dfa = t.dfa();
@@ -649,7 +671,7 @@ mod tests {
         let template = serde_json::json!({
             "start_anchor": "<s>",
             "fields": {
-                "x": {"open": "<x>", "close_pattern": "\\bfoo\\b"},
+                "x": {"open": "<x>", "close_pattern": "\\w{5000}"},
                 "y": {"open": "<y>", "close": "</y>", "join": 5}
             }
         });
@@ -659,15 +681,8 @@ mod tests {
             found,
             [
                 ("fields.y.join", Kind::WrongType),
-                ("fields.x.close_pattern", Kind::DfaUnsupported)
+                ("fields.x.close_pattern", Kind::DfaTooLarge)
             ],
-            "{errors}"
-        );
-        // Found in the syntax tree, the message ours (not regex-automata's).
-        assert!(
-            errors.0[1]
-                .reason
-                .ends_with("a word boundary (`\\b`, `\\B`) cannot be compiled to a DFA over Unicode text; spell the boundary out (e.g. `(?:\\s|$)`) instead"),
             "{errors}"
         );
     }
@@ -686,17 +701,22 @@ mod tests {
     fn dfa_build_errors_are_typed() {
         // A size limit of the NFA (the DFA error's source), of determinization.
         assert_eq!(dfa_table(r"\w{5000}").unwrap_err().kind, Kind::DfaTooLarge);
-        // Every Unicode word assertion, found in the syntax tree; ASCII ones compile.
+        // Unicode word assertions compile (docs/word-boundaries.md), and so do ASCII ones; an
+        // ASCII one next to a Unicode one is refused (the Python translation writes neither).
         for p in [
             r"\bx",
             r"x\B",
             r"\b{start}x",
             r"x\b{end}",
             r"(?:a|\b{start-half})",
+            r"(?-u:\b)x(?-u:\B)",
         ] {
-            assert_eq!(dfa_table(p).unwrap_err().kind, Kind::DfaUnsupported, "{p}");
+            dfa_table(p).unwrap_or_else(|e| panic!("{p}: {}", e.reason));
         }
-        dfa_table(r"(?-u:\b)x(?-u:\B)").unwrap();
+        assert_eq!(
+            dfa_table(r"(?-u:\b)x\b").unwrap_err().kind,
+            Kind::DfaUnsupported
+        );
     }
 
     #[test]

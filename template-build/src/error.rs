@@ -123,10 +123,10 @@ pub enum TemplateErrorKind {
     /// A delimiter's DFA (`open`, `close`, `open_pattern`, `close_pattern`) exceeds a size
     /// limit ([`crate::compile::DFA_SIZE_LIMIT`]) or a hard limit of the DFA builder.
     DfaTooLarge,
-    /// The DFA builder cannot compile a delimiter pattern: it has a Unicode word boundary
-    /// (``, `\B`, `\m`, `\M`), found in the pattern's syntax tree before building; or the
-    /// builder refuses it for another reason than a size limit (not expected: every
-    /// translation is checked by regex-syntax first).
+    /// The DFA builder cannot compile a delimiter pattern for another reason than a size limit
+    /// (not expected: every translation is checked by regex-syntax first, and the Python
+    /// translation never writes what the word-boundary compiler refuses, see
+    /// [`crate::word::build`]).
     DfaUnsupported,
     /// The regex that resolves the named groups of a delimiter pattern (a regex-automata meta
     /// regex, built with the same size limit as the DFA) cannot be built.

@@ -23,6 +23,7 @@ pub mod model;
 pub mod path;
 pub mod pyregex;
 pub mod roles;
+pub mod word;
 
 pub use builder::Builder;
 pub use compile::{compile, compile_model, compile_str, compile_text, load_file};

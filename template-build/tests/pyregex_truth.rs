@@ -3,12 +3,16 @@
 //! `regex.compile(pattern, regex.DOTALL)` (module default `VERSION0`) compiles and what
 //! `.search(hay)` gives on each haystack, as `scripts/pyregex-truth.py` computed it with the real
 //! module (see its docstring for the schema and how to run it). `ours` says what we claim:
-//! `exact` (both translations reproduce every search), `fancy` (only `to_fancy` does) or
-//! `rejected` (both translations reject the pattern).
+//! `exact` (both translations reproduce every search), `dfa` (the compiled DFA tables do, with
+//! Python's word characters, where the regex engines' older word table does not), `fancy`
+//! (only `to_fancy` does) or `rejected` (both translations reject the pattern).
 
 use fancy_regex::Regex as FancyRegex;
+use parser_runtime_core::router::RouteDfa;
+use parser_runtime_core::tables::{context_byte, OwnedDfa};
 use regex_automata::meta::Regex as MetaRegex;
 use serde::Deserialize;
+use template_build::compile::dfa_table;
 use template_build::pyregex::{group_names, to_dfa, to_fancy, DfaBranch, DfaPattern};
 
 /// Byte spans of group 0, 1, ... (`None`: the group did not participate); `None`: no match.
@@ -28,6 +32,9 @@ struct Truth {
 #[serde(rename_all = "lowercase")]
 enum Ours {
     Exact,
+    /// Only the compiled DFA tables reproduce every match span (with Python's own word
+    /// characters; the regex engines' word table is older).
+    Dfa,
     Fancy,
     Rejected,
 }
@@ -36,6 +43,10 @@ enum Ours {
 #[serde(deny_unknown_fields)]
 struct Search {
     hay: String,
+    /// Where the search starts (a byte offset; Python's `pos`, in characters, is computed
+    /// from it by the script): the text before it is context for look-behind and `\b`.
+    #[serde(default)]
+    pos: usize,
     /// What Python's `search` gives.
     groups: Spans,
 }
@@ -91,8 +102,10 @@ fn truth_file_is_consistent() {
     check(failures);
 }
 
-fn fancy_spans(re: &FancyRegex, hay: &str) -> Spans {
-    let caps = re.captures(hay).expect("fancy-regex runtime error")?;
+fn fancy_spans(re: &FancyRegex, search: &Search) -> Spans {
+    let caps = re
+        .captures_from_pos(&search.hay, search.pos)
+        .expect("fancy-regex runtime error")?;
     Some(
         (0..caps.len())
             .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
@@ -100,9 +113,12 @@ fn fancy_spans(re: &FancyRegex, hay: &str) -> Spans {
     )
 }
 
-fn meta_spans(re: &MetaRegex, hay: &str) -> Spans {
+fn meta_spans(re: &MetaRegex, search: &Search) -> Spans {
     let mut caps = re.create_captures();
-    re.captures(hay, &mut caps);
+    re.search_captures(
+        &regex_automata::Input::new(&search.hay).range(search.pos..),
+        &mut caps,
+    );
     if !caps.is_match() {
         return None;
     }
@@ -115,7 +131,8 @@ fn meta_spans(re: &MetaRegex, hay: &str) -> Spans {
 
 /// Recombine the DFA branches into one backtracking regex, `(?:main)(?=body)|...`, which
 /// has the semantics the DFA driver implements (a branch matches if its main part matches
-/// and its look-ahead then holds).
+/// and its look-ahead then holds). regex-syntax's word start and end assertions are spelled
+/// out for fancy-regex.
 fn recombine(dp: &DfaPattern) -> String {
     dp.branches
         .iter()
@@ -126,6 +143,8 @@ fn recombine(dp: &DfaPattern) -> String {
         })
         .collect::<Vec<_>>()
         .join("|")
+        .replace(r"\b{start}", r"(?:\b(?=\w))")
+        .replace(r"\b{end}", r"(?:\b(?<=\w))")
 }
 
 #[test]
@@ -141,7 +160,7 @@ fn fancy_translation_matches_python() {
         };
         let re = FancyRegex::new(&translated).unwrap();
         for search in &case.searches {
-            let got = fancy_spans(&re, &search.hay);
+            let got = fancy_spans(&re, search);
             if got != search.groups {
                 failures.push(format!(
                     "line {line}: pattern {:?} translated {translated:?} on {:?}: {got:?}, \
@@ -162,7 +181,7 @@ type DriverMatch = ((usize, usize), Vec<(String, (usize, usize))>);
 /// preferred (leftmost-first) anchored match when its look-ahead then holds from the end
 /// of that match (no backtracking into the main part). Captures are resolved by the
 /// branch's own regex, by name, as the engine does.
-fn driver_match(dp: &DfaPattern, hay: &str) -> Option<DriverMatch> {
+fn driver_match(dp: &DfaPattern, hay: &str, pos: usize) -> Option<DriverMatch> {
     use regex_automata::{Anchored, Input};
     let branches: Vec<(MetaRegex, Option<(bool, MetaRegex)>)> = dp
         .branches
@@ -175,7 +194,7 @@ fn driver_match(dp: &DfaPattern, hay: &str) -> Option<DriverMatch> {
             (MetaRegex::new(&b.main).unwrap(), look)
         })
         .collect();
-    for start in (0..=hay.len()).filter(|&i| hay.is_char_boundary(i)) {
+    for start in (pos..=hay.len()).filter(|&i| hay.is_char_boundary(i)) {
         for (main, look) in &branches {
             let mut caps = main.create_captures();
             main.search_captures(
@@ -222,7 +241,16 @@ fn python_match(pattern: &str, expected: &Spans) -> Option<DriverMatch> {
 
 /// The cases claimed `exact` with their DFA translation; a failure for each that has none.
 fn exact_cases(failures: &mut Vec<String>) -> Vec<(usize, Truth, DfaPattern)> {
-    claimed(&[Ours::Exact])
+    translated(&[Ours::Exact], failures)
+}
+
+/// The cases claiming one of `ours` with their DFA translation; a failure for each that has
+/// none.
+fn translated(
+    ours: &'static [Ours],
+    failures: &mut Vec<String>,
+) -> Vec<(usize, Truth, DfaPattern)> {
+    claimed(ours)
         .filter_map(|(line, case)| match to_dfa(&case.pattern) {
             Ok(dp) => Some((line, case, dp)),
             Err(e) => {
@@ -238,7 +266,7 @@ fn dfa_driver_matches_python() {
     let mut failures = Vec::new();
     for (line, case, dp) in exact_cases(&mut failures) {
         for search in &case.searches {
-            let got = driver_match(&dp, &search.hay).map(|(span, mut names)| {
+            let got = driver_match(&dp, &search.hay, search.pos).map(|(span, mut names)| {
                 names.sort();
                 (span, names)
             });
@@ -260,7 +288,7 @@ fn dfa_translation_matches_python() {
     for (line, case, dp) in exact_cases(&mut failures) {
         let re = FancyRegex::new(&recombine(&dp)).unwrap();
         for search in &case.searches {
-            let got = fancy_spans(&re, &search.hay).map(|s| s[0]);
+            let got = fancy_spans(&re, search).map(|s| s[0]);
             let expected = search.groups.as_ref().map(|g| g[0]);
             if got != expected {
                 failures.push(format!(
@@ -279,13 +307,105 @@ fn dfa_translation_matches_python() {
             let re = MetaRegex::new(main)
                 .unwrap_or_else(|e| panic!("line {line}: meta regex for {main:?}: {e}"));
             for search in &case.searches {
-                let got = meta_spans(&re, &search.hay);
+                let got = meta_spans(&re, search);
                 if got != search.groups {
                     failures.push(format!(
                         "line {line}: pattern {:?} -> {main:?} on {:?}: {got:?}, Python {:?}",
                         case.pattern, search.hay, search.groups
                     ));
                 }
+            }
+        }
+    }
+    check(failures);
+}
+
+/// Where the preferred (leftmost-first) match of the DFA `t` from `start` ends, walking it as
+/// the router does: a context slot reads [`context_byte`] of the character before `start`, a
+/// delayed match ends at the start of the last character read.
+fn dfa_walk(t: &OwnedDfa, hay: &str, start: usize) -> Option<usize> {
+    let bytes = hay.as_bytes();
+    let mut s = if t.context() {
+        t.next_state(
+            t.start(None)?,
+            context_byte(hay[..start].chars().next_back()),
+        )
+    } else {
+        t.start(start.checked_sub(1).map(|i| bytes[i]))?
+    };
+    if t.is_dead_state(s) {
+        return None;
+    }
+    let char_start = |p: usize| (0..p).rev().find(|&q| hay.is_char_boundary(q)).unwrap_or(0);
+    let end = |id, p: usize| if t.delayed(id) { char_start(p) } else { p };
+    let mut last = None;
+    for (p, &b) in bytes.iter().enumerate().skip(start) {
+        s = t.next_state(s, b);
+        if t.is_match_state(s) {
+            last = Some(end(s, p));
+        }
+        if t.is_dead_state(s) {
+            return last;
+        }
+    }
+    let eoi = t.next_eoi_state(s);
+    if t.is_match_state(eoi) {
+        last = Some(end(eoi, bytes.len()));
+    }
+    last
+}
+
+/// What the router finds with the compiled tables ([`dfa_table`] of every main part and
+/// look-ahead body): at the first start where a branch matches, the first such branch's
+/// span.
+fn tables_match(tables: &[(OwnedDfa, Option<(bool, OwnedDfa)>)], hay: &str, pos: usize) -> Spans {
+    for start in (pos..=hay.len()).filter(|&i| hay.is_char_boundary(i)) {
+        for (main, look) in tables {
+            let Some(end) = dfa_walk(main, hay, start) else {
+                continue;
+            };
+            if let Some((negated, look)) = look {
+                if dfa_walk(look, hay, end).is_some() == *negated {
+                    continue;
+                }
+            }
+            return Some(vec![Some((start, end))]);
+        }
+    }
+    None
+}
+
+#[test]
+fn dfa_tables_match_python() {
+    let mut failures = Vec::new();
+    for (line, case, dp) in translated(&[Ours::Exact, Ours::Dfa], &mut failures) {
+        let tables: Result<Vec<_>, _> = dp
+            .branches
+            .iter()
+            .map(|b| {
+                let look = match &b.lookahead {
+                    Some((negated, body)) => Some((*negated, dfa_table(body)?)),
+                    None => None,
+                };
+                Ok::<_, template_build::Problem>((dfa_table(&b.main)?, look))
+            })
+            .collect();
+        let tables = match tables {
+            Ok(tables) => tables,
+            Err(e) => {
+                failures.push(format!("line {line}: {:?}: {}", case.pattern, e.reason));
+                continue;
+            }
+        };
+        for search in &case.searches {
+            let got = tables_match(&tables, &search.hay, search.pos);
+            let expected = search.groups.as_ref().map(|g| vec![g[0]]);
+            if got != expected {
+                failures.push(format!(
+                    "line {line}: pattern {:?} -> {dp:?} on {:?} from {}: {got:?}, Python \
+                     {expected:?}",
+                    case.pattern, search.hay, search.pos
+                ));
             }
         }
     }
@@ -336,12 +456,12 @@ fn lookahead_is_checked_at_the_preferred_end_only() {
     // Documented limitation of the driver: no backtracking into the main part. Python's
     // `regex` finds (0, 2) for `x.*?$` on "xa" and (0, 3) for `x(?:a|.*?$)` on "xbc".
     let dp = to_dfa(r"x.*?$").unwrap();
-    assert_eq!(driver_match(&dp, "xa"), None);
+    assert_eq!(driver_match(&dp, "xa", 0), None);
     let dp = to_dfa(r"x(?:a|.*?$)").unwrap();
-    assert_eq!(driver_match(&dp, "xbc"), None);
+    assert_eq!(driver_match(&dp, "xbc", 0), None);
     // The `\z` approximation after a variable-length prefix keeps such a match, only the
     // final newline differs (Python: (0, 10) on "<think>a\nb", (0, 9) on "<think>ab\n").
     let dp = to_dfa(r"<think>[\s\S]*?(?:</think>|$)").unwrap();
-    assert_eq!(driver_match(&dp, "<think>a\nb"), Some(((0, 10), vec![])));
-    assert_eq!(driver_match(&dp, "<think>ab\n"), Some(((0, 10), vec![])));
+    assert_eq!(driver_match(&dp, "<think>a\nb", 0), Some(((0, 10), vec![])));
+    assert_eq!(driver_match(&dp, "<think>ab\n", 0), Some(((0, 10), vec![])));
 }

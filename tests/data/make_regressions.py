@@ -6,6 +6,8 @@ shared/README.md. Run with the oracle venv's python from the repo root:
 Another pair of files: `$PY tests/data/make_regressions.py IN OUT`, e.g. the transformers
 5.24 behaviours (tests/data/reference-5.24.in.jsonl -> tests/data/reference-5.24.jsonl, made
 with the 5.24.0 oracle). The origin of each case names the transformers version that ran.
+The word-boundary cases likewise:
+  $PY tests/data/make_regressions.py tests/data/word-boundary.in.jsonl tests/data/word-boundary.jsonl
 """
 import json
 import subprocess

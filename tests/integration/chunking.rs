@@ -1,6 +1,6 @@
 //! Streaming gives the same message and merged events as one-shot parsing, for every chunking:
 //! random byte splits (including 1-byte chunks and splits inside multi-byte characters) of the
-//! conformance cases' outputs, fed with `feed_bytes`.
+//! conformance cases' and the word-boundary cases' outputs, fed with `feed_bytes`.
 
 use std::sync::OnceLock;
 
@@ -8,7 +8,7 @@ use parser_runtime::event::merge_chunks;
 use parser_runtime::{CompiledTemplate, Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::conformance_cases;
+use workspace_tests::{conformance_cases, read_jsonl, workspace_root};
 
 struct Sample {
     id: String,
@@ -18,11 +18,15 @@ struct Sample {
     tools: Vec<Value>,
 }
 
-/// Conformance cases whose template compiles and whose one-shot parse succeeds.
+/// Conformance and word-boundary cases whose template compiles and whose one-shot parse
+/// succeeds.
 fn samples() -> &'static [Sample] {
     static SAMPLES: OnceLock<Vec<Sample>> = OnceLock::new();
     SAMPLES.get_or_init(|| {
-        let cases = conformance_cases();
+        let mut cases = conformance_cases();
+        cases.extend(read_jsonl(
+            &workspace_root().join("tests/data/word-boundary.jsonl"),
+        ));
         let mut out = Vec::new();
         for case in cases {
             if case.get("script").is_some_and(|s| !s.is_null()) {

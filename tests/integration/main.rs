@@ -1,5 +1,5 @@
 //! Workspace integration tests (one binary): conformance with the reference, streaming ==
-//! one-shot under random chunkings, and the vendored templates' fixtures.
+//! one-shot under random chunkings, the vendored templates' fixtures, and word boundaries.
 
 mod api;
 mod chunking;
@@ -10,3 +10,4 @@ mod limits;
 mod regressions;
 mod router;
 mod statics;
+mod word_boundary;

@@ -9,9 +9,11 @@ use parser_runtime::tables::{CompiledTemplate, Owned, Routed};
 use parser_runtime::{Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::{compiled_conformance, fixture_paths, pieces};
+use workspace_tests::{compiled_conformance, compiled_word_boundary, fixture_paths, pieces};
 
 parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
+// Word boundaries: `\bTHINK:`, `\bANSWER\b:?`, `<invoke\b[^>]*?\bname="...">`.
+parser_runtime::response_template!(WordBoundary = "../data/word-boundary.json");
 parser_runtime::response_template!(Qwen3Coder = "../../templates/qwen3-coder.json");
 parser_runtime::response_template!(GptOss = "../../templates/gpt-oss.json");
 
@@ -137,6 +139,85 @@ fn router_equals_response_parser_on_conformance_outputs() {
         }
     }
     assert!(compared >= 900, "{compared} compared");
+}
+
+/// Outputs around the word boundaries of `tests/data/word-boundary.json`: the characters next
+/// to each boundary are word or non-word, ASCII or not, and come from a small alphabet so that
+/// delimiters and near misses are frequent.
+fn word_boundary_output() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "THINK:",
+        "ANSWER",
+        ":",
+        " ",
+        "é",
+        "東",
+        "\u{301}",
+        "_",
+        "1",
+        "x",
+        "-",
+        "\n",
+        "<invoke",
+        "<invoke ",
+        " name=\"f\">",
+        "name=\"",
+        "\">",
+        "</invoke>",
+        "<parameter name=\"a\">1</parameter>",
+        ">",
+        "ANSWERS",
+    ]);
+    prop::collection::vec(pieces, 0..24).prop_map(|v| v.concat())
+}
+
+#[test]
+fn router_equals_response_parser_on_word_boundary_outputs() {
+    let mut compared = 0;
+    for (case, template, text) in compiled_word_boundary() {
+        for size in [0, 1, 2, 3, 7] {
+            let Some(want) = parser_steps(template, text, size) else {
+                continue;
+            };
+            let got = dynamic_steps(template, text, size);
+            assert_eq!(got, want, "{} in {size}-byte chunks", case["id"]);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 150, "{compared} compared");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The embedded tables of a word-boundary template (the `response_template!` item, no
+    /// heap) route exactly like the run-time tables and the message-building parser.
+    #[test]
+    fn word_boundary_router_equals_parser_and_run_time_tables(
+        text in word_boundary_output(),
+        size in 0usize..5,
+    ) {
+        static DYNAMIC: std::sync::OnceLock<CompiledTemplate> = std::sync::OnceLock::new();
+        let template = WordBoundary::template().unwrap();
+        let dynamic = DYNAMIC.get_or_init(|| {
+            template_build::load_file(
+                &workspace_tests::workspace_root().join("tests/data/word-boundary.json"),
+            )
+            .unwrap()
+        });
+        let want = dynamic_steps(dynamic, &text, size);
+        let router: Router<_, WordBoundary, 65536> =
+            Router::new(WordBoundary::routes().unwrap()).expect("router");
+        let got = router_steps(router, |f| f.to_string(), &text, size)
+            .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        prop_assert_eq!(&got, &want, "embedded != run time");
+        prop_assert_eq!(dynamic_steps(template, &text, size), want.clone(), "lazy tables");
+        if let Some(parser) = parser_steps(dynamic, &text, size) {
+            prop_assert_eq!(parser, want.clone(), "router != parser");
+        }
+        // Streaming equals one-shot.
+        prop_assert_eq!(dynamic_steps(dynamic, &text, 0), want);
+    }
 }
 
 #[test]

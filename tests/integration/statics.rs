@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use parser_runtime::tables::{CompiledTemplate, Dfa};
 use parser_runtime::{Event, ResponseParser};
 use serde_json::{json, Value};
-use workspace_tests::{fixture_paths, read_jsonl, shared_dir, workspace_root};
+use workspace_tests::{
+    compiled_word_boundary, fixture_paths, read_jsonl, shared_dir, workspace_root,
+};
 
 parser_runtime::response_template!(pub(crate) SmolLm3 = "../../templates/smollm3.json");
 parser_runtime::response_template!(Qwen3 = "../../templates/qwen3.json");
@@ -21,6 +23,9 @@ parser_runtime::response_template!(GptOssConfig = "../data/gpt-oss.tokenizer_con
 
 // Named groups in close patterns, the implicit field's close included (transformers 5.24).
 parser_runtime::response_template!(CloseCaptures = "../data/close-captures.json");
+
+// Word boundaries in delimiters (a context slot, delayed matches).
+parser_runtime::response_template!(WordBoundary = "../data/word-boundary.json");
 
 // Field names that collide after conversion, or with the item's own constants.
 parser_runtime::response_template!(OddFields = "../data/odd-fields.json");
@@ -140,15 +145,81 @@ fn macro_items_equal_build_rs_items_and_run_time_compile() {
     );
 }
 
-#[test]
-fn conformance_cases_with_build_rs_tables_equal_run_time_compile() {
+/// The templates build.rs compiled, by their JSON text.
+fn build_rs_tables() -> HashMap<String, &'static CompiledTemplate> {
     let dir = std::path::Path::new(env!("OUT_DIR")).join("conformance-templates");
-    // Template JSON text -> its compiled item.
     let mut by_text: HashMap<String, &'static CompiledTemplate> = HashMap::new();
     for (stem, lazy) in conformance_tables::TEMPLATES {
         let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).expect("template");
         by_text.insert(text, lazy().get().unwrap_or_else(|e| panic!("{stem}: {e}")));
     }
+    by_text
+}
+
+#[test]
+fn word_boundary_cases_with_build_rs_tables_equal_run_time_compile() {
+    let by_text = build_rs_tables();
+    let mut compared = 0;
+    for (case, _, _) in compiled_word_boundary() {
+        let key = serde_json::to_string(&case["template"]).expect("serialize");
+        let stat = by_text
+            .get(&key)
+            .unwrap_or_else(|| panic!("{}: not compiled by build.rs", case["id"]));
+        let want = rtpl::cases::run_case(case, false);
+        let got = rtpl::cases::run_case_with(case, stat, false);
+        assert_eq!(got, want, "{}: static != dynamic", case["id"]);
+        compared += 1;
+    }
+    assert!(compared >= 35, "{compared} cases compared");
+    // Context slots and delayed matches are in the embedded DFAs.
+    let dfas: Vec<&Dfa> = by_text
+        .values()
+        .flat_map(|t| t.fields.iter())
+        .flat_map(|f| f.open.iter().chain(f.close.iter()))
+        .flat_map(|d| d.branches.iter())
+        .map(|b| &b.dfa)
+        .collect();
+    let delayed = |d: &Dfa| {
+        d.edges()
+            .iter()
+            .any(|&(_, flags)| flags & parser_runtime::router::EDGE_DELAYED != 0)
+    };
+    assert!(dfas
+        .iter()
+        .any(|d| d.context() && matches!(d, Dfa::Embedded(_))));
+    assert!(dfas.iter().any(|d| delayed(d)));
+}
+
+#[test]
+fn word_boundary_macro_item_equals_run_time_compile() {
+    let dynamic = dynamic_file("tests/data/word-boundary.json");
+    let lazy = WordBoundary::lazy();
+    assert_eq!(
+        lazy.tables().digest,
+        template_build::codegen::digest(&dynamic),
+        "the macro's tables differ from the run-time compile"
+    );
+    let stat = lazy.get().unwrap_or_else(|e| panic!("{e}"));
+    let texts = [
+        "THINK: plan éANSWER no ANSWER: yes <invoke id=\"1\" name=\"f\">\n\
+         <parameter name=\"a\">1</parameter></invoke> rest",
+        "éTHINK: no\n<invokex name=\"g\"></invoke> 東 THINK: x ANSWER",
+    ];
+    for text in texts {
+        for size in [0, 1, 2, 5] {
+            for prefix in ["", "<s>", "<s>a", "<s>é "] {
+                let want = run(&dynamic, prefix, &[], text, size);
+                let got = run(stat, prefix, &[], text, size);
+                assert_eq!(got, want, "{text:?} after {prefix:?} in {size}-byte chunks");
+            }
+        }
+    }
+}
+
+#[test]
+fn conformance_cases_with_build_rs_tables_equal_run_time_compile() {
+    // Template JSON text -> its compiled item.
+    let by_text = build_rs_tables();
     let seen = std::fs::read_to_string(
         std::path::Path::new(env!("OUT_DIR")).join("conformance-cases.len"),
     )
@@ -160,6 +231,7 @@ fn conformance_cases_with_build_rs_tables_equal_run_time_compile() {
         shared_dir().join("cases").join("conformance.jsonl"),
         shared_dir().join("cases").join("conformance-5.24.jsonl"),
         workspace_root().join("tests/data/reference-5.24.jsonl"),
+        workspace_root().join("tests/data/word-boundary.jsonl"),
     ];
     let seen: Vec<&str> = seen.lines().collect();
     assert_eq!(

@@ -25,27 +25,32 @@ impl<E> From<RouteError> for Stop<E> {
 /// Receiver of the router's raw events (absolute positions, the buffer being scanned).
 pub(crate) trait Sink {
     type Error;
-    /// An explicit region opened: delimiter branch `branch` matched `hay[range]`.
+    /// An explicit region opened: delimiter branch `branch` matched `hay[range]`; `before` is
+    /// the character before `hay` (`None` at the start of the text), for word boundaries at
+    /// the match's start.
     fn open(
         &mut self,
         field: usize,
         branch: usize,
         hay: &str,
         range: (usize, usize),
+        before: Option<char>,
     ) -> Result<(), Self::Error>;
     /// The implicit region opened (its first byte is about to be routed).
     fn open_implicit(&mut self, field: usize) -> Result<(), Self::Error>;
     /// Text routed into the open region.
     fn chunk(&mut self, field: usize, text: &str) -> Result<(), Self::Error>;
     /// The open region's close delimiter matched: branch `branch` of field `field`'s close
-    /// matched `hay[range]`. Called just before [`Self::close`], only when a region is open
-    /// (its named groups join the region's captures: reference 5.24).
+    /// matched `hay[range]` (`before` as for [`Self::open`]). Called just before
+    /// [`Self::close`], only when a region is open (its named groups join the region's
+    /// captures: reference 5.24).
     fn close_delimiter(
         &mut self,
         _field: usize,
         _branch: usize,
         _hay: &str,
         _range: (usize, usize),
+        _before: Option<char>,
     ) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -144,8 +149,8 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
     fn keep_tail<E>(&mut self, text: &str) -> Result<(), Stop<E>> {
         let keep = self.core.keep_from();
         let rel = keep - self.core.base;
-        if rel > 0 {
-            self.core.before = Some(text.as_bytes()[rel - 1]);
+        if let Some(last) = text[..rel].chars().next_back() {
+            self.core.before = Some(last);
         }
         let tail = &text[rel..];
         self.core.base = keep;
@@ -169,7 +174,7 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
         let held = self.hold.as_str();
         // Large heap buffers shrink only in big steps (amortized); fixed ones always.
         if matches!(self.hold, Hold::Fixed { .. }) || rel == held.len() || rel >= 4096 {
-            self.core.before = Some(held.as_bytes()[rel - 1]);
+            self.core.before = held[..rel].chars().next_back();
             self.hold.drop_front(rel);
             self.core.base = keep;
         }

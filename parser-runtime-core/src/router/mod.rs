@@ -50,6 +50,9 @@ pub const EDGE_GROW: u8 = 1;
 pub const EDGE_SURE: u8 = 2;
 /// Edge fact: some continuation (a byte or the end of input) can still report a match.
 pub const EDGE_REACH: u8 = 4;
+/// Edge fact, with [`EDGE_SURE`]: the certain match is a delayed one (see
+/// [`RouteDfa::delayed`]): it ends at the start of the last character read.
+pub const EDGE_DELAYED: u8 = 8;
 
 /// A DFA as the router walks it: an anchored, leftmost-first dense DFA (regex-automata; matches
 /// are reported one byte late) plus the start states and edge facts the compiler computed.
@@ -65,8 +68,17 @@ pub trait RouteDfa {
     /// The anchored start state after `look_behind` (`None`: at the start of the output), or
     /// `None` when the DFA has none.
     fn start(&self, look_behind: Option<u8>) -> Option<StateID>;
-    /// The edge facts of `id`: a combination of [`EDGE_GROW`], [`EDGE_SURE`], [`EDGE_REACH`].
+    /// The edge facts of `id`: a combination of [`EDGE_GROW`], [`EDGE_SURE`], [`EDGE_REACH`],
+    /// [`EDGE_DELAYED`].
     fn edge(&self, id: StateID) -> u8;
+    /// Whether the DFA has a context slot: a walk starting at `i` first reads
+    /// [`crate::tables::context_byte`] of the character before `i`, from the start state at the
+    /// start of input (docs/word-boundaries.md).
+    fn context(&self) -> bool;
+    /// Whether the match state `id` reports a delayed match: one whose end is the start of
+    /// the last character read (a word boundary at the end of a match is decided by the
+    /// character after it), not the position where it is reported.
+    fn delayed(&self, id: StateID) -> bool;
 }
 
 /// Open or close delimiter of a field.
@@ -398,6 +410,7 @@ impl<C: FnMut(RegionEvent<'_, F>), F: FieldId> Sink for Adapter<'_, C, F> {
         _branch: usize,
         hay: &str,
         range: (usize, usize),
+        _before: Option<char>,
     ) -> Result<(), Self::Error> {
         (self.on_event)(RegionEvent::Open {
             field: F::from_index(field),

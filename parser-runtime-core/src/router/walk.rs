@@ -9,9 +9,10 @@ use regex_automata::util::primitives::StateID;
 use super::driver::{Sink, Stop};
 use super::hold::Slots;
 use super::{
-    ByteSet, DelimiterKind, RegionValue, RouteDfa, RouteError, Routes, Span, EDGE_GROW, EDGE_REACH,
-    EDGE_SURE,
+    ByteSet, DelimiterKind, RegionValue, RouteDfa, RouteError, Routes, Span, EDGE_DELAYED,
+    EDGE_GROW, EDGE_REACH, EDGE_SURE,
 };
+use crate::tables::context_byte;
 use crate::values::Values;
 
 #[derive(Debug, Clone, Copy)]
@@ -95,8 +96,9 @@ pub(crate) struct Core<R, const W: usize> {
     /// Absolute position of the first byte of the buffer being scanned (the hold buffer, or
     /// the fed text when nothing is held).
     pub(super) base: usize,
-    /// The byte before `base`, for look-behind.
-    pub(super) before: Option<u8>,
+    /// The character before `base` (`None` at the start of the text), for look-behind and the
+    /// context slot of word boundaries: kept when the text before `base` is dropped.
+    pub(super) before: Option<char>,
     /// Absolute position up to which text has been routed.
     pos: usize,
     current: Option<usize>,
@@ -213,7 +215,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let routed = self.accumulate(text, sink, self.pos, end);
         self.pos = end;
         self.scan.next = end;
-        if let Some(&last) = bytes.last() {
+        if let Some(last) = text.chars().next_back() {
             self.before = Some(last);
         }
         self.base = end;
@@ -260,6 +262,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                             usize::from(c.branch),
                             view,
                             (c.start - self.base, c.end - self.base),
+                            self.before,
                         )
                         .map_err(Stop::Sink)?;
                     }
@@ -284,6 +287,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                                 usize::from(c.branch),
                                 view,
                                 (c.start - self.base, c.end - self.base),
+                                self.before,
                             )
                             .map_err(Stop::Sink)?;
                         }
@@ -549,7 +553,66 @@ impl<R: Routes, const W: usize> Core<R, W> {
         } else if abs > self.base {
             Some(self.byte_at(view, abs - 1))
         } else {
-            self.before
+            // The last byte of the character's UTF-8 encoding.
+            self.before.map(|c| {
+                let mut buf = [0u8; 4];
+                let n = c.encode_utf8(&mut buf).len();
+                buf[n - 1]
+            })
+        }
+    }
+
+    /// The state in which a walk of `dfa` starting at `abs` reads its first byte: the start
+    /// state for the byte before `abs`, or, for a DFA with a context slot, the start state
+    /// stepped over [`context_byte`] of the character before `abs` (kept in `slot` for the
+    /// other walks starting at `abs`). `None`: no walk (no start state, or the slot leads
+    /// nowhere).
+    #[inline]
+    fn start_at(
+        &self,
+        dfa: &R::Dfa,
+        view: &str,
+        abs: usize,
+        slot: &mut Option<u8>,
+    ) -> Option<StateID> {
+        if !dfa.context() {
+            return dfa.start(self.look_behind(view, abs));
+        }
+        let byte = *slot.get_or_insert_with(|| {
+            let prev = if abs == 0 {
+                None
+            } else if abs > self.base {
+                // `base` is a char boundary, so the character ending at `abs` starts after it.
+                let from = self.char_start_before(view, abs);
+                view[from - self.base..abs - self.base].chars().next()
+            } else {
+                self.before
+            };
+            context_byte(prev)
+        });
+        let s = dfa.next_state(dfa.start(None)?, byte);
+        (!dfa.is_dead_state(s)).then_some(s)
+    }
+
+    /// The start of the character that ends at `abs` (`abs > base`, a char boundary).
+    #[inline]
+    fn char_start_before(&self, view: &str, abs: usize) -> usize {
+        let bytes = view.as_bytes();
+        let mut q = abs - 1;
+        while q > self.base && bytes[q - self.base] & 0xC0 == 0x80 {
+            q -= 1;
+        }
+        q
+    }
+
+    /// Where a match reported by `dfa`'s match state `id` at `p` ends: `p`, or for a delayed
+    /// match the start of the character before `p` (see [`RouteDfa::delayed`]).
+    #[inline]
+    fn match_end(&self, dfa: &R::Dfa, id: StateID, view: &str, p: usize) -> usize {
+        if dfa.delayed(id) {
+            self.char_start_before(view, p)
+        } else {
+            p
         }
     }
 
@@ -586,7 +649,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// Starts a walk at `p` for every branch of every watched delimiter that can start with
     /// `byte`.
     fn start_walks(&mut self, view: &str, p: usize, byte: u8) -> Result<(), RouteError> {
-        let look_behind = self.look_behind(view, p);
+        let mut slot = None;
         for wi in 0..self.scan.watch.as_slice().len() {
             let w = self.scan.watch.as_slice()[wi];
             if !w.first.contains(byte) {
@@ -594,7 +657,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             }
             for bi in 0..self.routes.branch_count(w.field, w.kind) {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
-                if let Some(state) = dfa.start(look_behind) {
+                if let Some(state) = self.start_at(dfa, view, p, &mut slot) {
                     let walk = Walk {
                         watch: wi as u16,
                         branch: bi as u16,
@@ -622,20 +685,20 @@ impl<R: Routes, const W: usize> Core<R, W> {
             Phase::Main { state, last_match } => {
                 let dfa = self.main_dfa(w.watch, w.branch);
                 let next = dfa.next_state(state, byte);
-                let last_match = if dfa.is_match_state(next) {
-                    Some(p)
+                let matched = dfa.is_match_state(next);
+                let last_match = if matched {
+                    Some(self.match_end(dfa, next, view, p))
                 } else {
                     last_match
                 };
-                if dfa.is_dead_state(next) {
+                // A match reported here from a state where no continuation can report another
+                // is final now (one byte earlier than the dead state would tell).
+                let dead = dfa.is_dead_state(next) || (matched && dfa.edge(next) & EDGE_REACH == 0);
+                if dead {
                     match last_match {
                         Some(e) => self.main_matched(view, w, e, p + 1),
                         None => Step::Done(None),
                     }
-                } else if last_match == Some(p) && dfa.edge(next) & EDGE_REACH == 0 {
-                    // A match ends here and no continuation can report another: it is final
-                    // now (one byte earlier than the dead state would tell).
-                    self.main_matched(view, w, p, p + 1)
                 } else {
                     Step::Live(Walk {
                         phase: Phase::Main {
@@ -688,7 +751,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
             return Step::Done(Some(cand));
         };
-        let Some(state) = dfa.start(self.look_behind(view, e)) else {
+        let Some(state) = self.start_at(dfa, view, e, &mut None) else {
             return Step::Done(None);
         };
         let mut lw = Walk {
@@ -732,7 +795,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 if facts & EDGE_GROW != 0 {
                     Step::Live(w)
                 } else if facts & EDGE_SURE != 0 {
-                    match self.main_matched(view, w, end, end) {
+                    let e = if facts & EDGE_DELAYED != 0 {
+                        self.char_start_before(view, end)
+                    } else {
+                        end
+                    };
+                    match self.main_matched(view, w, e, end) {
                         Step::Live(lw) => self.edge_walk(view, lw, end),
                         done => done,
                     }
@@ -791,7 +859,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 let dfa = self.main_dfa(w.watch, w.branch);
                 let eoi = dfa.next_eoi_state(state);
                 let last_match = if dfa.is_match_state(eoi) {
-                    Some(end)
+                    Some(self.match_end(dfa, eoi, view, end))
                 } else {
                     last_match
                 };

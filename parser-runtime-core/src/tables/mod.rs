@@ -480,6 +480,29 @@ pub fn static_object(entries: &[(&str, StaticValue)]) -> Map<String, Value> {
 // ------------------------------------------------------------------------------------------
 // DFAs.
 
+/// What a DFA with a context slot reads at the start of the text (see [`context_byte`]).
+pub const CONTEXT_START: u8 = 0xFF;
+/// What a DFA with a context slot reads for a non-ASCII word character (see [`context_byte`]).
+pub const CONTEXT_WORD: u8 = 0xFE;
+/// What a DFA with a context slot reads for another non-ASCII character (see
+/// [`context_byte`]).
+pub const CONTEXT_OTHER: u8 = 0xFD;
+
+/// The byte a DFA with a context slot ([`DfaTable::context`]) reads first, for the character
+/// before a walk's start (`None`: the walk starts at the start of the text): an ASCII character
+/// as itself, another one as its class by the Python `regex` module's `\w`
+/// ([`crate::pychar::is_word_char`]: [`CONTEXT_WORD`] or [`CONTEXT_OTHER`]), and
+/// [`CONTEXT_START`] for none. None of the three is an ASCII byte, so the slot reads one byte
+/// whatever the character; see docs/word-boundaries.md.
+pub fn context_byte(prev: Option<char>) -> u8 {
+    match prev {
+        None => CONTEXT_START,
+        Some(c) if c.is_ascii() => c as u8,
+        Some(c) if crate::pychar::is_word_char(c) => CONTEXT_WORD,
+        Some(_) => CONTEXT_OTHER,
+    }
+}
+
 /// A DFA as code generation embeds it: `dense::DFA` bytes in the target's byte order, 4-byte
 /// aligned, and its edge facts; made walkable by [`DfaTable::from_bytes`].
 #[derive(Debug, Clone, Copy)]
@@ -491,6 +514,8 @@ pub struct DfaBytes {
     pub bytes: &'static [u8],
     /// Edge facts `(state id, flags)`, sorted by state id.
     pub edge: &'static [(u32, u8)],
+    /// Whether the DFA has a context slot (see [`DfaTable::context`]).
+    pub context: bool,
 }
 
 /// A walkable DFA plus the per-state facts the router needs at the end of a buffer, generic
@@ -508,6 +533,8 @@ pub struct DfaTable<T, E> {
     /// The anchored start state for each look-behind byte (index 256: start of input;
     /// `u32::MAX`: none), so that starting a walk is one table read.
     starts: [u32; 257],
+    /// Whether a walk first reads the character before its start (see [`DfaTable::context`]).
+    context: bool,
 }
 
 /// A DFA built at run time.
@@ -527,8 +554,9 @@ impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> fmt::Debug for DfaTable<T, E> {
 }
 
 impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> DfaTable<T, E> {
-    /// A DFA with its edge facts (sorted by state id); computes the start-state table.
-    pub fn new(dfa: dense::DFA<T>, edge: E) -> Self {
+    /// A DFA with its edge facts (sorted by state id) and whether it has a context slot (see
+    /// [`Self::context`]); computes the start-state table.
+    pub fn new(dfa: dense::DFA<T>, edge: E, context: bool) -> Self {
         let mut starts = [u32::MAX; 257];
         for (i, slot) in starts.iter_mut().enumerate() {
             let config = start::Config::new()
@@ -538,7 +566,20 @@ impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> DfaTable<T, E> {
                 *slot = id.as_u32();
             }
         }
-        Self { dfa, edge, starts }
+        Self {
+            dfa,
+            edge,
+            starts,
+            context,
+        }
+    }
+
+    /// Whether the DFA has a context slot: a walk starting at position `i` first steps it from
+    /// the start state (at the start of input) over [`context_byte`] of the character before
+    /// `i`, so that word boundaries see that character (docs/word-boundaries.md). Its edge
+    /// facts, first bytes and prefilter describe the states after the slot.
+    pub fn context(&self) -> bool {
+        self.context
     }
 
     /// The DFA.
@@ -576,7 +617,7 @@ impl EmbeddedDfa {
         for &(id, _) in d.edge {
             StateID::new(id as usize).map_err(|_| TableReason::StateId)?;
         }
-        Ok(Self::new(dfa, d.edge))
+        Ok(Self::new(dfa, d.edge, d.context))
     }
 }
 
@@ -610,6 +651,14 @@ impl<T: AsRef<[u32]>, E: AsRef<[(u32, u8)]>> RouteDfa for DfaTable<T, E> {
             Err(_) => 0,
         }
     }
+    #[inline]
+    fn context(&self) -> bool {
+        self.context
+    }
+    #[inline]
+    fn delayed(&self, id: StateID) -> bool {
+        self.dfa.pattern_len() > 1 && self.dfa.match_pattern(id, 0).as_usize() == 1
+    }
 }
 
 /// The DFA of a run-time template: built by the compiler, or embedded bytes deserialized in
@@ -639,6 +688,11 @@ impl Dfa {
     /// The edge facts `(state id, flags)`, sorted by state id.
     pub fn edges(&self) -> &[(u32, u8)] {
         dispatch!(self, d => d.edges())
+    }
+
+    /// Whether the DFA has a context slot (see [`DfaTable::context`]).
+    pub fn context(&self) -> bool {
+        dispatch!(self, d => d.context)
     }
 
     /// The DFA serialized in the given byte order, without the leading alignment padding.
@@ -677,6 +731,14 @@ impl RouteDfa for Dfa {
     fn edge(&self, id: StateID) -> u8 {
         dispatch!(self, d => d.edge(id))
     }
+    #[inline]
+    fn context(&self) -> bool {
+        Dfa::context(self)
+    }
+    #[inline]
+    fn delayed(&self, id: StateID) -> bool {
+        dispatch!(self, d => d.delayed(id))
+    }
 }
 
 /// The capture regex of a branch with named groups: the main part's regex-syntax pattern and
@@ -689,6 +751,9 @@ pub struct Captures {
     pub pattern: String,
     /// The regex built from `pattern`.
     pub regex: regex_automata::meta::Regex,
+    /// Whether `pattern` has a Unicode word assertion: the regex then needs the characters
+    /// around the span (see `engine`'s capture resolution).
+    pub word: bool,
 }
 
 #[cfg(feature = "alloc")]
@@ -706,9 +771,12 @@ impl Captures {
             .configure(regex_automata::meta::Config::new().nfa_size_limit(Some(nfa_size_limit)))
             .build(pattern)
             .map_err(|e| e.to_string())?;
+        let word = regex_automata::util::syntax::parse(pattern)
+            .is_ok_and(|hir| hir.properties().look_set().contains_word_unicode());
         Ok(Self {
             pattern: pattern.into(),
             regex,
+            word,
         })
     }
 }

@@ -1,5 +1,5 @@
 // The guard that generated code emits: a format version other than the runtime's one
-// (`parser_runtime::__private::FORMAT_VERSION`, 4 since python-call-list) fails const evaluation.
+// (`parser_runtime::__private::FORMAT_VERSION`, 5 since DFAs carry a context flag) fails const evaluation.
 const _: () = parser_runtime::__private::require_format(1);
 
 fn main() {}

@@ -343,7 +343,8 @@ pub const MAX_DFA_BRANCHES: usize = 64;
 /// a look-ahead anywhere but at the end of a branch as above, a named group inside such a
 /// look-ahead, more than [`MAX_DFA_BRANCHES`] branches, everything [`to_fancy`] rejects, and
 /// whatever regex-syntax rejects in the translation (its message is reported). A Unicode `\b`
-/// is translated as is; building a DFA from it is left to the DFA builder, which reports it.
+/// is translated as is (`\b`, `\B`, `\b{start}`, `\b{end}`): the compiler builds its DFA
+/// with the module's word characters ([`crate::word`]).
 pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
     let parsed = parse(pattern)?;
     let mut group_names = Vec::new();
