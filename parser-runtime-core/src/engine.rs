@@ -1,7 +1,7 @@
 //! The streaming engine: routes output text into regions by walking the delimiter DFAs of a
 //! [`CompiledTemplate`], and builds the message.
 //!
-//! Semantics follow the reference `ResponseParser` (transformers 5.23.0, and 5.24.0 for the
+//! Semantics follow the reference `ResponseParser` (transformers 5.24.0, which added the
 //! captures of close patterns; `chat_parsing/response_parser.py`): while an explicit region
 //! is open only its close is watched; otherwise every explicit open and the implicit field's
 //! close are. Among complete matches the earliest start wins, then the longest, then opens
@@ -47,7 +47,7 @@ pub type Message = Map<String, Value>;
 /// `Rc<CompiledTemplate>`); the parser keeps two handles (one for the router, one for the
 /// message), so an `Arc` is cloned once per parser, never while feeding.
 ///
-/// Reference: `ResponseParser` (transformers 5.23.0, `chat_parsing/response_parser.py`).
+/// Reference: `ResponseParser` (transformers 5.24.0, `chat_parsing/response_parser.py`).
 /// Routing is done by the no-heap region router ([`crate::router`]); this type adds the
 /// message: region bodies, content parsers, transforms, named-group captures and tool typing.
 ///

@@ -9,7 +9,7 @@
 //! "tool_calls", ...}`) and a stream of events (`region_open`, `region_chunk`,
 //! `region_close`).
 //!
-//! The behaviour follows the reference implementation, transformers 5.23.0
+//! The behaviour follows the reference implementation, transformers 5.24.0
 //! (`transformers/utils/chat_parsing/`), except for the deliberate differences listed in the
 //! project README.
 //!

@@ -3,7 +3,7 @@
 //!
 //! Reference: `ResponseParser.__init__` (the `tools` handling), `_schema_types`, `_coerce` and
 //! `ResponseParser._coerce_tool_calls` of `transformers/utils/chat_parsing/response_parser.py`
-//! (transformers 5.23.0).
+//! (transformers 5.24.0).
 //!
 //! # Where Python parity is impossible
 //!

@@ -1,7 +1,7 @@
 //! Field processing: the content parser followed by the optional `transform` template.
 //!
 //! Reference: `process_field` and `_apply_transform` of
-//! `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.23.0).
+//! `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.24.0).
 //!
 //! A transform is a JSON shape. Objects and arrays are walked; a string that is *entirely* a
 //! placeholder `{root}` or `{root.key.key}` (Python `\{(\w+(?:\.\w+)*)\}`, fullmatch, Unicode

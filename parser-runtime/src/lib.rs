@@ -4,7 +4,7 @@
 //! (`{"role", "content", "reasoning_content", "tool_calls", ...}`) and a stream of events
 //! (`region_open`, `region_chunk`, `region_close`), following the model's response template
 //! (the `response_template` of `tokenizer_config.json`, defined by Hugging Face transformers;
-//! reference behaviour: transformers 5.23.0, `transformers/utils/chat_parsing/`).
+//! reference behaviour: transformers 5.24.0, `transformers/utils/chat_parsing/`).
 //!
 //! Two ways to get a compiled template:
 //!

@@ -59,7 +59,7 @@ impl TemplateError {
 /// ([`crate::load_file`], [`crate::Builder`]) report. The JSON path of the error says which
 /// key; each variant's documentation says which keys it can concern.
 ///
-/// Where the code names the reference check (transformers 5.23.0,
+/// Where the code names the reference check (transformers 5.24.0,
 /// `chat_parsing/response_templates.py` and `content_parsers.py`), the variant does too; the
 /// others are checks the reference does not make at load time (see [`crate::model`] for where
 /// we are stricter).

@@ -2,7 +2,7 @@
 //!
 //! The compiler of response-templates. It reads a response template (the `response_template`
 //! JSON of `tokenizer_config.json`, version 1), validates it with every load-time check of the
-//! reference implementation (transformers 5.23.0, `chat_parsing/response_templates.py`),
+//! reference implementation (transformers 5.24.0, `chat_parsing/response_templates.py`),
 //! translates its Python-dialect regexes and compiles every delimiter to regex-automata DFAs,
 //! producing the tables ([`parser_runtime_core::CompiledTemplate`]) the runtime walks.
 //!

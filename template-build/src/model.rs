@@ -1,7 +1,7 @@
 //! The template model: a response template (JSON, version 1) validated into plain Rust data,
 //! with every load-time check of the reference and a few more.
 //!
-//! Reference: transformers 5.23.0, `transformers/utils/chat_parsing/response_templates.py`
+//! Reference: transformers 5.24.0, `transformers/utils/chat_parsing/response_templates.py`
 //! (`_validate_template_shape`, `_build_field`, `_compile_anchor`, `load_response_template`) and
 //! `content_parsers.py` (`validate_transform_strings`, the content parsers' arguments); the
 //! `python-call-list` parser is from transformers 5.24.0.

@@ -3,7 +3,7 @@
 //! through [`Routes`], keeps held text in a fixed-capacity hold buffer and reports regions as
 //! [`RegionEvent`]s that borrow their text.
 //!
-//! Semantics follow the reference `ResponseParser` (transformers 5.23.0,
+//! Semantics follow the reference `ResponseParser` (transformers 5.24.0,
 //! `chat_parsing/response_parser.py`, `_process`, `_scan`, `_watchlist`): while an explicit
 //! region is open only its close is watched; otherwise every explicit open and the implicit
 //! field's close are. Among complete matches the earliest start wins, then the longest, then

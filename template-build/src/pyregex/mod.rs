@@ -1,7 +1,7 @@
 //! Translation of the Python `regex`-module dialect into the dialects of our two Rust engines.
 //!
 //! Response templates carry regular expressions written for Python's third-party `regex`
-//! module (the reference implementation, transformers 5.23.0 `chat_parsing/`, does
+//! module (the reference implementation, transformers 5.24.0 `chat_parsing/`, does
 //! `import regex as re`), always compiled with `DOTALL` and without `MULTILINE`, in the
 //! module's default `VERSION0` behaviour. We run them with
 //!
