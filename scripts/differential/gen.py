@@ -125,6 +125,12 @@ GENERIC_PAIRS = [(lit(o), lit(c)) for o, c in [
     (rx(r"(?ai)<answer>", ["<answer>", "<ANSWER>", "<AnSwEr>"], ["ascii_mode"]), lit("</answer>")),
     (lit("<x>"), rx(r"(?a)\bEND\b", ["END", " END", "END "], ["ascii_mode", "word_boundary"])),
     (rx(r"(?a)\bTHINK:", ["THINK:", " THINK:"], ["ascii_mode", "word_boundary"]), lit("\n\n")),
+    # Unicode word boundaries (the regex module's word characters; NOISE puts é, 東, digits
+    # and `_` next to them).
+    (rx(r"\bTHINK:", ["THINK:", " THINK:"], ["word_boundary"]), lit("\n\n")),
+    (lit("<y>"), rx(r"\bEND\b", ["END", " END", "END "], ["word_boundary"])),
+    (rx(r"<invoke\b[^>]*?\bname=\"[^\"]+\">", ['<invoke name="f">', '<invoke id="1" name="g">'],
+        ["word_boundary", "lazy"]), lit("</invoke>")),
     (rx(r"\N{LEFT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["«"], ["named_char", "multibyte"]),
      rx(r"\N{RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["»"], ["named_char", "multibyte"])),
 ]
