@@ -50,7 +50,7 @@ pub(super) fn set(negated: bool, items: &[SetItem], ci: bool) -> Node {
             .collect();
         ranges.extend(folded);
     }
-    class(negated, normalize(ranges))
+    class(negated, ranges)
 }
 
 /// A class escape outside a set (`\w`, `\p{L}`), read in ASCII mode.
