@@ -6,8 +6,8 @@
 //!   fed in 1-byte and 4-byte chunks. Its events are checked too: the bytes routed to each
 //!   field are exactly the bodies the stream was built from. The same holds for a template
 //!   with word boundaries in its delimiters (`data/word-boundary.json`: a context slot, a
-//!   delayed match, `<invoke\b[^>]*?\bname=...>`), on text full of non-ASCII characters
-//!   next to near misses.
+//!   delayed match, `<invoke\b[^>]*?\bname=...>`, a look-behind `(?<!-)`), on text full of
+//!   non-ASCII characters next to near misses.
 //! * The `ResponseParser` (alloc API) is measured on the same stream in 4-byte chunks:
 //!   allocations per feed call and per region are printed, and feeds that cause no event
 //!   allocate nothing but the amortized growth of the hold buffer (a handful in total).

@@ -194,6 +194,14 @@ fn delimiter_parts(
                         "a delimiter ending in a look-ahead or `$` is not generated",
                     ));
                 }
+                if branch.behind.is_some() {
+                    // The parser runs it (the character before the match); generating it
+                    // needs that character's class in the grammar, as for `\b`.
+                    return Err(cerr(
+                        at,
+                        "a delimiter starting with a look-behind is not generated",
+                    ));
+                }
                 let hir = regex_syntax::Parser::new()
                     .parse(&branch.main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;

@@ -299,7 +299,7 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
     let mut first_bytes = ByteSet::EMPTY;
     let mut can_be_empty = false;
     for b in &pattern.branches {
-        let dfa = dfa_table(&b.main)
+        let dfa = branch_dfa(&b.main, b.behind.as_deref())
             .map_err(|e| e.map_reason(|e| format!("cannot compile {:?} to a DFA: {e}", b.main)))?;
         let (first, empty) = entry_facts(&dfa);
         first_bytes.union(&first);
@@ -433,8 +433,24 @@ fn parse_hir(pattern: &str) -> Option<regex_syntax::hir::Hir> {
 /// builder refuses the pattern for another reason (not expected: every translation is checked
 /// by regex-syntax first), or for what [`word::build`] refuses.
 pub fn dfa_table(pattern: &str) -> Result<OwnedDfa, Problem> {
-    if let Some(hir) = parse_hir(pattern).filter(word::needs_product) {
-        let built = word::build(&hir, DFA_SIZE_LIMIT)?;
+    branch_dfa(pattern, None)
+}
+
+/// [`dfa_table`] for a branch's main part with its look-behind (the context-slot bytes it
+/// admits, [`crate::pyregex::DfaBranch::behind`]): such a DFA has a context slot and is built
+/// by [`word::build`].
+pub fn branch_dfa(pattern: &str, behind: Option<&[u8]>) -> Result<OwnedDfa, Problem> {
+    let hir = match behind {
+        Some(_) => Some(parse_hir(pattern).ok_or_else(|| {
+            Problem::new(
+                Kind::DfaUnsupported,
+                format!("regex-syntax rejects {pattern:?}"),
+            )
+        })?),
+        None => parse_hir(pattern).filter(word::needs_product),
+    };
+    if let Some(hir) = hir {
+        let built = word::build(&hir, DFA_SIZE_LIMIT, behind)?;
         let entries = word::entry_states(&built.dfa, built.context);
         let edge = edge_facts(&built.dfa, &entries);
         return Ok(OwnedDfa::new(built.dfa, edge, built.context));

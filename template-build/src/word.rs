@@ -680,15 +680,19 @@ pub struct WordDfa {
     pub context: bool,
 }
 
-/// Builds the DFA of a syntax tree with Unicode word assertions (anchored, leftmost-first,
-/// `size_limit` on the NFA, the DFA and determinization).
+/// Builds the DFA of a syntax tree with Unicode word assertions or a look-behind (anchored,
+/// leftmost-first, `size_limit` on the NFA, the DFA and determinization). `behind`: the
+/// context-slot bytes a leading look-behind admits ([`crate::pyregex::DfaBranch::behind`]);
+/// with it the DFA always has a context slot, which reads no other byte.
 ///
 /// Errors: [`Kind::DfaTooLarge`] past a size limit; [`Kind::DfaUnsupported`] for an assertion
 /// the Python translation never writes next to a Unicode word assertion (ASCII word
 /// boundaries, CRLF line anchors) or a non-ASCII byte class.
-pub fn build(hir: &Hir, size_limit: usize) -> Result<WordDfa, Problem> {
+pub fn build(hir: &Hir, size_limit: usize, behind: Option<&[u8]>) -> Result<WordDfa, Problem> {
     let (chars, start) = CharNfa::build(hir)?;
-    let context = chars.prev_sensitive(|l| reads_prev(l, false))[start];
+    let context = behind.is_some() || chars.prev_sensitive(|l| reads_prev(l, false))[start];
+    // The slot bytes the branch's look-behind admits (all without one).
+    let admitted = |byte: u8| behind.is_none_or(|bytes| bytes.contains(&byte));
     let sensitive = chars.prev_sensitive(|l| reads_prev(l, context));
     let has = |l: Look| {
         chars
@@ -731,14 +735,25 @@ pub fn build(hir: &Hir, size_limit: usize) -> Result<WordDfa, Problem> {
         };
         for part in p.parts(&[(0, 0x7F)]) {
             let to = p.state(start, part.prev, NEXT_ANY)?;
-            trie.add(&part.ranges, to);
+            for &(lo, hi) in &part.ranges {
+                // ASCII: the slot byte is the character.
+                for byte in (lo..=hi).filter_map(|b| u8::try_from(b).ok()) {
+                    if admitted(byte) {
+                        trie.add_byte(byte, byte, to);
+                    }
+                }
+            }
         }
-        let other = p.state(start, Prev::Other, NEXT_ANY)?;
-        trie.add_byte(CONTEXT_OTHER, CONTEXT_OTHER, other);
-        let word = p.state(start, Prev::Word, NEXT_ANY)?;
-        trie.add_byte(CONTEXT_WORD, CONTEXT_WORD, word);
-        let marker = p.state(start, at_start, NEXT_ANY)?;
-        trie.add_byte(CONTEXT_START, CONTEXT_START, marker);
+        for (byte, prev) in [
+            (CONTEXT_OTHER, Prev::Other),
+            (CONTEXT_WORD, Prev::Word),
+            (CONTEXT_START, at_start),
+        ] {
+            if admitted(byte) {
+                let to = p.state(start, prev, NEXT_ANY)?;
+                trie.add_byte(byte, byte, to);
+            }
+        }
         p.run()?;
         p.emit(trie)?
     } else {

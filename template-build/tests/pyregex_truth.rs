@@ -12,7 +12,7 @@ use parser_runtime_core::router::RouteDfa;
 use parser_runtime_core::tables::{context_byte, OwnedDfa};
 use regex_automata::meta::Regex as MetaRegex;
 use serde::Deserialize;
-use template_build::compile::dfa_table;
+use template_build::compile::{branch_dfa, dfa_table};
 use template_build::pyregex::{group_names, to_dfa, to_fancy, DfaBranch, DfaPattern};
 
 /// Byte spans of group 0, 1, ... (`None`: the group did not participate); `None`: no match.
@@ -302,6 +302,7 @@ fn dfa_translation_matches_python() {
         if let [DfaBranch {
             main,
             lookahead: None,
+            behind: None,
         }] = dp.branches.as_slice()
         {
             let re = MetaRegex::new(main)
@@ -387,7 +388,8 @@ fn dfa_tables_match_python() {
                     Some((negated, body)) => Some((*negated, dfa_table(body)?)),
                     None => None,
                 };
-                Ok::<_, template_build::Problem>((dfa_table(&b.main)?, look))
+                let main = branch_dfa(&b.main, b.behind.as_deref())?;
+                Ok::<_, template_build::Problem>((main, look))
             })
             .collect();
         let tables = match tables {

@@ -4,6 +4,7 @@
 //! The orchestration is [`super::to_dfa`]; the text is written by the emitter.
 
 use super::ast::{alternatives, concat, look_opener, sequence, AssertKind, Node, RepeatKind, Span};
+use super::behind;
 use super::{Construct, RegexIssue, RegexIssueKind, MAX_DFA_BRANCHES};
 
 /// The trailing `$` or look-ahead of a branch.
@@ -16,11 +17,30 @@ pub(super) enum Tail<'n> {
     },
 }
 
-/// One branch of the split of [`to_dfa`](super::to_dfa): the items of its main part and its
-/// trailing `$` or look-ahead.
+/// One branch of the split of [`to_dfa`](super::to_dfa): the items of its main part, its
+/// trailing `$` or look-ahead, and the slot bytes its leading look-behinds admit (see
+/// [`behind`]).
 pub(super) struct Split<'n> {
     pub(super) items: Vec<Node>,
     pub(super) tail: Option<Tail<'n>>,
+    pub(super) behind: Option<Vec<u8>>,
+}
+
+/// Whether an alternative (its items) starts with a look-behind, which makes it a branch of
+/// its own (see [`behind`]).
+pub(super) fn starts_behind(items: &[Node]) -> bool {
+    behind::leading(items) > 0
+}
+
+/// Both look-behind conditions (the slot bytes either admits, intersected).
+fn both(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.retain(|x| b.contains(x));
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 /// The number of characters every match of `node` consumes, when it is the same for all of
@@ -73,16 +93,29 @@ pub(super) fn splits(items: &[Node]) -> bool {
 
 /// Splits the alternatives of `node` into branches (see [`to_dfa`](super::to_dfa)): an
 /// alternative that [`splits`] gives one branch per alternative of its trailing group
-/// (recursively) or, ending in `$` or a look-ahead itself, one branch with that tail;
-/// consecutive branches without a tail are joined again as one alternation.
-pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIssue> {
+/// (recursively) or, ending in `$` or a look-ahead itself, one branch with that tail; an
+/// alternative starting with a look-behind (`at_start`: at the start of the pattern) is a
+/// branch of its own, its look-behinds taken off as the branch's `behind`; consecutive
+/// branches without either are joined again as one alternation.
+pub(super) fn split_alternatives<'n>(
+    pattern: &str,
+    node: &'n Node,
+    at_start: bool,
+) -> Result<Vec<Split<'n>>, RegexIssue> {
     let mut pieces: Vec<Split<'_>> = Vec::new();
     for alt in alternatives(node) {
         let items = sequence(alt);
+        let looks = if at_start { behind::leading(items) } else { 0 };
+        let behind = match looks {
+            0 => None,
+            _ => Some(behind::slot_bytes(pattern, &items[..looks])?),
+        };
+        let items = &items[looks..];
         let Some((last, prefix)) = items.split_last().filter(|_| splits(items)) else {
             pieces.push(Split {
                 items: items.to_vec(),
                 tail: None,
+                behind,
             });
             continue;
         };
@@ -99,9 +132,12 @@ pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIss
                     body,
                     span: *span,
                 }),
+                behind,
             }),
             Node::Group { capture, body } => {
-                for inner in split_alternatives(body)? {
+                // A look-behind opening the group is at the start of the branch only after an
+                // empty prefix; elsewhere it stays in the items and the emitter refuses it.
+                for inner in split_alternatives(pattern, body, at_start && prefix.is_empty())? {
                     let mut items = prefix.to_vec();
                     match capture {
                         None => items.extend(inner.items),
@@ -113,6 +149,7 @@ pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIss
                     pieces.push(Split {
                         items,
                         tail: inner.tail,
+                        behind: both(behind.clone(), inner.behind),
                     });
                 }
             }
@@ -120,6 +157,7 @@ pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIss
             _ => pieces.push(Split {
                 items: prefix.to_vec(),
                 tail: Some(Tail::Dollar),
+                behind,
             }),
         }
     }
@@ -138,10 +176,14 @@ pub(super) fn split_alternatives(node: &Node) -> Result<Vec<Split<'_>>, RegexIss
                 body: Box::new(Node::Alt(std::mem::take(run))),
             }],
         };
-        out.push(Split { items, tail: None });
+        out.push(Split {
+            items,
+            tail: None,
+            behind: None,
+        });
     };
     for piece in pieces {
-        if piece.tail.is_none() {
+        if piece.tail.is_none() && piece.behind.is_none() {
             run.push(concat(piece.items));
         } else {
             flush(&mut run, &mut out);
@@ -197,7 +239,7 @@ pub(super) fn end_dollars(node: &mut Node) {
 }
 
 /// Why the DFA engine cannot run `node` (the node itself, not its children), if it cannot:
-/// look-behind, a look-ahead that [`split_alternatives`] did not take off as a branch's tail,
+/// a look-behind that [`split_alternatives`] did not take off as a branch's start, a look-ahead that [`split_alternatives`] did not take off as a branch's tail,
 /// atomic groups, possessive quantifiers, backreferences, `\R`, `\K` and `\G`. The emitter
 /// asks this of every node it writes for the DFA engine, before writing it.
 pub(super) fn dfa_refusal(pattern: &str, node: &Node) -> Option<RegexIssue> {
@@ -225,11 +267,18 @@ pub(super) fn dfa_refusal(pattern: &str, node: &Node) -> Option<RegexIssue> {
             negated,
             span,
             ..
-        } => (
-            Construct::LookBehind,
-            format!("look-behind `{}`", look_opener(true, *negated)),
-            span,
-        ),
+        } => {
+            return Some(RegexIssue::new(
+                RegexIssueKind::Unsupported(Construct::LookBehind),
+                format!(
+                    "look-behind `{}` is supported by the DFA engine only at the start of a \
+                     top-level alternative (or of an alternative of a group that starts one), \
+                     where it reads the character before the match",
+                    look_opener(true, *negated)
+                ),
+                Some(span.0),
+            ))
+        }
         Node::Atomic { span, .. } => (
             Construct::AtomicGroup,
             "atomic group `(?>`".to_string(),
@@ -303,6 +352,7 @@ mod tests {
         DfaBranch {
             main: main.to_string(),
             lookahead: lookahead.map(|(n, b)| (n, b.to_string())),
+            behind: None,
         }
     }
 

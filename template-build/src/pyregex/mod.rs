@@ -64,8 +64,9 @@
 //! regex-syntax does not know (`\p{IsAlpha}`), a case-insensitive backreference
 //! (fancy-regex compares backreferences case-sensitively) and a forward backreference (to a
 //! group defined after it). fancy-regex itself refuses look-behind of unbounded length; the
-//! DFA translation also refuses every look-behind, backreference, atomic group, possessive
-//! quantifier, `\R`, `\K`, `\G` and any look-ahead but a trailing one (see [`to_dfa`]).
+//! DFA translation also refuses every backreference, atomic group, possessive quantifier, `\R`,
+//! `\K`, `\G`, any look-ahead but a trailing one and any look-behind but one of one character
+//! at the start of a branch (see [`to_dfa`]).
 //!
 //! Known differences that remain: in the DFA translation a `$` that does not end a branch
 //! (a top-level alternative, or an alternative of a trailing group after a fixed-length prefix,
@@ -81,6 +82,7 @@ use std::fmt;
 
 mod ascii;
 mod ast;
+mod behind;
 mod emit;
 mod lower;
 mod parse;
@@ -88,7 +90,7 @@ mod posix;
 
 use ast::{alternatives, collect_names, sequence, Node};
 use emit::Target;
-use lower::{end_dollars, split_alternatives, splits, validate_dfa, Tail};
+use lower::{end_dollars, split_alternatives, splits, starts_behind, validate_dfa, Tail};
 use parse::parse;
 
 /// Why a pattern cannot be used.
@@ -254,6 +256,12 @@ pub struct DfaBranch {
     /// regex-syntax pattern that must (or, negated, must not) match at the end of `main`'s
     /// match. Python's `$` at the end of a branch is `(false, "\n?\\z")`.
     pub lookahead: Option<(bool, String)>,
+    /// The leading look-behinds of the branch (one character each, see
+    /// `template-build/src/pyregex/behind.rs`), as the context-slot bytes
+    /// ([`parser_runtime_core::tables::context_byte`]) of the character before the match that
+    /// they all admit, ascending; `None` without a look-behind. The branch's DFA reads that byte
+    /// first.
+    pub behind: Option<Vec<u8>>,
 }
 
 /// A Python pattern translated for the DFA engine; see [`to_dfa`].
@@ -338,7 +346,17 @@ pub const MAX_DFA_BRANCHES: usize = 64;
 /// prefix — becomes `\z` (a documented approximation: it no longer matches before a final
 /// newline); `\Z` becomes `\z`.
 ///
-/// Rejected, with a [`RegexIssue`] naming the construct: look-behind, backreferences
+/// **Look-behind.** An alternative starting with look-behinds (a top-level one, or one of a
+/// distributed group with nothing before it) is a branch of its own; the look-behinds are
+/// taken off its main part and become [`DfaBranch::behind`], the context-slot bytes of the
+/// character before the match that they admit. Each must read one character, of a class that
+/// takes all or none of the non-ASCII word characters and all or none of the other non-ASCII
+/// characters (`(?<=\])`, `(?<![\w])`, `(?<!\\)`): the slot reads an ASCII character as
+/// itself and another one as its class. Python reads the same character (`search(buffer,
+/// pos)` sees the text before `pos`), so the branch is exact.
+///
+/// Rejected, with a [`RegexIssue`] naming the construct: a look-behind elsewhere, longer than
+/// one character or on some non-ASCII characters only (the message says which), backreferences
 /// (`\1`, `(?P=name)`, `\g<name>`), atomic groups, possessive quantifiers, `\R`, `\K`, `\G`,
 /// a look-ahead anywhere but at the end of a branch as above, a named group inside such a
 /// look-ahead, more than [`MAX_DFA_BRANCHES`] branches, everything [`to_fancy`] rejects, and
@@ -350,7 +368,7 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
     let mut group_names = Vec::new();
     if !alternatives(&parsed.root)
         .iter()
-        .any(|alt| splits(sequence(alt)))
+        .any(|alt| splits(sequence(alt)) || starts_behind(sequence(alt)))
     {
         let main = emit_dfa(pattern, &parsed.root, false)?;
         validate_dfa(&main)?;
@@ -359,12 +377,13 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
             branches: vec![DfaBranch {
                 main,
                 lookahead: None,
+                behind: None,
             }],
             group_names,
         });
     }
     let mut branches = Vec::new();
-    for split in split_alternatives(&parsed.root)? {
+    for split in split_alternatives(pattern, &parsed.root, true)? {
         for item in &split.items {
             collect_names(item, &mut group_names);
         }
@@ -395,7 +414,11 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
                 Some((negated, body))
             }
         };
-        branches.push(DfaBranch { main, lookahead });
+        branches.push(DfaBranch {
+            main,
+            lookahead,
+            behind: split.behind,
+        });
     }
     // A name shows up in every branch a distributed group was copied into.
     let mut seen = HashSet::new();
@@ -476,7 +499,7 @@ mod tests {
         let dfa: Translate = |p| to_dfa(p).map(drop);
         let fancy: Translate = |p| to_fancy(p).map(drop);
         let cases: &[(Translate, &str, RegexIssueKind, Option<usize>)] = &[
-            (dfa, r"(?<=a)b", Unsupported(LookBehind), Some(0)),
+            (dfa, r"(?<=ab)c", Unsupported(LookBehind), Some(0)),
             (dfa, r"x(?<!a)b", Unsupported(LookBehind), Some(1)),
             (dfa, r"(a)\1", Unsupported(Backreference), Some(3)),
             (dfa, r"(?P<n>a)(?P=n)", Unsupported(Backreference), Some(8)),
