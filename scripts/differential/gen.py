@@ -131,6 +131,13 @@ GENERIC_PAIRS = [(lit(o), lit(c)) for o, c in [
     (lit("<y>"), rx(r"\bEND\b", ["END", " END", "END "], ["word_boundary"])),
     (rx(r"<invoke\b[^>]*?\bname=\"[^\"]+\">", ['<invoke name="f">', '<invoke id="1" name="g">'],
         ["word_boundary", "lazy"]), lit("</invoke>")),
+    # One-character look-behinds at the start of a delimiter (the DFAs' context slot): the
+    # sample's first character is the one looked at (it stays in the text before the match).
+    (rx(r"(?<![\w])THINK:", ["THINK:", " THINK:", "éTHINK:", "_THINK:"], ["look_behind"]), lit("\n\n")),
+    (lit("<q>\""), rx(r'(?<!\\)"', ['"', '\\""'], ["look_behind"])),
+    (lit("<v>"), rx(r"(?<=\])>>|<<", ["]>>", "<<", "x>><<"], ["look_behind", "alternation"])),
+    (rx(r"(?<=\w)@", ["a@", "東@", "@"], ["look_behind"]), rx(r"(?<!-)\bEND\b", ["END", "-END END"],
+                                                          ["look_behind", "word_boundary"])),
     (rx(r"\N{LEFT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["«"], ["named_char", "multibyte"]),
      rx(r"\N{RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK}", ["»"], ["named_char", "multibyte"])),
 ]
@@ -146,6 +153,7 @@ TOOL_PAIRS = [
     (rx(r"<tool_call>\s*", ["<tool_call>", "<tool_call>\n", "<tool_call>  \n"], ["optional_suffix"]),
      rx(r"\s*</tool_call>", ["</tool_call>", "\n</tool_call>"])),
     (rx(r"\s*<tool_call>", ["<tool_call>", "\n<tool_call>", " <tool_call>"]), lit("</tool_call>")),
+    (rx(r"(?<=\n)<tool_call>", ["\n<tool_call>", "<tool_call>"], ["look_behind"]), lit("</tool_call>")),
     (rx(r"<tool_call>\s*", ["<tool_call>\n"], ["optional_suffix"]),
      rx(r"</tool_call>|$", ["</tool_call>", ""], ["dollar_alt", "regex_edge"])),
     (lit("<tools>"), lits(["</tools>", "<|im_end|>", "<eos>"])),
