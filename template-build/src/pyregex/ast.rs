@@ -162,12 +162,17 @@ pub(super) enum Perl {
 }
 
 impl Node {
-    /// Python's `is_empty`: matches the empty string only, unconditionally.
+    /// Python's `is_empty`: matches the empty string only, unconditionally, and captures
+    /// nothing (a capturing group is never empty: `(?P<a>)*?` leaves `a` out).
     pub(super) fn is_empty(&self) -> bool {
         match self {
             Node::Empty => true,
             Node::Concat(items) | Node::Alt(items) => items.iter().all(Node::is_empty),
-            Node::Group { body, .. } | Node::Atomic { body, .. } => body.is_empty(),
+            Node::Group {
+                capture: None,
+                body,
+            }
+            | Node::Atomic { body, .. } => body.is_empty(),
             Node::Look {
                 negated: false,
                 body,

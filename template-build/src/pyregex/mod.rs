@@ -54,7 +54,8 @@
 //!   mode) is resolved while parsing (see `ascii.rs`), and with `(?u)` is an error as in the
 //!   module; `(?L)`, `(?w)`, `(?f)`, `(?p)`, `(?r)` and `(?V1)` are rejected.
 //! * A quantifier on a zero-width assertion is reduced (`\b*` matches like the empty pattern,
-//!   `(?=a)+` like `(?=a)`), as the module's matching of such repeats is equivalent.
+//!   `(?=a)+` like `(?=a)`), as the module's matching of such repeats is equivalent; a
+//!   capturing group is never such an item (`(?P<a>)*?` leaves `a` out).
 //!
 //! Constructs Python accepts that are rejected everywhere: recursion (`(?R)`, `(?1)`,
 //! `(?&name)`, `(?P>name)`), conditionals (`(?(1)..)`), branch reset (`(?|..)`), backtracking
