@@ -64,14 +64,15 @@ fn known_property(name: &str) -> bool {
         .is_ok()
 }
 
-/// Python `str.isidentifier()`, approximated with Unicode alphabetic / alphanumeric.
+/// Python `str.isidentifier()`: `_` or `XID_Start`, then `XID_Continue` (the module's check
+/// of a group name).
 fn py_isidentifier(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {
-        Some(c) if c == '_' || c.is_alphabetic() => {}
+        Some(c) if c == '_' || unicode_ident::is_xid_start(c) => {}
         _ => return false,
     }
-    chars.all(|c| c == '_' || c.is_alphanumeric())
+    chars.all(unicode_ident::is_xid_continue)
 }
 
 fn is_octal(c: char) -> bool {
