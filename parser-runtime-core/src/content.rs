@@ -46,6 +46,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Number, Value};
 
 use crate::error::ContentError;
+use crate::groups;
 use crate::tables::ContentSpec;
 
 pub mod python_call_list;
@@ -822,7 +823,17 @@ fn xml_inline(
     let Some(re) = tag_pattern else {
         return Err(ContentError::MissingTagPattern);
     };
-    let has_value_group = re.capture_names().any(|n| n == Some("value"));
+    // The groups of `key` and `value`: a name defined more than once has several copies,
+    // merged as the Python module merges them (`groups`).
+    let key_groups = groups::copies_of(re.capture_names(), "key");
+    let value_groups = groups::copies_of(re.capture_names(), "value");
+    let span = |caps: &fancy_regex::Captures<'_>, copies: &[usize]| {
+        groups::merged_span(
+            copies
+                .iter()
+                .map(|&i| caps.get(i).map(|m| (m.start(), m.end()))),
+        )
+    };
     let mut out = Map::new();
     // The keys whose value `merge_duplicates` made a list.
     let mut merged: BTreeSet<String> = BTreeSet::new();
@@ -847,18 +858,18 @@ fn xml_inline(
                 None => break,
             }
         }
-        let Some(key) = caps.name("key") else {
+        let Some((key_start, key_end)) = span(&caps, &key_groups) else {
             return Err(ContentError::MissingKeyGroup {
                 pattern: source.map_or_else(|| re.as_str().to_owned(), ToOwned::to_owned),
             });
         };
-        let raw = if has_value_group {
-            caps.name("value").map(|v| v.as_str())
-        } else {
+        let raw = if value_groups.is_empty() {
             Some("")
+        } else {
+            span(&caps, &value_groups).map(|(start, end)| &body[start..end])
         };
         let value = sub_parse(raw, value_parser)?;
-        let key = key.as_str();
+        let key = &body[key_start..key_end];
         match out.get_mut(key) {
             // Reference 5.24: the first duplicate wraps the first value in a list, whatever
             // that value is (a list too); later ones append to that list.
@@ -1457,6 +1468,33 @@ mod tests {
             "<x>a</x><y>b</y>",
             &xml(Some(r"(?<=</x>)<(?P<key>\w)>(?P<value>\w)"), None, false),
             r#"{"y": "b"}"#,
+        );
+    }
+
+    #[test]
+    fn xml_inline_names_defined_twice() {
+        // The reference 5.24.0 on `<(?P<key>\w+)>(?P<value>[^<]*)</\w+>|\[(?P<key>\w+)=
+        // (?P<value>[^\]]*)\]`, written as the compiler writes it (`pyregex::to_fancy`: the
+        // second copies as `key¹`, `value¹`).
+        ok(
+            "<a>1</a>[b=2]<c></c>",
+            &xml(
+                Some(r"<(?P<key>\w+)>(?P<value>[^<]*)</\w+>|\[(?P<key¹>\w+)=(?P<value¹>[^\]]*)\]"),
+                None,
+                false,
+            ),
+            r#"{"a": "1", "b": "2", "c": ""}"#,
+        );
+        // `(?P<key>\w+)(?:=(?P<value>\w+)|(?P<value>))(?P<key>!)?`: the copy that closed last
+        // wins: the empty `value` of `b`, the key `!` of `c=2!` (then of `d!`).
+        ok(
+            "a=1 b c=2! d!",
+            &xml(
+                Some(r"(?P<key>\w+)(?:=(?P<value>\w+)|(?P<value¹>))(?P<key¹>!)?"),
+                None,
+                false,
+            ),
+            r#"{"a": "1", "b": "", "!": ""}"#,
         );
     }
 

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::event::Event;
+use crate::groups;
 use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
 #[cfg(feature = "contracts")]
 use crate::tables::Role;
@@ -473,7 +474,8 @@ impl Sink for Collect<'_> {
 /// DFA found (`hay[range]`; the rest of `hay` is context for look-around at the edges).
 /// `before` is the character before `hay` (`None` at the start of the text): when the span
 /// starts `hay` and the pattern has a word boundary, the regex runs on a copy of the span with
-/// the characters around it, so its `\b` sees what the DFA saw.
+/// the characters around it, so its `\b` sees what the DFA saw. A name defined more than once
+/// gets the value of its copy that closed last, as in the Python module ([`groups`]).
 fn resolve_captures(
     delimiter: Option<&Delimiter<Owned>>,
     branch: usize,
@@ -506,19 +508,19 @@ fn resolve_captures(
         .anchored(Anchored::Yes);
     let mut caps = re.create_captures();
     re.search_captures(&input, &mut caps);
-    let names: Vec<(usize, &str)> = caps
+    // Copies of a name defined more than once are merged back (`groups`).
+    let named = caps
         .group_info()
         .pattern_names(regex_automata::PatternID::ZERO)
         .enumerate()
-        .filter_map(|(i, n)| n.map(|n| (i, n)))
-        .collect();
-    let mut out = Vec::new();
-    for (i, name) in names {
-        if let Some(span) = caps.get_group(i) {
-            out.push((name.to_string(), hay[span.start..span.end].to_string()));
-        }
-    }
-    out
+        .filter_map(|(i, name)| Some((name?, caps.get_group(i).map(|s| (s.start, s.end)))));
+    groups::merge(named)
+        .into_iter()
+        .filter_map(|(name, span)| {
+            let (start, end) = span?;
+            Some((name.to_string(), hay[start..end].to_string()))
+        })
+        .collect()
 }
 
 #[cfg(feature = "contracts")]

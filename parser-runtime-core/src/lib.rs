@@ -38,6 +38,7 @@ pub mod engine;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod event;
+pub mod groups;
 pub mod pychar;
 pub mod pynum;
 pub mod router;

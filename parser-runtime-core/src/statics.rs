@@ -35,8 +35,10 @@ use crate::tables::{
 
 /// The version of the generated-code format. The generator embeds the version it writes and
 /// calls [`require_format`] in a constant, so a generator and a runtime that disagree fail to
-/// compile instead of misreading tables.
-pub const FORMAT_VERSION: u32 = 5;
+/// compile instead of misreading tables. 6: the capture patterns of delimiter branches and the
+/// `tag_pattern` may name further copies of a group name defined more than once, which the
+/// runtime merges ([`crate::groups`]).
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///

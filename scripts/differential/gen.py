@@ -29,6 +29,8 @@ Tags (a case may have several):
   lookahead         a (trailing) look-ahead;  zero_width: a delimiter that can match ""
   unbounded         a delimiter of unbounded length (`[^<]*`, `.*?`);  lazy: `.*?`
   named_group       (?P<name>...) captures;  alternation;  regex_edge: ^ / $ / other anchors
+  dup_name          a group name defined twice in a delimiter or tag_pattern (the regex module
+                    merges the copies: the one that closed last is the value)
   close_group       named groups in a close pattern (transformers 5.24: they join the open's
                     captures and win over them; a group that did not take part is not added;
                     compare with the 5.24 reference: ORACLE_TRANSFORMERS=5.24.0)
@@ -189,6 +191,11 @@ NAMED_PAIRS = [
     (rx(r"<cite source=(?P<name>\w+)>", ["<cite source={name}>"], ["named_group"], groups=["name"]), lit("</cite>")),
     (rx(r"<function=(?P<name>[\w.]+)>", ["<function={name}>"], ["named_group"], groups=["name"]),
      rx(r"</function>|$", ["</function>", ""], ["dollar_alt", "regex_edge"])),
+    # A name defined twice: in two alternatives, or twice in a row (the later copy wins).
+    (rx(r"<f=(?P<name>\w+)>|<call:(?P<name>\w+)>", ["<f={name}>", "<call:{name}>"],
+        ["named_group", "dup_name", "alternation"], groups=["name"]), lit("</f>")),
+    (rx(r"<use:(?P<name>\w+)(?: as (?P<name>\w+))?>", ["<use:{name}>", "<use:tmp as {name}>"],
+        ["named_group", "dup_name", "optional_suffix"], groups=["name"]), lit("</use>")),
 ]
 
 # Closes with named groups (transformers 5.24): the field's transform uses them. An optional
@@ -201,6 +208,8 @@ CLOSE_NAMED = [
     # The same name as the NAMED_PAIRS opens' group: the close's value wins.
     rx(r"</f=(?P<name>\w+)>", ["</f=final>", "</f=x>"], ["named_group", "close_group"], groups=["name"]),
     rx(r"</x(?P<n>\d)(?=\n)", ["</x5\n"], ["named_group", "close_group", "lookahead"], groups=["n"]),
+    rx(r"</f(?: tag=(?P<tag>\w+)| id=(?P<tag>\d+))?>", ["</f tag=red>", "</f id=7>", "</f>"],
+       ["named_group", "close_group", "dup_name"], groups=["tag"]),
 ]
 
 # An implicit field's close with a named group.
@@ -565,7 +574,10 @@ class Gen:
                 r"<parameter=(?P<key>\w+)>\n?(?P<value>.*?)\n?</parameter>",
                 r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>",
                 r"(?P<key>\w+)=\"(?P<value>[^\"]*)\"",
+                r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>|(?P<key>\w+)=\"(?P<value>[^\"]*)\"",
             ])
+            if "|(?P<key>" in pat:
+                self.tags.add("dup_name")
             if self.chance(0.08):
                 pat = r"<(?P<key>\w+)>\s*(?P<value>.*?)\s*</\1>"
                 self.tags.add("backref")
@@ -644,7 +656,9 @@ class Gen:
             keys = [self.pick(ARG_KEYS) for _ in range(self.r.randint(0, 3))]
             for k in keys:
                 v = self.arg_string() if self.chance(0.7) else self.dump(self.json_value(1))
-                if "parameter=" in pat:
+                if "|(?P<key>" in pat and self.chance(0.5):
+                    parts.append(f'{k}="{v.replace(chr(34), "")}"')
+                elif "parameter=" in pat:
                     parts.append(f"<parameter={k}>{self.pick(['', chr(10)])}{v}{self.pick(['', chr(10)])}</parameter>")
                 elif "arg_key" in pat:
                     parts.append(f"<arg_key>{k}</arg_key>{self.pick(['', chr(10)])}<arg_value>{v}</arg_value>")

@@ -5,9 +5,13 @@
 //! module (see its docstring for the schema and how to run it). `ours` says what we claim:
 //! `exact` (both translations reproduce every search), `dfa` (the compiled DFA tables do, with
 //! Python's word characters, where the regex engines' older word table does not), `fancy`
-//! (only `to_fancy` does) or `rejected` (both translations reject the pattern).
+//! (only `to_fancy` does) or `rejected` (both translations reject the pattern). Groups are
+//! compared in Python's numbering: the copies of a name defined more than once, groups of their
+//! own in our translations, are merged first as the runtime merges them
+//! (`parser_runtime_core::groups`).
 
 use fancy_regex::Regex as FancyRegex;
+use parser_runtime_core::groups;
 use parser_runtime_core::router::RouteDfa;
 use parser_runtime_core::tables::{context_byte, OwnedDfa};
 use regex_automata::meta::Regex as MetaRegex;
@@ -102,15 +106,60 @@ fn truth_file_is_consistent() {
     check(failures);
 }
 
+/// Python's group number of each group of a translation, from the group names in index order
+/// (`None`: unnamed): a name defined more than once is one Python group, whose further copies
+/// the translation names with [`groups::copy_name`] (and whose nested copies it leaves out).
+fn python_numbers<'n>(names: impl IntoIterator<Item = Option<&'n str>>) -> Vec<usize> {
+    // The number of each name seen so far; any other group takes the next number.
+    let mut numbered: Vec<(&str, usize)> = Vec::new();
+    let mut next = 0;
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let name = name.map(groups::base_name);
+            if i == 0 {
+                return 0;
+            }
+            if let Some(&(_, number)) = numbered.iter().find(|(seen, _)| Some(*seen) == name) {
+                return number;
+            }
+            next += 1;
+            numbered.extend(name.map(|name| (name, next)));
+            next
+        })
+        .collect()
+}
+
+/// The spans of a translation's groups (by index, named `names`) in Python's numbering, the
+/// copies of a name merged as the runtime merges them ([`groups::merged_span`]).
+fn python_spans<'n>(
+    names: impl IntoIterator<Item = Option<&'n str>>,
+    spans: &[Option<(usize, usize)>],
+) -> Vec<Option<(usize, usize)>> {
+    let numbers = python_numbers(names);
+    let count = numbers.iter().max().map_or(0, |n| n + 1);
+    (0..count)
+        .map(|number| {
+            groups::merged_span(
+                numbers
+                    .iter()
+                    .zip(spans)
+                    .filter(|(n, _)| **n == number)
+                    .map(|(_, span)| *span),
+            )
+        })
+        .collect()
+}
+
 fn fancy_spans(re: &FancyRegex, search: &Search) -> Spans {
     let caps = re
         .captures_from_pos(&search.hay, search.pos)
         .expect("fancy-regex runtime error")?;
-    Some(
-        (0..caps.len())
-            .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
-            .collect(),
-    )
+    let spans: Vec<_> = (0..caps.len())
+        .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
+        .collect();
+    Some(python_spans(re.capture_names(), &spans))
 }
 
 fn meta_spans(re: &MetaRegex, search: &Search) -> Spans {
@@ -122,11 +171,13 @@ fn meta_spans(re: &MetaRegex, search: &Search) -> Spans {
     if !caps.is_match() {
         return None;
     }
-    Some(
-        (0..caps.group_len())
-            .map(|i| caps.get_group(i).map(|s| (s.start, s.end)))
-            .collect(),
-    )
+    let spans: Vec<_> = (0..caps.group_len())
+        .map(|i| caps.get_group(i).map(|s| (s.start, s.end)))
+        .collect();
+    let names = caps
+        .group_info()
+        .pattern_names(regex_automata::PatternID::ZERO);
+    Some(python_spans(names, &spans))
 }
 
 /// Recombine the DFA branches into one backtracking regex, `(?:main)(?=body)|...`, which
@@ -210,14 +261,14 @@ fn driver_match(dp: &DfaPattern, hay: &str, pos: usize) -> Option<DriverMatch> {
                     continue;
                 }
             }
-            let names = caps
+            let named = caps
                 .group_info()
                 .pattern_names(regex_automata::PatternID::ZERO)
                 .enumerate()
-                .filter_map(|(i, name)| {
-                    let span = caps.get_group(i)?;
-                    Some((name?.to_string(), (span.start, span.end)))
-                })
+                .filter_map(|(i, name)| Some((name?, caps.get_group(i).map(|s| (s.start, s.end)))));
+            let names = groups::merge(named)
+                .into_iter()
+                .filter_map(|(name, span)| Some((name.to_string(), span?)))
                 .collect();
             return Some(((m.start(), m.end()), names));
         }
@@ -226,17 +277,22 @@ fn driver_match(dp: &DfaPattern, hay: &str, pos: usize) -> Option<DriverMatch> {
 }
 
 /// Python's result for a search, in the form of [`driver_match`] (group names from the
-/// full translation, which keeps Python's group numbering).
+/// full translation, numbered as Python numbers them).
 fn python_match(pattern: &str, expected: &Spans) -> Option<DriverMatch> {
-    let groups = expected.as_ref()?;
+    let spans = expected.as_ref()?;
     let fancy = FancyRegex::new(&to_fancy(pattern).unwrap()).unwrap();
+    let numbers = python_numbers(fancy.capture_names());
     let mut names: Vec<(String, (usize, usize))> = fancy
         .capture_names()
-        .enumerate()
-        .filter_map(|(i, name)| Some((name?.to_string(), groups.get(i).copied()??)))
+        .zip(numbers)
+        .filter_map(|(name, number)| {
+            let name = groups::base_name(name?).to_string();
+            Some((name, spans.get(number).copied()??))
+        })
         .collect();
     names.sort();
-    Some((groups[0]?, names))
+    names.dedup();
+    Some((spans[0]?, names))
 }
 
 /// The cases claimed `exact` with their DFA translation; a failure for each that has none.

@@ -88,6 +88,39 @@ fn non_bool_flags_are_template_errors() {
     assert_eq!(err.0[0].kind, template_build::TemplateErrorKind::WrongType);
 }
 
+/// Difference 6: a group name defined more than once is merged as the `regex` module merges
+/// it (the copy that closed last wins; `tests/data/reference-5.24.jsonl`, `dup_*`), except
+/// with a backreference to it or a copy inside a look-around, which are load-time errors. The
+/// reference (transformers 5.24.0) runs this `tag_pattern` on `<a>1</a>[b=2]` and gives
+/// `{"a": "1", "b": "2"}`.
+#[test]
+fn names_defined_twice_with_a_backreference_or_in_a_look_around_are_refused() {
+    use template_build::{Construct, RegexIssueKind, TemplateErrorKind};
+    let refused = TemplateErrorKind::Regex(RegexIssueKind::Unsupported(Construct::DuplicateName));
+    let tag_pattern =
+        r"<(?P<key>\w+)>(?P<value>[^<]*)</(?P=key)>|\[(?P<key>\w+)=(?P<value>[^\]]*)\]";
+    let xml = json!({"open": "<p>", "close": "</p>", "content": "xml-inline",
+                     "content_args": {"tag_pattern": tag_pattern}});
+    let err = with_field("params", xml).unwrap_err();
+    assert_eq!(err.0[0].path, "fields.params.content_args.tag_pattern");
+    assert_eq!(err.0[0].kind, refused);
+    assert!(
+        err.0[0].reason.contains("backreference `(?P=key)`"),
+        "{err}"
+    );
+    let look = json!({"open_pattern": "<(?P<n>\\w+)(?=(?P<n>>))", "close": "</a>", "transform": {"n": "{n}"}});
+    let err = with_field("a", look).unwrap_err();
+    assert_eq!(err.0[0].path, "fields.a.open_pattern");
+    assert_eq!(err.0[0].kind, refused);
+    // Without those, the copies are merged: the later one wins here.
+    let merged = json!({"open_pattern": "<(?P<n>\\w+)(?: as (?P<n>\\w+))?>", "close": "</a>", "transform": {"n": "{n}"}});
+    let t = with_field("a", merged).unwrap();
+    assert_eq!(
+        run(&t, &["S<f as g>x</a>"]),
+        json!({"content": "S", "a": {"n": "g"}})
+    );
+}
+
 /// Difference 5: a message is JSON. Python's `json` accepts `NaN` and unbounded integers and
 /// the reference returns them; here such a region is a typed parse error (or, with
 /// `allow_non_json`, its text), never a silently different number.

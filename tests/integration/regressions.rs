@@ -29,7 +29,8 @@ fn regression_cases_match_the_reference() {
 }
 
 /// Behaviours new in transformers 5.24 (close-pattern captures, `unquoted_keys` that skips
-/// strings, `merge_duplicates` that wraps a list), with the 5.24.0 oracle's expectations
+/// strings, `merge_duplicates` that wraps a list) and group names defined more than once in
+/// delimiters and `tag_pattern` (`dup_*`), with the 5.24.0 oracle's expectations
 /// (`tests/data/reference-5.24.jsonl`, made by `tests/data/make_regressions.py` from
 /// `tests/data/reference-5.24.in.jsonl`), most also fed in 1-char chunks.
 #[test]

@@ -78,6 +78,14 @@ pub(super) enum Node {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Capture {
     pub(super) name: Option<String>,
+    /// Python's group number (one for all copies of a name).
+    pub(super) number: u32,
+    /// How the group is written: `Some(k)`, a capturing group, a named one under the name of
+    /// its copy `k` (`parser_runtime_core::groups::copy_name`: the name itself for 0, the first
+    /// definition; copies of a name defined more than once follow, the Python module merging
+    /// them into one group); `None`, a copy nested inside a copy of its own name, which closes
+    /// before the copy around it and so is never the name's value: a non-capturing group.
+    pub(super) copy: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -162,12 +170,17 @@ pub(super) enum Perl {
 }
 
 impl Node {
-    /// Python's `is_empty`: matches the empty string only, unconditionally.
+    /// Python's `is_empty`: matches the empty string only, unconditionally, and captures
+    /// nothing (a capturing group is never empty: `(?P<a>)*?` leaves `a` out).
     pub(super) fn is_empty(&self) -> bool {
         match self {
             Node::Empty => true,
             Node::Concat(items) | Node::Alt(items) => items.iter().all(Node::is_empty),
-            Node::Group { body, .. } | Node::Atomic { body, .. } => body.is_empty(),
+            Node::Group {
+                capture: None,
+                body,
+            }
+            | Node::Atomic { body, .. } => body.is_empty(),
             Node::Look {
                 negated: false,
                 body,
@@ -203,11 +216,17 @@ fn has_capture(node: &Node) -> bool {
     }
 }
 
+/// Appends the names of the named groups in `node` that `out` does not hold yet, in order.
 pub(super) fn collect_names(node: &Node, out: &mut Vec<String>) {
     match node {
         Node::Group { capture, body } => {
-            if let Some(Capture { name: Some(name) }) = capture {
-                out.push(name.clone());
+            if let Some(Capture {
+                name: Some(name), ..
+            }) = capture
+            {
+                if !out.contains(name) {
+                    out.push(name.clone());
+                }
             }
             collect_names(body, out);
         }

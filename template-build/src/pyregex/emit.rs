@@ -3,7 +3,10 @@
 //! case-insensitive pieces in `(?i:..)`, meta characters escaped), so the result does not
 //! depend on the flags it is compiled with. What a DFA refuses is decided by the lowering.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+
+use parser_runtime_core::groups;
 
 use super::ast::{look_opener, AssertKind, Capture, Node, Perl, RepeatKind, SetItem, Span};
 use super::lower::dfa_refusal;
@@ -69,6 +72,10 @@ struct Emitter<'p> {
     pattern: &'p str,
     target: Target,
     out: String,
+    /// Capturing groups written so far.
+    groups: usize,
+    /// Our number of each Python group number written so far (its first copy).
+    numbers: HashMap<u32, usize>,
 }
 
 impl<'p> Emitter<'p> {
@@ -77,6 +84,8 @@ impl<'p> Emitter<'p> {
             pattern,
             target,
             out: String::new(),
+            groups: 0,
+            numbers: HashMap::new(),
         }
     }
 
@@ -239,12 +248,24 @@ impl<'p> Emitter<'p> {
             }
             Node::Group { capture, body } => {
                 match capture {
-                    None => self.out.push_str("(?:"),
-                    Some(Capture { name: None }) => self.out.push('('),
-                    Some(Capture { name: Some(name) }) => {
-                        self.out.push_str("(?P<");
-                        self.out.push_str(name);
-                        self.out.push('>');
+                    None | Some(Capture { copy: None, .. }) => self.out.push_str("(?:"),
+                    Some(Capture {
+                        name,
+                        number,
+                        copy: Some(copy),
+                    }) => {
+                        self.groups += 1;
+                        if *copy == 0 {
+                            self.numbers.insert(*number, self.groups);
+                        }
+                        match name {
+                            None => self.out.push('('),
+                            Some(name) => {
+                                self.out.push_str("(?P<");
+                                self.out.push_str(&groups::copy_name(name, *copy));
+                                self.out.push('>');
+                            }
+                        }
                     }
                 }
                 self.emit(body)?;
@@ -272,6 +293,11 @@ impl<'p> Emitter<'p> {
                 kind,
                 ..
             } => {
+                if writes_nothing(child) {
+                    // A repeat of nothing (a nested copy of a name around nothing, written as
+                    // a plain group) matches the empty string: fancy-regex refuses it.
+                    return self.emit(child);
+                }
                 let possessive = *kind == RepeatKind::Possessive;
                 if possessive {
                     self.out.push_str("(?>");
@@ -326,7 +352,10 @@ impl<'p> Emitter<'p> {
                         Some(span.0),
                     ));
                 }
-                let _ = write!(self.out, "\\k<{group}>");
+                // Our number of the group: copies of names defined more than once, and the
+                // nested ones left out, shift the numbers of the groups after them.
+                let number = self.numbers.get(group).copied().unwrap_or(*group as usize);
+                let _ = write!(self.out, "\\k<{number}>");
             }
             Node::LineBreak { .. } => {
                 self.out
@@ -345,6 +374,19 @@ impl<'p> Emitter<'p> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `node` is written as nothing but empty groups: it matches the empty string only,
+/// and captures nothing (a copy nested inside a copy of its name is written as a plain group).
+fn writes_nothing(node: &Node) -> bool {
+    match node {
+        Node::Group {
+            capture: None | Some(Capture { copy: None, .. }),
+            body,
+        } => writes_nothing(body),
+        Node::Concat(items) | Node::Alt(items) => items.iter().all(writes_nothing),
+        other => other.is_empty(),
     }
 }
 

@@ -54,13 +54,28 @@
 //!   mode) is resolved while parsing (see `ascii.rs`), and with `(?u)` is an error as in the
 //!   module; `(?L)`, `(?w)`, `(?f)`, `(?p)`, `(?r)` and `(?V1)` are rejected.
 //! * A quantifier on a zero-width assertion is reduced (`\b*` matches like the empty pattern,
-//!   `(?=a)+` like `(?=a)`), as the module's matching of such repeats is equivalent.
+//!   `(?=a)+` like `(?=a)`), as the module's matching of such repeats is equivalent; a
+//!   capturing group is never such an item (`(?P<a>)*?` leaves `a` out).
+//! * A group name may be defined more than once (`(?P<a>x)|(?P<a>y)`, `(?P<a>x)(?P<a>y)?`):
+//!   the module makes the copies one group with one number (later groups are numbered as if
+//!   the copy were not there, and [`group_names`] lists the name once), whose value is the
+//!   copy that closed last in the match. Our engines refuse a name twice, so a further copy is
+//!   written under a hidden name, the name followed by its copy number in superscript digits
+//!   (`a¹`, `a²`: `parser_runtime_core::groups::copy_name`; no Python name has a superscript
+//!   digit), a copy nested inside a copy of its own name is written as a non-capturing group
+//!   (it always closes before the copy around it), and the runtime merges the copies back
+//!   (`parser_runtime_core::groups::merged_span`: of the copies that took part, the one that
+//!   ends last, then the one that starts last; checked against the module on random patterns
+//!   by `scripts/pyregex-merge-rule.py`). Numbered backreferences are renumbered to match.
+//!   Refused (the merge then depends on more than the spans): a copy inside a look-around, and
+//!   a backreference to a name defined more than once.
 //!
 //! Constructs Python accepts that are rejected everywhere: recursion (`(?R)`, `(?1)`,
 //! `(?&name)`, `(?P>name)`), conditionals (`(?(1)..)`), branch reset (`(?|..)`), backtracking
 //! verbs (`(*SKIP)`), fuzzy matching, named lists (`\L<name>`), grapheme clusters (`\X`),
-//! lone surrogates, POSIX classes of unknown names, duplicate group names (the module merges
-//! them into one group), the flags listed above, Unicode property names
+//! lone surrogates, POSIX classes of unknown names, a group name defined more than once with
+//! a copy inside a look-around or a backreference to it (see above), the flags listed above,
+//! Unicode property names
 //! regex-syntax does not know (`\p{IsAlpha}`), a case-insensitive backreference
 //! (fancy-regex compares backreferences case-sensitively) and a forward backreference (to a
 //! group defined after it). fancy-regex itself refuses look-behind of unbounded length; the
@@ -72,12 +87,12 @@
 //! (a top-level alternative, or an alternative of a trailing group after a fixed-length prefix,
 //! see [`to_dfa`]) is `\z` (it no longer matches before a final newline), and a trailing
 //! look-ahead is checked at the preferred end of the branch's main part only (no backtracking
-//! into it, so `x.*?$` does not match `"xa"`); a group repeated with an
-//! empty last iteration (`(a*)*`) reports the last non-empty iteration in our engines and the
-//! empty one in Python; Python's `[^\P{L}\p{L}]` matches every character (a quirk of the
+//! into it, so `x.*?$` does not match `"xa"`); a group in a repeat whose iterations can
+//! match the empty string may report another iteration than Python's (`(a*)*` the last
+//! non-empty one where Python reports an empty last iteration; `x(?:(y*?)){0,2}x` on `"xyyx"`
+//! `yy` where Python reports the second `y`); Python's `[^\P{L}\p{L}]` matches every character (a quirk of the
 //! module), ours none.
 
-use std::collections::HashSet;
 use std::fmt;
 
 mod ascii;
@@ -207,7 +222,8 @@ pub enum Construct {
     Posix,
     /// A Unicode property regex-syntax does not know (`\p{IsAlpha}`).
     UnicodeProperty,
-    /// A group name used twice (the module merges such groups).
+    /// A group name defined more than once (the module merges such groups into one) with a
+    /// copy inside a look-around, or with a backreference to it.
     DuplicateName,
     /// An inline flag with no equivalent here, as written without `(?` and `)`: `"a"`, `"L"`,
     /// `"w"`, `"f"`, `"p"`, `"r"` or `"V1"`.
@@ -271,7 +287,8 @@ pub struct DfaPattern {
     /// look-ahead or `$` (see [`to_dfa`] for the split).
     pub branches: Vec<DfaBranch>,
     /// The named groups of the `main` parts, in order, each once (a group copied into several
-    /// branches by the split appears in each of their `main` parts).
+    /// branches by the split appears in each of their `main` parts; a name defined more than
+    /// once appears there under the names of its copies, see the module documentation).
     pub group_names: Vec<String>,
 }
 
@@ -279,8 +296,11 @@ pub struct DfaPattern {
 ///
 /// Returns a pattern such that `fancy_regex::Regex::new(&s)` behaves like Python
 /// `regex.compile(pattern, regex.DOTALL)` (module default `VERSION0`): same matches, same
-/// capture groups (numbered and named) in the same order. Python's `$` becomes `(?=\n?\z)`,
-/// numbered backreferences become `\k<N>`, possessive quantifiers become atomic groups.
+/// capture groups (numbered and named) in the same order, except that the copies of a name
+/// defined more than once are groups of their own, under hidden names, to be merged with
+/// `parser_runtime_core::groups` (see the module documentation). Python's `$` becomes
+/// `(?=\n?\z)`, numbered backreferences become `\k<N>` (renumbered past such copies),
+/// possessive quantifiers become atomic groups.
 /// Look-behind must still be of bounded length for fancy-regex, which reports it otherwise.
 pub fn to_fancy(pattern: &str) -> Result<String, RegexIssue> {
     let parsed = parse(pattern)?;
@@ -315,7 +335,8 @@ pub const MAX_DFA_BRANCHES: usize = 64;
 /// (`P(?:a|b|$)` gives `P(?:a|b)` and `P` + `$`). A capturing group is kept around each part
 /// (`P(?P<n>A|B$)` gives `P(?P<n>A)` and `P(?P<n>B)` + `$`): the look-ahead is zero-width, so
 /// every group, named or not, gets the span Python gives it, and each branch's capture engine
-/// finds a group under its own name ([`DfaPattern::group_names`] lists each name once). Flags
+/// finds a group under its own name ([`DfaPattern::group_names`] lists each name once; the
+/// copies of a name defined more than once keep their hidden names in every branch). Flags
 /// are resolved when parsing, so a flag scoped to a distributed group keeps its scope. At
 /// most [`MAX_DFA_BRANCHES`] branches are produced; a pattern that would give more is
 /// rejected with a [`RegexIssue`] naming the limit.
@@ -420,9 +441,6 @@ pub fn to_dfa(pattern: &str) -> Result<DfaPattern, RegexIssue> {
             behind: split.behind,
         });
     }
-    // A name shows up in every branch a distributed group was copied into.
-    let mut seen = HashSet::new();
-    group_names.retain(|name| seen.insert(name.clone()));
     Ok(DfaPattern {
         branches,
         group_names,
@@ -441,8 +459,8 @@ fn emit_dfa(pattern: &str, node: &Node, in_look: bool) -> Result<String, RegexIs
     }
 }
 
-/// The named groups of a Python pattern, in order of definition (including those inside
-/// look-arounds, as Python's `Pattern.groupindex` does). Errors as the parse of [`to_fancy`].
+/// The named groups of a Python pattern, in order of (first) definition, each once (including
+/// those inside look-arounds, as Python's `Pattern.groupindex` does). Errors as the parse of [`to_fancy`].
 pub fn group_names(pattern: &str) -> Result<Vec<String>, RegexIssue> {
     Ok(parse(pattern)?.names)
 }
@@ -539,12 +557,29 @@ mod tests {
             (fancy, r"[[:foo:]]", Unsupported(Posix), Some(1)),
             (fancy, r"(?au)\w", Syntax, Some(4)),
             (fancy, r"(?V1)a", Unsupported(Flag("V1")), Some(0)),
+            // A name defined twice, with a copy in a look-around or a backreference to it.
             (
                 fancy,
-                r"(?P<a>x)|(?P<a>y)",
+                r"(?P<a>x)(?=(?P<a>y))",
                 Unsupported(DuplicateName),
-                Some(9),
+                Some(11),
             ),
+            (
+                fancy,
+                r"(?P<a>x)(?P=a)|(?P<a>y)",
+                Unsupported(DuplicateName),
+                Some(8),
+            ),
+            (
+                fancy,
+                r"(?P<a>x)|(?P<a>y)\1",
+                Unsupported(DuplicateName),
+                Some(17),
+            ),
+            // Python's own errors come first.
+            (fancy, r"(?P<a>x)|(?P<a>y)\2", Syntax, Some(17)),
+            (fancy, r"(?P<a>x)(?P<a>y(?P=a))", Syntax, Some(18)),
+            (fancy, r"(?P<a¹>x)", Syntax, Some(7)),
             (
                 dfa,
                 r"\p{NotAProperty}",
@@ -586,6 +621,52 @@ mod tests {
         assert!(group_names(r"(?P<k").is_err());
         // `(?x)` verbose mode allows spaces around the name.
         assert_eq!(group_names("(?x)(?P< k >a)").unwrap(), vec!["k"]);
+    }
+
+    #[test]
+    fn names_defined_twice_are_written_as_copies() {
+        let fancy = |p: &str| to_fancy(p).unwrap();
+        // Further copies under a hidden name (`parser_runtime_core::groups`), for the runtime to
+        // merge.
+        assert_eq!(fancy(r"(?P<a>x)|(?P<a>y)"), r"(?P<a>x)|(?P<a¹>y)");
+        assert_eq!(
+            fancy(r"(?P<a>x)(?P<b>y)(?P<a>z)(?P<a>w)"),
+            r"(?P<a>x)(?P<b>y)(?P<a¹>z)(?P<a²>w)"
+        );
+        // A copy nested inside a copy of its name is never the value: not captured.
+        assert_eq!(
+            fancy(r"(?P<a>x(?P<a>y))(?P<a>z)"),
+            r"(?P<a>x(?:y))(?P<a¹>z)"
+        );
+        // Python numbers a name once: `\2` is `(z)`, our group 3.
+        assert_eq!(
+            fancy(r"(?P<a>x)(?P<a>y)(z)\2"),
+            r"(?P<a>x)(?P<a¹>y)(z)\k<3>"
+        );
+        assert_eq!(fancy(r"(?P<a>x(?P<a>y))(z)\2"), r"(?P<a>x(?:y))(z)\k<2>");
+        // A nested copy may sit in a look-around; a backreference to another name is fine.
+        assert_eq!(
+            fancy(r"(?P<k>x(?=(?P<k>y)))(?P<v>z)(?P=v)"),
+            r"(?P<k>x(?=(?:y)))(?P<v>z)\k<2>"
+        );
+        assert_eq!(
+            group_names(r"(?P<b>x)(?P<a>y)|(?P<b>z)").unwrap(),
+            ["b", "a"]
+        );
+        // The DFA branches: each copy keeps its hidden name in the branch it lands in.
+        let dp = to_dfa(r"(?P<a>x)$|(?P<a>y)(?P<b>z)|(?P<b>w)(?P<a>v)").unwrap();
+        let mains: Vec<&str> = dp.branches.iter().map(|b| b.main.as_str()).collect();
+        assert_eq!(
+            mains,
+            [r"(?P<a>x)", r"(?:(?P<a¹>y)(?P<b>z)|(?P<b¹>w)(?P<a²>v))"]
+        );
+        assert_eq!(dp.group_names, ["a", "b"]);
+        let e = issue(to_dfa(r"(?P<a>x)(?P<a>y)\1"));
+        assert!(
+            e.message
+                .contains("backreference `\\1` to the group name `a`"),
+            "{e}"
+        );
     }
 
     #[test]

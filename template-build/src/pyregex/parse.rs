@@ -64,14 +64,16 @@ fn known_property(name: &str) -> bool {
         .is_ok()
 }
 
-/// Python `str.isidentifier()`, approximated with Unicode alphabetic / alphanumeric.
+/// Python `str.isidentifier()`: `_` or `XID_Start`, then `XID_Continue` (the module's check
+/// of a group name). So no name has a superscript digit, which marks the further copies of a
+/// name defined more than once in our translations (`parser_runtime_core::groups`).
 fn py_isidentifier(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {
-        Some(c) if c == '_' || c.is_alphabetic() => {}
+        Some(c) if c == '_' || unicode_ident::is_xid_start(c) => {}
         _ => return false,
     }
-    chars.all(|c| c == '_' || c.is_alphanumeric())
+    chars.all(unicode_ident::is_xid_continue)
 }
 
 fn is_octal(c: char) -> bool {
@@ -205,10 +207,25 @@ enum SetAtom {
     Other(SetItem),
 }
 
-/// A parsed pattern: its tree and its named groups in order of definition.
+/// A parsed pattern: its tree and its named groups in order of (first) definition, each once.
 pub(super) struct Parsed {
     pub(super) root: Node,
     pub(super) names: Vec<String>,
+}
+
+/// A group name and its definitions. The Python module merges the groups of one name into
+/// one group, with one number.
+struct Named {
+    name: String,
+    /// The group's number.
+    number: u32,
+    /// How many times the name is defined.
+    defined: usize,
+    /// How many of those copies are written as capturing groups (see [`Capture::copy`]).
+    copies: usize,
+    /// Where the first copy written as a capturing group inside a look-around starts (byte
+    /// offset).
+    in_look: Option<usize>,
 }
 
 struct Parser<'p> {
@@ -217,8 +234,10 @@ struct Parser<'p> {
     flags: u32,
     group_count: u32,
     open_groups: Vec<u32>,
-    /// Named groups in order of definition, with their numbers.
-    names: Vec<(String, u32)>,
+    /// Named groups in order of first definition.
+    names: Vec<Named>,
+    /// How many look-arounds enclose the current position.
+    looks: usize,
     depth: usize,
 }
 
@@ -233,19 +252,86 @@ pub(super) fn parse(pattern: &str) -> Result<Parsed, RegexIssue> {
         group_count: 0,
         open_groups: Vec::new(),
         names: Vec::new(),
+        looks: 0,
         depth: 0,
     };
     let mut root = p.parse_pattern()?;
     if !p.src.at_end() {
         return Err(p.syntax("unbalanced parenthesis", p.src.pos));
     }
-    let names: HashMap<String, u32> = p.names.iter().cloned().collect();
-    resolve_refs(&mut root, &names, p.group_count)?;
+    let numbers: HashMap<String, u32> = p
+        .names
+        .iter()
+        .map(|named| (named.name.clone(), named.number))
+        .collect();
+    resolve_refs(&mut root, &numbers, p.group_count)?;
+    check_merged_names(pattern, &root, &p.names)?;
     simplify(&mut root);
     Ok(Parsed {
         root,
-        names: p.names.into_iter().map(|(n, _)| n).collect(),
+        names: p.names.into_iter().map(|named| named.name).collect(),
     })
+}
+
+/// Refuses what the merge of a name defined more than once cannot follow (see
+/// `parser_runtime_core::groups`): a copy inside a look-around (the module runs a look-around
+/// out of order with the rest of the match, a look-behind even backwards, so the copy that
+/// closed last no longer follows from the spans), and a backreference to such a name (its
+/// value depends on the copies matched before it). A copy nested inside another copy of its
+/// name is never its value and does not count.
+fn check_merged_names(pattern: &str, root: &Node, names: &[Named]) -> Result<(), RegexIssue> {
+    let look = names
+        .iter()
+        .filter(|named| named.copies > 1)
+        .filter_map(|named| Some((named.in_look?, named)))
+        .min_by_key(|(offset, _)| *offset);
+    if let Some((offset, named)) = look {
+        return Err(RegexIssue::new(
+            RegexIssueKind::Unsupported(Construct::DuplicateName),
+            format!(
+                "group name `{}` is defined more than once with a copy inside a look-around \
+                 (the Python regex module merges groups of the same name; a copy inside a \
+                 look-around is not supported)",
+                named.name
+            ),
+            Some(offset),
+        ));
+    }
+    let merged = |group: u32| {
+        names
+            .iter()
+            .find(|named| named.number == group && named.defined > 1)
+    };
+    match first_backref(root, &|group| merged(group).is_some()) {
+        Some((span, group)) => Err(RegexIssue::new(
+            RegexIssueKind::Unsupported(Construct::DuplicateName),
+            format!(
+                "backreference `{}` to the group name `{}`, which is defined more than once \
+                 (the Python regex module merges groups of the same name; a backreference to \
+                 one is not supported)",
+                pattern.get(span.0..span.1).unwrap_or(""),
+                merged(group).map_or("", |named| named.name.as_str())
+            ),
+            Some(span.0),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The span and group of the first backreference (in pattern order) to a group for which
+/// `wanted` holds.
+fn first_backref(node: &Node, wanted: &dyn Fn(u32) -> bool) -> Option<(Span, u32)> {
+    match node {
+        Node::Backref { group, span, .. } => wanted(*group).then_some((*span, *group)),
+        Node::Group { body, .. } | Node::Look { body, .. } | Node::Atomic { body, .. } => {
+            first_backref(body, wanted)
+        }
+        Node::Repeat { child, .. } => first_backref(child, wanted),
+        Node::Concat(items) | Node::Alt(items) => {
+            items.iter().find_map(|item| first_backref(item, wanted))
+        }
+        _ => None,
+    }
 }
 
 /// Reduce a quantified zero-width assertion: `\b*` matches like the empty pattern, `(?=a)+`
@@ -818,25 +904,42 @@ impl<'p> Parser<'p> {
         result
     }
 
+    /// A capturing group. A name defined again is the same group (same number) in the Python
+    /// module, which merges the copies ([`Capture::copy`]).
     fn parse_capture(&mut self, name: Option<String>, open: usize) -> Result<Node, RegexIssue> {
-        if let Some(name) = &name {
-            if self.names.iter().any(|(n, _)| n == name) {
-                return Err(self.unsupported(
-                    Construct::DuplicateName,
-                    format!(
-                        "duplicate group name `{name}` (the Python regex module merges groups of \
-                         the same name; not supported)"
-                    ),
-                    open,
-                ));
+        let existing = name
+            .as_ref()
+            .and_then(|name| self.names.iter().position(|named| named.name == *name));
+        let (number, copy) = match existing {
+            Some(i) => {
+                let in_look = (self.looks > 0).then(|| self.src.byte(open));
+                let named = &mut self.names[i];
+                named.defined += 1;
+                // Nested inside a copy of its own name: never the name's value.
+                let copy = if self.open_groups.contains(&named.number) {
+                    None
+                } else {
+                    named.copies += 1;
+                    named.in_look = named.in_look.or(in_look);
+                    Some(named.copies - 1)
+                };
+                (named.number, copy)
             }
-        }
-        self.group_count += 1;
-        let index = self.group_count;
-        if let Some(name) = &name {
-            self.names.push((name.clone(), index));
-        }
-        self.open_groups.push(index);
+            None => {
+                self.group_count += 1;
+                if let Some(name) = &name {
+                    self.names.push(Named {
+                        name: name.clone(),
+                        number: self.group_count,
+                        defined: 1,
+                        copies: 1,
+                        in_look: (self.looks > 0).then(|| self.src.byte(open)),
+                    });
+                }
+                (self.group_count, Some(0))
+            }
+        };
+        self.open_groups.push(number);
         let body = if name.is_some() {
             self.expect(">").and_then(|()| self.parse_group_body())
         } else {
@@ -844,7 +947,7 @@ impl<'p> Parser<'p> {
         };
         self.open_groups.pop();
         Ok(Node::Group {
-            capture: Some(Capture { name }),
+            capture: Some(Capture { name, number, copy }),
             body: Box::new(body?),
         })
     }
@@ -856,7 +959,10 @@ impl<'p> Parser<'p> {
         negated: bool,
     ) -> Result<Node, RegexIssue> {
         let head = self.src.pos;
-        let body = self.parse_group_body()?;
+        self.looks += 1;
+        let body = self.parse_group_body();
+        self.looks -= 1;
+        let body = body?;
         Ok(Node::Look {
             behind,
             negated,
@@ -943,7 +1049,11 @@ impl<'p> Parser<'p> {
     fn is_open_group(&self, target: &RefTarget) -> bool {
         let number = match target {
             RefTarget::Number(n) => Some(*n),
-            RefTarget::Name(name) => self.names.iter().find(|(n, _)| n == name).map(|(_, i)| *i),
+            RefTarget::Name(name) => self
+                .names
+                .iter()
+                .find(|named| named.name == *name)
+                .map(|named| named.number),
         };
         number.is_some_and(|n| self.open_groups.contains(&n))
     }
