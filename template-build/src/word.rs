@@ -969,6 +969,39 @@ mod tests {
     }
 
     #[test]
+    fn the_language_form_reads_a_class_byte_on_each_side() {
+        let hir = regex_syntax::Parser::new().parse(r"\bfoo\b|x\z").unwrap();
+        let nfa = language_nfa(&hir, 1 << 20).unwrap();
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .match_kind(regex_automata::MatchKind::All)
+                    .start_kind(regex_automata::dfa::StartKind::Anchored),
+            )
+            .build_from_nfa(&nfa)
+            .unwrap();
+        let whole = |bytes: &[u8]| {
+            let config = start::Config::new().anchored(Anchored::Yes);
+            let mut s = dfa.start_state(&config).unwrap();
+            for &b in bytes {
+                s = dfa.next_state(s, b);
+            }
+            dfa.is_match_state(dfa.next_eoi_state(s))
+        };
+        let (w, o, e) = (CONTEXT_WORD, CONTEXT_OTHER, CONTEXT_START);
+        for (ctx, tail, holds) in [(e, o, true), (b' ', e, true), (o, w, false), (w, o, false)] {
+            assert_eq!(whole(&[&[ctx][..], b"foo", &[tail]].concat()), holds);
+        }
+        assert!(whole(&[w, b'x', e]) && !whole(&[w, b'x', o]));
+        // A line end is not told apart by the tail byte.
+        let hir = regex_syntax::Parser::new().parse(r"(?m)\bfoo$").unwrap();
+        assert_eq!(
+            language_nfa(&hir, 1 << 20).err().unwrap().kind,
+            Kind::DfaUnsupported
+        );
+    }
+
+    #[test]
     fn range_sets() {
         let set = [(10, 20), (30, 40)];
         assert_eq!(split_ranges(&[(0, 50)], &set, true), [(10, 20), (30, 40)]);
