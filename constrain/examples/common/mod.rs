@@ -53,3 +53,51 @@ pub fn weather() -> Value {
         "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["C", "F"]}},
         "required": ["city"]}}})
 }
+
+/// Templates written here (none is vendored) whose delimiters have Unicode word assertions
+/// (`\b`, `\m`, `\M`) inside them and at their edges, with the texts that must not be read
+/// into a field (a delimiter the parser missed because a boundary did not hold would leave
+/// its text there).
+pub fn word_boundary_templates() -> Vec<(&'static str, Value, Vec<(&'static str, &'static str)>)> {
+    vec![
+        (
+            // Boundaries at the edges: before the reasoning open (the start of the text), before
+            // its close (the reasoning's last character), around a call's open and close (the
+            // text or call before, the JSON body after; the next call or the end after) and
+            // around the implicit close (the end of the text after it).
+            "wb-edges",
+            json!({"start_anchor": "<s>", "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close_pattern": "\\bANSWER:"},
+                "content": {"close_pattern": "\\bSTOP\\b"},
+                "tool_calls": {"open_pattern": "\\mCALL\\M", "close_pattern": "\\bEND\\b",
+                    "content": "json", "repeats": true,
+                    "transform": {"type": "function", "function": "{content}"}}}}),
+            vec![
+                ("content", "THINK:"),
+                ("content", "ANSWER:"),
+                ("content", "CALL"),
+                ("content", "STOP"),
+                ("reasoning_content", "ANSWER:"),
+            ],
+        ),
+        (
+            // MiniMax's call open (boundaries inside it only) after a `\bTHINK:` reasoning.
+            "wb-invoke",
+            json!({"start_anchor": "]~b]ai\n", "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close": "</think>"},
+                "content": {"close_pattern": "\\s*(?:</minimax:tool_call>|\\[e~\\[)"},
+                "tool_calls": {
+                    "open_pattern": "\\s*<invoke\\b[^>]*?\\bname=\"(?P<name>[^\"]+)\">",
+                    "close": "</invoke>", "repeats": true, "content": "json",
+                    "transform": {"type": "function",
+                        "function": {"name": "{name}", "arguments": "{content}"}}}}}),
+            // Content may hold `<invoke` where no whole open follows; a missed open would
+            // leave its call's close there.
+            vec![
+                ("content", "THINK:"),
+                ("content", "</invoke>"),
+                ("reasoning_content", "</think>"),
+            ],
+        ),
+    ]
+}
