@@ -12,16 +12,16 @@ fn main() {
     for name in common::MAIN_TEMPLATES {
         report(name, &common::template(name), &requests);
     }
-    for (name, value, _) in common::word_boundary_templates() {
-        let model = template_build::model::load(&value).expect("loads");
-        report(name, &model, &requests);
-        let text = value.to_string();
+    for t in common::word_boundary_templates() {
+        let model = template_build::model::load(&t.template).expect("loads");
+        report(t.name, &model, &requests);
+        let text = t.template.to_string();
         let plain = ["\\\\b", "\\\\m", "\\\\M"]
             .iter()
             .fold(text, |t, look| t.replace(look, ""));
         let plain: serde_json::Value = serde_json::from_str(&plain).expect("JSON");
         let model = template_build::model::load(&plain).expect("loads");
-        report(&format!("{name} (no \\b)"), &model, &requests);
+        report(&format!("{} (no \\b)", t.name), &model, &requests);
     }
 }
 

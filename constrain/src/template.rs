@@ -1536,7 +1536,7 @@ mod tests {
         for ok in [
             "hi STOP".to_string(),
             "STOP".to_string(),
-            format!("{call}"),
+            call.to_string(),
             format!("ok {call}\n{call} STOP"),
             format!(
                 "{call}<call>{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"é\"}}}} END"

@@ -121,7 +121,7 @@ fn cases() -> Vec<Case> {
     ];
     let inline: Vec<&'static str> = common::word_boundary_templates()
         .iter()
-        .map(|t| t.0)
+        .map(|t| t.name)
         .collect();
     for template in main.iter().chain(&more).chain(&inline).copied() {
         let samples = if main.contains(&template) {
@@ -190,9 +190,9 @@ fn sampled_outputs_parse_and_keep_the_contract() {
     let mut with_reasoning = 0;
     let inline = common::word_boundary_templates();
     let mut inline_compiled = std::collections::HashMap::new();
-    for (name, value, _) in &inline {
-        let compiled = template_build::compile(value).expect("an inline template compiles");
-        inline_compiled.insert(*name, compiled);
+    for t in &inline {
+        let compiled = template_build::compile(&t.template).expect("an inline template compiles");
+        inline_compiled.insert(t.name, compiled);
     }
     let mut word_boundary_samples = 0;
     let mut non_ascii_edges = 0;
@@ -202,9 +202,9 @@ fn sampled_outputs_parse_and_keep_the_contract() {
         } else {
             "o200k_base"
         };
-        let written = inline.iter().find(|t| t.0 == case.template);
+        let written = inline.iter().find(|t| t.name == case.template);
         let model = match written {
-            Some((_, value, _)) => template_build::model::load(value).expect("loads"),
+            Some(t) => template_build::model::load(&t.template).expect("loads"),
             None => common::template(case.template),
         };
         let constraint = compile(&model, &case.request, &Options::default())
@@ -215,7 +215,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             Some(compiled) => compiled,
             None => templates::by_name(case.template).unwrap().unwrap(),
         };
-        let misread: &[(&str, &str)] = written.map_or(&[], |t| &t.2);
+        let misread: &[(&str, &str)] = written.map_or(&[], |t| &t.misread);
         let contract = contract(&case.request);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(total as u64 + 1);
         for i in 0..case.samples {
@@ -378,8 +378,8 @@ fn valid_outputs_are_accepted_token_by_token() {
     };
     let inline = common::word_boundary_templates();
     for (template, vocab_name, request, text) in corpus {
-        let model = match inline.iter().find(|t| t.0 == template) {
-            Some((_, value, _)) => template_build::model::load(value).expect("loads"),
+        let model = match inline.iter().find(|t| t.name == template) {
+            Some(t) => template_build::model::load(&t.template).expect("loads"),
             None => common::template(template),
         };
         let constraint =

@@ -54,36 +54,44 @@ pub fn weather() -> Value {
         "required": ["city"]}}})
 }
 
-/// Templates written here (none is vendored) whose delimiters have Unicode word assertions
-/// (`\b`, `\m`, `\M`) inside them and at their edges, with the texts that must not be read
-/// into a field (a delimiter the parser missed because a boundary did not hold would leave
-/// its text there).
-pub fn word_boundary_templates() -> Vec<(&'static str, Value, Vec<(&'static str, &'static str)>)> {
+/// A template written here (none is vendored) whose delimiters have Unicode word assertions.
+pub struct WordBoundaryTemplate {
+    /// Its name in reports.
+    pub name: &'static str,
+    /// The template JSON.
+    pub template: Value,
+    /// `(field, text)`: texts the field's value must not hold (a delimiter the parser missed
+    /// because a boundary did not hold would leave its text there).
+    pub misread: Vec<(&'static str, &'static str)>,
+}
+
+/// The word-boundary templates: `\b`, `\m`, `\M` inside delimiters and at their edges.
+pub fn word_boundary_templates() -> Vec<WordBoundaryTemplate> {
     vec![
-        (
+        WordBoundaryTemplate {
             // Boundaries at the edges: before the reasoning open (the start of the text), before
             // its close (the reasoning's last character), around a call's open and close (the
             // text or call before, the JSON body after; the next call or the end after) and
             // around the implicit close (the end of the text after it).
-            "wb-edges",
-            json!({"start_anchor": "<s>", "fields": {
+            name: "wb-edges",
+            template: json!({"start_anchor": "<s>", "fields": {
                 "reasoning_content": {"open_pattern": "\\bTHINK:", "close_pattern": "\\bANSWER:"},
                 "content": {"close_pattern": "\\bSTOP\\b"},
                 "tool_calls": {"open_pattern": "\\mCALL\\M", "close_pattern": "\\bEND\\b",
                     "content": "json", "repeats": true,
                     "transform": {"type": "function", "function": "{content}"}}}}),
-            vec![
+            misread: vec![
                 ("content", "THINK:"),
                 ("content", "ANSWER:"),
                 ("content", "CALL"),
                 ("content", "STOP"),
                 ("reasoning_content", "ANSWER:"),
             ],
-        ),
-        (
+        },
+        WordBoundaryTemplate {
             // MiniMax's call open (boundaries inside it only) after a `\bTHINK:` reasoning.
-            "wb-invoke",
-            json!({"start_anchor": "]~b]ai\n", "fields": {
+            name: "wb-invoke",
+            template: json!({"start_anchor": "]~b]ai\n", "fields": {
                 "reasoning_content": {"open_pattern": "\\bTHINK:", "close": "</think>"},
                 "content": {"close_pattern": "\\s*(?:</minimax:tool_call>|\\[e~\\[)"},
                 "tool_calls": {
@@ -93,11 +101,11 @@ pub fn word_boundary_templates() -> Vec<(&'static str, Value, Vec<(&'static str,
                         "function": {"name": "{name}", "arguments": "{content}"}}}}}),
             // Content may hold `<invoke` where no whole open follows; a missed open would
             // leave its call's close there.
-            vec![
+            misread: vec![
                 ("content", "THINK:"),
                 ("content", "</invoke>"),
                 ("reasoning_content", "</think>"),
             ],
-        ),
+        },
     ]
 }
