@@ -1473,6 +1473,16 @@ mod tests {
         ]
     }
 
+    /// `t` accepts every text of `ok` and none of `bad`.
+    fn language(t: &Table, ok: &[impl AsRef<str>], bad: &[impl AsRef<str>]) {
+        for text in ok.iter().map(AsRef::as_ref) {
+            assert!(t.matches(text.as_bytes()), "{text}");
+        }
+        for text in bad.iter().map(AsRef::as_ref) {
+            assert!(!t.matches(text.as_bytes()), "{text}");
+        }
+    }
+
     fn compiled(value: Value, request: &Request) -> Result<Constraint, ConstrainError> {
         let model = template_build::model::load(&value).unwrap();
         compile(&model, request, &Options::default())
@@ -1490,29 +1500,28 @@ mod tests {
         )
         .unwrap();
         let t = &c.machine.table;
-        for ok in [
-            "THINK: plan ANSWER: hi",
-            "THINK: plan é ANSWER: hi",
-            "THINK: 東.ANSWER: hi",
-            "THINK:ANSWER: hi",
-            "hello é",
-            "",
-        ] {
-            assert!(t.matches(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
-            // After a word character there is no boundary before `A`.
-            "THINK: planANSWER: hi",
-            "THINK: éANSWER: hi",
-            "THINK: 東ANSWER: hi",
-            "THINK: 1ANSWER: hi",
-            // Content holds no `THINK:` (where a boundary would keep the parser from reading
-            // it too: the avoided texts ignore word assertions).
-            "hello THINK: x",
-            "helloTHINK: x",
-        ] {
-            assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
+        language(
+            t,
+            &[
+                "THINK: plan ANSWER: hi",
+                "THINK: plan é ANSWER: hi",
+                "THINK: 東.ANSWER: hi",
+                "THINK:ANSWER: hi",
+                "hello é",
+                "",
+            ],
+            &[
+                // After a word character there is no boundary before `A`.
+                "THINK: planANSWER: hi",
+                "THINK: éANSWER: hi",
+                "THINK: 東ANSWER: hi",
+                "THINK: 1ANSWER: hi",
+                // Content holds no `THINK:` (where a boundary would keep the parser from reading
+                // it too: the avoided texts ignore word assertions).
+                "hello THINK: x",
+                "helloTHINK: x",
+            ],
+        );
     }
 
     #[test]
@@ -1533,25 +1542,24 @@ mod tests {
         .unwrap();
         let t = &c.machine.table;
         let call = "<call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}} END";
-        for ok in [
-            "hi STOP".to_string(),
-            "STOP".to_string(),
-            call.to_string(),
-            format!("ok {call}\n{call} STOP"),
-            format!(
-                "{call}<call>{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"é\"}}}} END"
-            ),
-        ] {
-            assert!(t.matches(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
-            "hiSTOP".to_string(),
-            // `END` then `S`: no boundary after `END`... and none before `STOP`.
-            format!("{call}STOP"),
-            format!("{call} STOPx"),
-        ] {
-            assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
+        language(
+            t,
+            &[
+                "hi STOP".to_string(),
+                "STOP".to_string(),
+                call.to_string(),
+                format!("ok {call}\n{call} STOP"),
+                format!(
+                    "{call}<call>{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"é\"}}}} END"
+                ),
+            ],
+            &[
+                "hiSTOP".to_string(),
+                // `END` then `S`: no boundary after `END`... and none before `STOP`.
+                format!("{call}STOP"),
+                format!("{call} STOPx"),
+            ],
+        );
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.
@@ -1584,15 +1592,12 @@ mod tests {
         assert!(!open.marks.any());
         let t = &c.machine.table;
         let args = "{\"city\":\"Paris\"}</invoke>[e~[";
-        for attrs in ["", " id=\"1\"", " é", " 東·", " x=\"é\" "] {
-            let ok = format!("Hi.<invoke{attrs} name=\"get_weather\">{args}");
-            assert!(t.matches(ok.as_bytes()), "{ok}");
-        }
+        let ok = ["", " id=\"1\"", " é", " 東·", " x=\"é\" "]
+            .map(|attrs| format!("Hi.<invoke{attrs} name=\"get_weather\">{args}"));
         // A word character right after `<invoke` or right before `name`.
-        for attrs in ["_x ", "é ", "x ", " x", " é", " 1", " 東", ""] {
-            let bad = format!("<invoke{attrs}name=\"get_weather\">{args}");
-            assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
+        let bad = ["_x ", "é ", "x ", " x", " é", " 1", " 東", ""]
+            .map(|attrs| format!("<invoke{attrs}name=\"get_weather\">{args}"));
+        language(t, &ok, &bad);
     }
 
     #[test]
@@ -1617,23 +1622,22 @@ mod tests {
         let c = compile(&template("smollm3"), &request, &Options::default()).unwrap();
         let t = &c.machine.table;
         assert_eq!(c.family, Some(Family::JsonCall));
-        for ok in [
+        language(
+            t,
+            &[
             "Hi there<|im_end|>",
             "<think>\nhmm</think>\nSure.<|im_end|>",
             "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call><|im_end|>",
             "Checking.\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"A\",\"days\":2}}</tool_call>\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"B\"}}</tool_call>\n<|im_end|>",
-        ] {
-            assert!(t.matches(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
+            ],
+            &[
             "Hi there",
             "<tool_call>{\"name\":\"get_wether\",\"arguments\":{\"city\":\"Paris\"}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"town\":\"Paris\"}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"days\":1}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"</tool_call>\"}}</tool_call><|im_end|>",
             "text <think> more<|im_end|>",
-        ] {
-            assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
+            ],
+        );
     }
 }

@@ -410,28 +410,17 @@ mod tests {
     fn only_the_sides_that_matter_are_marked() {
         let (w, o, e) = (CONTEXT_WORD, CONTEXT_OTHER, CONTEXT_START);
         let t = lang(r"\bTHINK:");
-        assert_eq!(
-            t.1,
-            Marks {
-                before: true,
-                after: false
-            }
-        );
+        let marks = |before, after| Marks { before, after };
+        assert_eq!(t.1, marks(true, false));
         assert!(holds(&t, Prev::Start, "THINK:", w) && holds(&t, Prev::Other, "THINK:", w));
         assert!(!holds(&t, Prev::Word, "THINK:", o));
         let t = lang(r"END\b");
-        assert_eq!(
-            t.1,
-            Marks {
-                before: false,
-                after: true
-            }
-        );
+        assert_eq!(t.1, marks(false, true));
         assert!(holds(&t, Prev::Word, "END", o) && holds(&t, Prev::Word, "END", e));
         assert!(!holds(&t, Prev::Word, "END", w));
         // Interior assertions only: no class byte, the language is exact by itself.
         let t = lang(r#"<invoke\b[^>]*?\bname="f">"#);
-        assert_eq!(t.1, Marks::default());
+        assert_eq!(t.1, marks(false, false));
         assert!(holds(&t, Prev::Word, r#"<invoke name="f">"#, w));
         assert!(holds(&t, Prev::Word, r#"<invoke id="1" name="f">"#, w));
         assert!(!holds(&t, Prev::Word, r#"<invoke_x name="f">"#, w));
