@@ -37,13 +37,25 @@ fn report(name: &str, template: &template_build::TemplateModel, requests: &[(&st
     for (label, request) in requests {
         let start = std::time::Instant::now();
         match compile(template, request, &Options::default()) {
-            Ok(c) => println!(
-                "{name:20} {label:6} {:>7} states {:>4} classes {:>9} bytes {:>10.1?}",
-                c.machine.table.len(),
-                c.machine.table.classes(),
-                c.machine.table.memory(),
-                start.elapsed()
-            ),
+            Ok(c) => {
+                println!(
+                    "{name:20} {label:6} {:>7} states {:>4} classes {:>9} bytes {:>10.1?}",
+                    c.machine.table.len(),
+                    c.machine.table.classes(),
+                    c.machine.table.memory(),
+                    start.elapsed()
+                );
+                if std::env::var_os("SIZES_SEGMENTS").is_some() {
+                    for s in &c.machine.graph.segments {
+                        println!(
+                            "    {:32} {:>7} states {:?}",
+                            s.name,
+                            s.table.len(),
+                            s.marks
+                        );
+                    }
+                }
+            }
             Err(e) => println!("{name:20} {label:6} error: {e}"),
         }
     }

@@ -192,7 +192,7 @@ impl Machine {
             (classes, stride)
         };
         let reps = crate::dfa::representatives(&classes, stride);
-        let reads_class = reads_class(&graph);
+        let ends = Ends::of(&graph, tracking);
         let first = if tracking {
             Tracker::At(Some(Prev::Start))
         } else {
@@ -210,8 +210,8 @@ impl Machine {
             })
             .filter(|&(_, state, _)| state != DEAD)
             .collect();
-        closure(&graph, &mut start, Some(Prev::Start));
-        let first = settle(first, &start, &reads_class);
+        closure(&graph, &ends, &mut start, Some(Prev::Start), false);
+        let first = settle(first, &start, &ends.tracked);
         let mut sets = Sets {
             single: graph
                 .segments
@@ -240,7 +240,7 @@ impl Machine {
                             sets.id(&graph, vec![(seg, t, NEXT_ANY)], tracker)
                         } else {
                             let mut next = vec![(seg, t, NEXT_ANY)];
-                            closure(&graph, &mut next, None);
+                            closure(&graph, &ends, &mut next, None, true);
                             sets.id(&graph, next, tracker)
                         }
                     }
@@ -267,8 +267,8 @@ impl Machine {
                                 Tracker::At(prev) => prev,
                                 _ => None,
                             };
-                            closure(&graph, &mut next, prev);
-                            let tracker = settle(tracker, &next, &reads_class);
+                            closure(&graph, &ends, &mut next, prev, true);
+                            let tracker = settle(tracker, &next, &ends.tracked);
                             sets.id(&graph, next, tracker)
                         }
                     }
@@ -344,37 +344,104 @@ fn pending(need: u8, ended: Option<Option<Prev>>) -> Option<u8> {
     }
 }
 
-/// Per segment: whether the class of its last character can be read (by a segment that
-/// follows it, directly or after segments that may be empty, and reads the previous class).
-fn reads_class(graph: &Graph) -> Vec<bool> {
-    let segments = &graph.segments;
-    let prevs = [Prev::Start, Prev::Word, Prev::Other, Prev::Newline];
-    let may_be_empty: Vec<bool> = segments
-        .iter()
-        .map(|s| {
-            prevs
-                .iter()
-                .any(|&p| s.entry(Some(p)) != DEAD && s.ends(s.entry(Some(p))) != 0)
-        })
-        .collect();
-    let mut reads = vec![false; segments.len()];
-    loop {
-        let mut changed = false;
-        for i in 0..segments.len() {
-            if !reads[i]
-                && segments[i]
-                    .next
+/// What the determinization knows of how segments end, for segments that read the class of
+/// the character before them.
+struct Ends {
+    /// Per segment: the class of the last character of every word, when it is one class
+    /// (ASCII last characters of one class, no empty word: `}`, `</think>`, `END`).
+    fixed: Vec<Option<Prev>>,
+    /// Per segment: whether the class of its last character must be tracked (it has no fixed
+    /// class, and a segment that reads it may follow, directly or after segments that may be
+    /// empty).
+    tracked: Vec<bool>,
+}
+
+impl Ends {
+    fn of(graph: &Graph, tracking: bool) -> Ends {
+        let segments = &graph.segments;
+        if !tracking {
+            return Ends {
+                fixed: vec![None; segments.len()],
+                tracked: vec![false; segments.len()],
+            };
+        }
+        let prevs = [Prev::Start, Prev::Word, Prev::Other, Prev::Newline];
+        // `\n` is a class of its own only for a segment with `(?m:^)` at its start.
+        let newline_apart = segments
+            .iter()
+            .any(|s| s.marks.before && s.entry(Some(Prev::Newline)) != s.entry(Some(Prev::Other)));
+        let may_be_empty: Vec<bool> = segments
+            .iter()
+            .map(|s| {
+                prevs
                     .iter()
-                    .any(|&n| segments[n].marks.before || (may_be_empty[n] && reads[n]))
-            {
-                reads[i] = true;
-                changed = true;
+                    .any(|&p| s.entry(Some(p)) != DEAD && s.ends(s.entry(Some(p))) != 0)
+            })
+            .collect();
+        let fixed = segments
+            .iter()
+            .zip(&may_be_empty)
+            .map(|(s, &empty)| {
+                if empty {
+                    None
+                } else {
+                    fixed_end(s, newline_apart)
+                }
+            })
+            .collect::<Vec<_>>();
+        // Segments the class reaches: ones that read it, and empty ones before them.
+        let mut wanted: Vec<bool> = segments.iter().map(|s| s.marks.before).collect();
+        loop {
+            let mut changed = false;
+            for i in 0..segments.len() {
+                if !wanted[i] && may_be_empty[i] && segments[i].next.iter().any(|&n| wanted[n]) {
+                    wanted[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
             }
         }
-        if !changed {
-            return reads;
+        let tracked = segments
+            .iter()
+            .zip(&fixed)
+            .map(|(s, f)| f.is_none() && s.next.iter().any(|&n| wanted[n]))
+            .collect();
+        Ends { fixed, tracked }
+    }
+}
+
+/// The class of the last character of every non-empty word of `segment`, if it is one: every
+/// byte that ends a word is ASCII, of one class (`\n` one of its own if `newline_apart`).
+fn fixed_end(segment: &Segment, newline_apart: bool) -> Option<Prev> {
+    let table = &segment.table;
+    let mut class = None;
+    for state in 1..table.len() as u32 {
+        if segment.marks.before && state == START {
+            // The previous character's class byte.
+            continue;
+        }
+        for byte in 0..=255u8 {
+            let t = segment.step(state, byte);
+            if t == DEAD || segment.ends(t) == 0 {
+                continue;
+            }
+            if !byte.is_ascii() {
+                return None;
+            }
+            let c = match Prev::of(Some(byte as char)) {
+                Prev::Newline if !newline_apart => Prev::Other,
+                c => c,
+            };
+            match class {
+                None => class = Some(c),
+                Some(k) if k == c => {}
+                Some(_) => return None,
+            }
         }
     }
+    class
 }
 
 /// `tracker`, forgetting the class when no pair of `items` can have it read.
@@ -434,39 +501,57 @@ impl Sets {
 }
 
 /// Adds, for every pair whose segment may end in its state, the start of each following
-/// segment (repeatedly; after a character of class `prev`, for segments that read it), with
-/// the classes the next character may have; then sorts, and merges the items of one pair.
-fn closure(graph: &Graph, set: &mut Vec<Item>, prev: Option<Prev>) {
-    loop {
-        let mut changed = false;
-        let mut i = 0;
-        while i < set.len() {
-            let (seg, state, need) = set[i];
-            let segment = &graph.segments[seg as usize];
-            let carry = segment.ends(state) & need;
-            if carry != 0 {
-                for &n in &segment.next {
-                    let entry = graph.segments[n].entry(prev);
-                    if entry == DEAD {
-                        continue;
-                    }
-                    match set
-                        .iter_mut()
-                        .find(|&&mut (s, e, _)| (s, e) == (n as u32, entry))
-                    {
-                        Some(item) if item.2 | carry == item.2 => {}
-                        Some(item) => {
-                            item.2 |= carry;
-                            changed = true;
-                        }
-                        None => set.push((n as u32, entry, carry)),
-                    }
-                }
-            }
-            i += 1;
+/// segment (repeatedly), with the classes the next character may have; then sorts, and merges
+/// the items of one pair. A segment that reads the previous character's class starts after
+/// the class of the last character: `prev` (the tracker's), or, for the pairs of `set` when
+/// they have just `read` a byte, the fixed class their segment's words end with; segments
+/// entered without a character pass theirs on.
+fn closure(graph: &Graph, ends: &Ends, set: &mut Vec<Item>, prev: Option<Prev>, read: bool) {
+    let ending = |&(seg, state, need): &Item| {
+        let segment = &graph.segments[seg as usize];
+        !segment.next.is_empty() && segment.ends(state) & need != 0
+    };
+    if !set.iter().any(ending) {
+        set.sort_unstable();
+        set.dedup();
+        return;
+    }
+    let mut work: Vec<(Item, Option<Prev>)> = set
+        .iter()
+        .map(|&item| {
+            let fixed = if read {
+                ends.fixed[item.0 as usize]
+            } else {
+                None
+            };
+            (item, fixed.or(prev))
+        })
+        .collect();
+    // Sets are small: a list is the cheapest memory of what was done.
+    let mut seen: Vec<(Item, Option<Prev>)> = work.clone();
+    while let Some(((seg, state, need), prev)) = work.pop() {
+        let segment = &graph.segments[seg as usize];
+        let carry = segment.ends(state) & need;
+        if carry == 0 {
+            continue;
         }
-        if !changed {
-            break;
+        for &n in &segment.next {
+            let entry = graph.segments[n].entry(prev);
+            if entry == DEAD {
+                continue;
+            }
+            match set
+                .iter_mut()
+                .find(|&&mut (s, e, _)| (s, e) == (n as u32, entry))
+            {
+                Some(item) => item.2 |= carry,
+                None => set.push((n as u32, entry, carry)),
+            }
+            let item = (n as u32, entry, carry);
+            if !seen.contains(&(item, prev)) {
+                seen.push((item, prev));
+                work.push((item, prev));
+            }
         }
     }
     set.sort_unstable();

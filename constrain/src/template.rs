@@ -655,10 +655,11 @@ impl Builder {
             return self.checked(at, out.clone(), Default::default(), out);
         };
         // Word assertions: the exact language (class bytes where an edge reads a neighbour)
-        // within the shape built above without them.
+        // within the shape built above without them. The pattern itself, as the parser runs
+        // it (the shape bounds its length): far smaller than its bounded form, whose counted
+        // repetitions would each be crossed with the word classifier.
         let limits = self.limits();
-        let (words, marks) = crate::word::exact(&bound_repetitions(&exact, slack), &limits)
-            .map_err(|e| build(at, e))?;
+        let (words, marks) = crate::word::exact(&exact, &limits).map_err(|e| build(at, e))?;
         let table = crate::word::wrap(&out, marks, &limits)
             .and_then(|shape| words.intersect(&shape, &limits))
             .map_err(|e| build(at, e))?;
