@@ -197,8 +197,8 @@ struct Parts {
     /// the parser to capture exactly `name`: the name followed by a character its greedy
     /// group also takes).
     splits: Vec<NameSplit>,
-    /// With Unicode word assertions: every branch with them (and the name written), for the
-    /// exact language ([`crate::word::exact`]).
+    /// When a branch has Unicode word assertions: every branch as the parser runs it
+    /// (assertions kept, the name written), for the exact language ([`crate::word::exact`]).
     exact: Option<Hir>,
 }
 
@@ -241,8 +241,7 @@ fn delimiter_parts(
                 }
                 // Word assertions are decided exactly by the exact language (with the name
                 // written); every other part reads the branch without them.
-                let word = crate::word::has_word_assertion(&hir);
-                words |= word;
+                words |= crate::word::has_word_assertion(&hir);
                 let full = hir;
                 let hir = crate::word::relaxed(&full);
                 let Some(n) = name else {
