@@ -350,11 +350,24 @@ impl Table {
     ///
     /// Errors: as [`Self::from_hir`].
     pub fn from_hir_by_regex_automata(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
-        let dfa = dense_dfa(hir, limits, StartKind::Anchored)?;
+        Self::anchored(&dense_dfa(hir, limits, StartKind::Anchored)?, limits)
+    }
+
+    /// The language of a Thompson NFA (one pattern, anchored, matched as a whole), through
+    /// regex-automata's dense determinizer: how word-assertion languages
+    /// (`template_build::word::language_nfa`) become tables.
+    ///
+    /// Errors: as [`Self::from_hir`].
+    pub fn from_nfa(nfa: &thompson::NFA, limits: &Limits) -> Result<Self, BuildError> {
+        Self::anchored(&dense_from_nfa(nfa, limits, StartKind::Anchored)?, limits)
+    }
+
+    /// The whole-match language of an anchored regex-automata DFA.
+    fn anchored(dfa: &dense::DFA<Vec<u32>>, limits: &Limits) -> Result<Self, BuildError> {
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .map_err(|e| BuildError::Regex(e.to_string()))?;
-        Self::extract(&dfa, start, limits, |dfa, sid| {
+        Self::extract(dfa, start, limits, |dfa, sid| {
             let alive = !dfa.is_dead_state(sid);
             let accepting = alive && dfa.is_match_state(dfa.next_eoi_state(sid));
             (alive, accepting)
@@ -693,6 +706,20 @@ impl Table {
         merge_classes(&maps)
     }
 
+    /// The byte classes of the table with each of `bytes` in a column of its own.
+    pub(crate) fn classes_with(&self, bytes: &[u8]) -> ([u8; 256], usize) {
+        Self::merge_columns(self.classes, bytes)
+    }
+
+    /// A byte-class map refined so that each of `bytes` has a column of its own.
+    pub(crate) fn merge_columns(classes: [u8; 256], bytes: &[u8]) -> ([u8; 256], usize) {
+        let mut own = [0u8; 256];
+        for (i, &b) in bytes.iter().enumerate() {
+            own[b as usize] = i as u8 + 1;
+        }
+        merge_classes(&[&classes, &own])
+    }
+
     /// Merges byte columns that every state treats alike (fewer columns, same language).
     pub fn compact(self) -> Self {
         let n = self.len();
@@ -807,19 +834,21 @@ impl Table {
     }
 }
 
+/// A regex-automata error as a [`BuildError`] (a size limit is [`BuildError::TooLarge`]).
+fn too_large(e: &dyn std::fmt::Display) -> BuildError {
+    let text = e.to_string();
+    if text.contains("limit") {
+        BuildError::TooLarge { what: text }
+    } else {
+        BuildError::Regex(text)
+    }
+}
+
 fn dense_dfa(
     hir: &Hir,
     limits: &Limits,
     start_kind: StartKind,
 ) -> Result<dense::DFA<Vec<u32>>, BuildError> {
-    let too_large = |e: &dyn std::fmt::Display| {
-        let text = e.to_string();
-        if text.contains("limit") {
-            BuildError::TooLarge { what: text }
-        } else {
-            BuildError::Regex(text)
-        }
-    };
     let nfa = thompson::Compiler::new()
         .configure(
             thompson::Config::new()
@@ -828,6 +857,14 @@ fn dense_dfa(
         )
         .build_from_hir(hir)
         .map_err(|e| too_large(&e))?;
+    dense_from_nfa(&nfa, limits, start_kind)
+}
+
+fn dense_from_nfa(
+    nfa: &thompson::NFA,
+    limits: &Limits,
+    start_kind: StartKind,
+) -> Result<dense::DFA<Vec<u32>>, BuildError> {
     dense::Builder::new()
         .configure(
             dense::Config::new()
@@ -839,7 +876,7 @@ fn dense_dfa(
                 .dfa_size_limit(Some(limits.max_automaton_bytes))
                 .determinize_size_limit(Some(limits.max_automaton_bytes)),
         )
-        .build_from_nfa(&nfa)
+        .build_from_nfa(nfa)
         .map_err(|e| too_large(&e))
 }
 

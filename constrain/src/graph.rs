@@ -8,12 +8,20 @@
 //! deterministic tables, so the sets stay small) into a single trimmed [`Table`], and keeps for
 //! each of its states the pairs it stands for, so that special tokens can be allowed only
 //! where a delimiter (or glue between regions) is being written.
+//!
+//! A delimiter with a word assertion at an edge (`\bTHINK:`, `END\b`) has a table that reads
+//! class bytes besides its text ([`Marks`], [`crate::word`]). The determinization supplies
+//! them: it tracks the class of the last character written where a segment that reads it may
+//! start ([`Tracker`]), and keeps with each pair the classes its next character may have
+//! when a delimiter before it ended with a condition on it.
 
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use crate::dfa::{BuildError, Limits, Table, DEAD, START};
+pub use crate::word::Marks;
+use crate::word::{is_marker, Prev, Tracker, NEXT_ANY, NEXT_END, NEXT_OTHER, NEXT_WORD, TAILS};
 
 /// What a segment's bytes are, for special tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +48,46 @@ pub struct Segment {
     pub kind: SegmentKind,
     /// A short name for diagnostics (e.g. `tool_calls.open(get_weather)`).
     pub name: String,
+    /// The class bytes the table reads besides text.
+    pub marks: Marks,
+}
+
+impl Segment {
+    /// The state where the segment's words start after a character of class `prev` (`None`:
+    /// not known, which a table reading the class cannot start from).
+    pub fn entry(&self, prev: Option<Prev>) -> u32 {
+        match (self.marks.before, prev) {
+            (false, _) => START,
+            (true, Some(p)) => self.table.next(START, p.byte()),
+            (true, None) => DEAD,
+        }
+    }
+
+    /// The classes of next character (bits of [`crate::word::NEXT_ANY`]) before which a word
+    /// of the segment may end at `state`: all or none, unless the table reads the next class.
+    pub fn ends(&self, state: u32) -> u8 {
+        if !self.marks.after {
+            return if self.table.is_accepting(state) {
+                NEXT_ANY
+            } else {
+                0
+            };
+        }
+        TAILS
+            .iter()
+            .filter(|&&(byte, _)| self.table.is_accepting(self.table.next(state, byte)))
+            .fold(0, |mask, &(_, bit)| mask | bit)
+    }
+
+    /// The state after a byte of text from `state`.
+    #[inline]
+    pub fn step(&self, state: u32, byte: u8) -> u32 {
+        if self.marks.any() && is_marker(byte) {
+            DEAD
+        } else {
+            self.table.next(state, byte)
+        }
+    }
 }
 
 /// A graph of segments; see the module documentation.
@@ -54,12 +102,24 @@ pub struct Graph {
 impl Graph {
     /// Adds a segment (without successors) and returns its index.
     pub fn add(&mut self, name: impl Into<String>, kind: SegmentKind, table: Table) -> usize {
+        self.add_marked(name, kind, table, Marks::default())
+    }
+
+    /// Adds a segment whose table reads the class bytes of `marks`.
+    pub fn add_marked(
+        &mut self,
+        name: impl Into<String>,
+        kind: SegmentKind,
+        table: Table,
+        marks: Marks,
+    ) -> usize {
         self.segments.push(Segment {
             table: Arc::new(table),
             next: Vec::new(),
             last: false,
             kind,
             name: name.into(),
+            marks,
         });
         self.segments.len() - 1
     }
@@ -74,6 +134,10 @@ impl Graph {
 
 /// A `(segment, state)` pair.
 type Element = (u32, u32);
+
+/// A pair with the classes its next character may have (bits of [`NEXT_ANY`]): all, but
+/// right after a delimiter whose words end with a condition on what follows.
+type Item = (u32, u32, u8);
 
 /// The determinized graph: one table over bytes, and for each of its states the pairs it
 /// stands for.
@@ -95,7 +159,7 @@ impl Machine {
     /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
     pub fn build(graph: Graph, limits: &Limits) -> Result<Self, BuildError> {
         if let [only] = &graph.segments[..] {
-            if graph.starts == [0] && only.next.is_empty() && only.last {
+            if graph.starts == [0] && only.next.is_empty() && only.last && !only.marks.any() {
                 // One segment (a schema alone): its table, trimmed, is the machine, and the
                 // segment keeps the same trimmed table so that state `s` is pair `(0, s)`.
                 let was_trimmed = only.table.is_trimmed();
@@ -113,11 +177,41 @@ impl Machine {
                 });
             }
         }
-        let tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
+        // Class bytes: the class of the last character is tracked (and the bytes that tell it
+        // get columns of their own) only in graphs with a segment that reads one.
+        let tracking = graph.segments.iter().any(|s| s.marks.any());
+        let mut tables: Vec<&Table> = graph.segments.iter().map(|s| s.table.as_ref()).collect();
+        if tracking {
+            tables.extend(crate::word::tracker_tables());
+        }
         let (classes, stride) = Table::merged_classes(&tables);
+        let (classes, stride) = if tracking {
+            let markers: Vec<u8> = TAILS.iter().map(|&(b, _)| b).collect();
+            Table::merge_columns(classes, &markers)
+        } else {
+            (classes, stride)
+        };
         let reps = crate::dfa::representatives(&classes, stride);
-        let mut start: Vec<Element> = graph.starts.iter().map(|&s| (s as u32, START)).collect();
-        closure(&graph, &mut start);
+        let ends = Ends::of(&graph, tracking);
+        let first = if tracking {
+            Tracker::At(Some(Prev::Start))
+        } else {
+            Tracker::At(None)
+        };
+        let mut start: Vec<Item> = graph
+            .starts
+            .iter()
+            .map(|&s| {
+                (
+                    s as u32,
+                    graph.segments[s].entry(Some(Prev::Start)),
+                    NEXT_ANY,
+                )
+            })
+            .filter(|&(_, state, _)| state != DEAD)
+            .collect();
+        closure(&graph, &ends, &mut start, Some(Prev::Start), false);
+        let first = settle(first, &start, &ends.tracked);
         let mut sets = Sets {
             single: graph
                 .segments
@@ -125,43 +219,57 @@ impl Machine {
                 .map(|s| vec![DEAD; s.table.len()])
                 .collect(),
             multi: FxHashMap::default(),
-            keys: vec![Vec::new()],
+            keys: vec![(Vec::new(), Tracker::At(None))],
             accept: vec![false],
         };
-        sets.id(&graph, start);
+        sets.id(&graph, start, first);
         let mut trans = vec![DEAD; 2 * stride];
         let mut s = 1usize;
         while s < sets.keys.len() {
             for (c, &byte) in reps.iter().enumerate() {
-                let target = match sets.keys[s][..] {
+                let tracker = sets.keys[s].1;
+                let target = match sets.keys[s].0[..] {
                     // One pair whose next state needs no closure: found without building a
                     // set (most states of a response are inside one segment).
-                    [(seg, state)] => {
+                    [(seg, state, NEXT_ANY)] if !tracking => {
                         let segment = &graph.segments[seg as usize];
                         let t = segment.table.next(state, byte);
                         if t == DEAD {
                             DEAD
                         } else if segment.next.is_empty() || !segment.table.is_accepting(t) {
-                            sets.id(&graph, vec![(seg, t)])
+                            sets.id(&graph, vec![(seg, t, NEXT_ANY)], tracker)
                         } else {
-                            let mut next = vec![(seg, t)];
-                            closure(&graph, &mut next);
-                            sets.id(&graph, next)
+                            let mut next = vec![(seg, t, NEXT_ANY)];
+                            closure(&graph, &ends, &mut next, None, true);
+                            sets.id(&graph, next, tracker)
                         }
                     }
                     _ => {
-                        let mut next: Vec<Element> = sets.keys[s]
+                        let (tracker, ended) = if tracking {
+                            tracker.step(byte)
+                        } else {
+                            (tracker, None)
+                        };
+                        let next: Vec<Item> = sets.keys[s]
+                            .0
                             .iter()
-                            .filter_map(|&(seg, state)| {
-                                let t = graph.segments[seg as usize].table.next(state, byte);
-                                (t != DEAD).then_some((seg, t))
+                            .filter_map(|&(seg, state, need)| {
+                                let t = graph.segments[seg as usize].step(state, byte);
+                                let need = pending(need, ended)?;
+                                (t != DEAD).then_some((seg, t, need))
                             })
                             .collect();
                         if next.is_empty() {
                             DEAD
                         } else {
-                            closure(&graph, &mut next);
-                            sets.id(&graph, next)
+                            let mut next = next;
+                            let prev = match tracker {
+                                Tracker::At(prev) => prev,
+                                _ => None,
+                            };
+                            closure(&graph, &ends, &mut next, prev, true);
+                            let tracker = settle(tracker, &next, &ends.tracked);
+                            sets.id(&graph, next, tracker)
                         }
                     }
                 };
@@ -180,7 +288,8 @@ impl Machine {
         let mut elements = Vec::new();
         let mut offsets = vec![0u32, 0];
         for old in order {
-            elements.extend_from_slice(&sets.keys[old as usize]);
+            let items = &sets.keys.get(old as usize).map_or(&[][..], |k| &k.0[..]);
+            elements.extend(items.iter().map(|&(seg, state, _)| (seg, state)));
             offsets.push(elements.len() as u32);
         }
         Ok(Self {
@@ -216,57 +325,234 @@ impl Machine {
     }
 }
 
+/// The classes a pair's next character may have after one more byte (`ended`: the class of
+/// the character that byte ends, if it ends one); `None` when the pair is out.
+fn pending(need: u8, ended: Option<Option<Prev>>) -> Option<u8> {
+    if need == NEXT_ANY {
+        return Some(NEXT_ANY);
+    }
+    match ended {
+        // A character: its class must be one of them.
+        Some(Some(class)) => (need & class.next_bit() != 0).then_some(NEXT_ANY),
+        // Not tracked (a condition keeps its set tracked, so not expected): out, to be safe.
+        Some(None) => None,
+        // Inside a character: the text goes on, so it does not end here.
+        None => {
+            let need = need & (NEXT_WORD | NEXT_OTHER);
+            (need != 0).then_some(need)
+        }
+    }
+}
+
+/// What the determinization knows of how segments end, for segments that read the class of
+/// the character before them.
+struct Ends {
+    /// Per segment: the class of the last character of every word, when it is one class
+    /// (ASCII last characters of one class, no empty word: `}`, `</think>`, `END`).
+    fixed: Vec<Option<Prev>>,
+    /// Per segment: whether the class of its last character must be tracked (it has no fixed
+    /// class, and a segment that reads it may follow, directly or after segments that may be
+    /// empty).
+    tracked: Vec<bool>,
+}
+
+impl Ends {
+    fn of(graph: &Graph, tracking: bool) -> Ends {
+        let segments = &graph.segments;
+        if !tracking {
+            return Ends {
+                fixed: vec![None; segments.len()],
+                tracked: vec![false; segments.len()],
+            };
+        }
+        let prevs = [Prev::Start, Prev::Word, Prev::Other, Prev::Newline];
+        // `\n` is a class of its own only for a segment with `(?m:^)` at its start.
+        let newline_apart = segments
+            .iter()
+            .any(|s| s.marks.before && s.entry(Some(Prev::Newline)) != s.entry(Some(Prev::Other)));
+        let may_be_empty: Vec<bool> = segments
+            .iter()
+            .map(|s| {
+                prevs
+                    .iter()
+                    .any(|&p| s.entry(Some(p)) != DEAD && s.ends(s.entry(Some(p))) != 0)
+            })
+            .collect();
+        let fixed = segments
+            .iter()
+            .zip(&may_be_empty)
+            .map(|(s, &empty)| {
+                if empty {
+                    None
+                } else {
+                    fixed_end(s, newline_apart)
+                }
+            })
+            .collect::<Vec<_>>();
+        // Segments the class reaches: ones that read it, and empty ones before them.
+        let mut wanted: Vec<bool> = segments.iter().map(|s| s.marks.before).collect();
+        loop {
+            let mut changed = false;
+            for i in 0..segments.len() {
+                if !wanted[i] && may_be_empty[i] && segments[i].next.iter().any(|&n| wanted[n]) {
+                    wanted[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let tracked = segments
+            .iter()
+            .zip(&fixed)
+            .map(|(s, f)| f.is_none() && s.next.iter().any(|&n| wanted[n]))
+            .collect();
+        Ends { fixed, tracked }
+    }
+}
+
+/// The class of the last character of every non-empty word of `segment`, if it is one: every
+/// byte that ends a word is ASCII, of one class (`\n` one of its own if `newline_apart`).
+fn fixed_end(segment: &Segment, newline_apart: bool) -> Option<Prev> {
+    let table = &segment.table;
+    let mut class = None;
+    for state in 1..table.len() as u32 {
+        if segment.marks.before && state == START {
+            // The previous character's class byte.
+            continue;
+        }
+        for byte in 0..=255u8 {
+            let t = segment.step(state, byte);
+            if t == DEAD || segment.ends(t) == 0 {
+                continue;
+            }
+            if !byte.is_ascii() {
+                return None;
+            }
+            let c = match Prev::of(Some(byte as char)) {
+                Prev::Newline if !newline_apart => Prev::Other,
+                c => c,
+            };
+            match class {
+                None => class = Some(c),
+                Some(k) if k == c => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    class
+}
+
+/// `tracker`, forgetting the class when no pair of `items` can have it read.
+fn settle(tracker: Tracker, items: &[Item], reads_class: &[bool]) -> Tracker {
+    let read = items
+        .iter()
+        .any(|&(seg, _, need)| need != NEXT_ANY || reads_class[seg as usize]);
+    if read {
+        tracker
+    } else {
+        tracker.forget()
+    }
+}
+
 /// The sets of pairs found so far, each a state: index = state id (0: dead).
 struct Sets {
-    /// Per segment and state: the id of the set holding that pair alone.
+    /// Per segment and state: the id of the set holding that pair alone (any next class, the
+    /// class of the last character not tracked).
     single: Vec<Vec<u32>>,
-    multi: FxHashMap<Vec<Element>, u32>,
-    keys: Vec<Vec<Element>>,
+    multi: FxHashMap<(Vec<Item>, Tracker), u32>,
+    keys: Vec<(Vec<Item>, Tracker)>,
     accept: Vec<bool>,
 }
 
 impl Sets {
-    /// The id of `set` (sorted, closed), added if new.
-    fn id(&mut self, graph: &Graph, set: Vec<Element>) -> u32 {
-        let found = match set[..] {
-            [(seg, state)] => self.single[seg as usize][state as usize],
-            _ => self.multi.get(&set).copied().unwrap_or(DEAD),
+    /// The id of `set` (sorted, closed) with `tracker`, added if new.
+    fn id(&mut self, graph: &Graph, set: Vec<Item>, tracker: Tracker) -> u32 {
+        let single = match (&set[..], tracker) {
+            ([(seg, state, NEXT_ANY)], Tracker::At(None)) => Some((*seg, *state)),
+            _ => None,
+        };
+        let found = match single {
+            Some((seg, state)) => self.single[seg as usize][state as usize],
+            None => self
+                .multi
+                .get(&(set.clone(), tracker))
+                .copied()
+                .unwrap_or(DEAD),
         };
         if found != DEAD {
             return found;
         }
         let id = self.keys.len() as u32;
-        match set[..] {
-            [(seg, state)] => self.single[seg as usize][state as usize] = id,
-            _ => {
-                self.multi.insert(set.clone(), id);
+        match single {
+            Some((seg, state)) => self.single[seg as usize][state as usize] = id,
+            None => {
+                self.multi.insert((set.clone(), tracker), id);
             }
         }
-        self.accept.push(set.iter().any(|&(seg, state)| {
+        self.accept.push(set.iter().any(|&(seg, state, need)| {
             let s = &graph.segments[seg as usize];
-            s.last && s.table.is_accepting(state)
+            s.last && s.ends(state) & need & NEXT_END != 0
         }));
-        self.keys.push(set);
+        self.keys.push((set, tracker));
         id
     }
 }
 
-/// Adds, for every pair in an accepting state, the start of each following segment
-/// (repeatedly), then sorts and deduplicates.
-fn closure(graph: &Graph, set: &mut Vec<Element>) {
-    let mut i = 0;
-    while i < set.len() {
-        let (seg, state) = set[i];
+/// Adds, for every pair whose segment may end in its state, the start of each following
+/// segment (repeatedly), with the classes the next character may have; then sorts, and merges
+/// the items of one pair. A segment that reads the previous character's class starts after
+/// the class of the last character: `prev` (the tracker's), or, for the pairs of `set` when
+/// they have just `read` a byte, the fixed class their segment's words end with; segments
+/// entered without a character pass theirs on.
+fn closure(graph: &Graph, ends: &Ends, set: &mut Vec<Item>, prev: Option<Prev>, read: bool) {
+    let ending = |&(seg, state, need): &Item| {
         let segment = &graph.segments[seg as usize];
-        if segment.table.is_accepting(state) {
-            for &n in &segment.next {
-                let e = (n as u32, START);
-                if !set.contains(&e) {
-                    set.push(e);
-                }
+        !segment.next.is_empty() && segment.ends(state) & need != 0
+    };
+    if !set.iter().any(ending) {
+        set.sort_unstable();
+        set.dedup();
+        return;
+    }
+    let mut work: Vec<(Item, Option<Prev>)> = set
+        .iter()
+        .map(|&item| {
+            let fixed = if read {
+                ends.fixed[item.0 as usize]
+            } else {
+                None
+            };
+            (item, fixed.or(prev))
+        })
+        .collect();
+    // Sets are small: a list is the cheapest memory of what was done.
+    let mut seen: Vec<(Item, Option<Prev>)> = work.clone();
+    while let Some(((seg, state, need), prev)) = work.pop() {
+        let segment = &graph.segments[seg as usize];
+        let carry = segment.ends(state) & need;
+        if carry == 0 {
+            continue;
+        }
+        for &n in &segment.next {
+            let entry = graph.segments[n].entry(prev);
+            if entry == DEAD {
+                continue;
+            }
+            match set
+                .iter_mut()
+                .find(|&&mut (s, e, _)| (s, e) == (n as u32, entry))
+            {
+                Some(item) => item.2 |= carry,
+                None => set.push((n as u32, entry, carry)),
+            }
+            let item = (n as u32, entry, carry);
+            if !seen.contains(&(item, prev)) {
+                seen.push((item, prev));
+                work.push((item, prev));
             }
         }
-        i += 1;
     }
     set.sort_unstable();
     set.dedup();

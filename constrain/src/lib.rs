@@ -12,7 +12,10 @@
 //!   avoiding a pattern, intersection, splicing, trimming);
 //! * [`json`]: the structured-outputs JSON Schema subset as a regular language (and JSON
 //!   mode's bounded-depth reader);
-//! * [`graph`]: segment graphs (delimiters, bodies, free text) determinized into one table;
+//! * [`word`]: delimiters with Unicode word assertions (`\b`, `\B`, `\m`, `\M`): their exact
+//!   languages with the classes of the neighbouring characters (docs/word-boundaries.md);
+//! * [`graph`]: segment graphs (delimiters, bodies, free text) determinized into one table,
+//!   supplying the neighbours' classes to delimiters that read them;
 //! * [`template`]: the grammar of a response template's regions for a request;
 //! * [`vocab`], [`index`]: vocabularies and per-state masks; [`sample`]: a sampler for tests
 //!   and `rtpl constrain`.
@@ -67,3 +70,4 @@ mod positions;
 pub mod sample;
 pub mod template;
 pub mod vocab;
+pub mod word;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use rand::Rng;
 
-use crate::dfa::{Table, DEAD, START};
+use crate::dfa::{Table, DEAD};
 use crate::index::{Step, TokenIndex};
 
 /// One sampled output.
@@ -56,24 +56,29 @@ impl Default for SampleOptions {
 }
 
 /// A random word of `table` from `state`: up to `budget` bytes choosing uniformly among the
-/// distinct next states (and stopping at random in accepting states), then the shortest way
-/// to an accepting state.
+/// distinct next states (and stopping at random in states where `ends`), then the shortest way
+/// to such a state. With `marked`, the table's class bytes (word assertions at a delimiter's
+/// edges) are not written: a word ends where a class byte would end it.
 fn walk(
     table: &Table,
     distance: &[u32],
     mut state: u32,
-    budget: usize,
+    (budget, marked): (usize, bool),
+    ends: impl Fn(u32) -> bool,
     rng: &mut impl Rng,
     out: &mut Vec<u8>,
 ) -> bool {
     let mut written = 0;
     loop {
-        if table.is_accepting(state) && (written >= budget || rng.random_bool(0.15)) {
+        if ends(state) && (written >= budget || rng.random_bool(0.15)) {
             return true;
         }
         // Next states with the bytes that reach them.
         let mut nexts: Vec<(u32, Vec<u8>)> = Vec::new();
         for b in 0..=255u8 {
+            if marked && crate::word::is_marker(b) {
+                continue;
+            }
             let t = table.next(state, b);
             if t == DEAD || distance[t as usize] == u32::MAX {
                 continue;
@@ -84,7 +89,7 @@ fn walk(
             }
         }
         if nexts.is_empty() {
-            return table.is_accepting(state);
+            return ends(state);
         }
         let pick = if written < budget {
             rng.random_range(0..nexts.len())
@@ -170,9 +175,17 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// A random valid text from `state` of segment `seg`: the rest of the segment, then a
-    /// random path through the segment graph to the end of turn.
-    fn plan(&self, mut seg: usize, mut state: u32, rng: &mut impl Rng) -> Vec<u8> {
+    /// A random text from `state` of segment `seg` (`prev`: the character before it): the
+    /// rest of the segment, then a random path through the segment graph to the end of turn.
+    /// Valid, but where a delimiter's word assertion reads a neighbour the path may not hold
+    /// (the caller checks it against the machine).
+    fn plan(
+        &self,
+        mut seg: usize,
+        mut state: u32,
+        prev: Option<char>,
+        rng: &mut impl Rng,
+    ) -> Vec<u8> {
         let segments = &self.index.machine().graph.segments;
         let mut out = Vec::new();
         for visited in 0.. {
@@ -182,7 +195,8 @@ impl<'a> Sampler<'a> {
                 &s.table,
                 &self.segment_distance[seg],
                 state,
-                budget,
+                (budget, s.marks.any()),
+                |state| s.ends(state) != 0,
                 rng,
                 &mut out,
             ) {
@@ -211,20 +225,28 @@ impl<'a> Sampler<'a> {
                 break;
             }
             seg = choices[rng.random_range(0..choices.len())];
-            state = START;
+            let last = match String::from_utf8_lossy(&out).chars().next_back() {
+                Some(c) => Some(c),
+                None => prev,
+            };
+            state = segments[seg].entry(Some(crate::word::Prev::of(last)));
+            if state == DEAD {
+                break;
+            }
         }
         out
     }
 
-    /// A plan from a machine state: from one of the segment states it stands for.
-    fn plan_from_state(&self, state: u32, rng: &mut impl Rng) -> Vec<u8> {
+    /// A plan from a machine state (`prev`: the character before it): from one of the
+    /// segment states it stands for.
+    fn plan_from_state(&self, state: u32, prev: Option<char>, rng: &mut impl Rng) -> Vec<u8> {
         let machine = self.index.machine();
         let elements = machine.elements(state);
         if elements.is_empty() {
             return Vec::new();
         }
         let (seg, s) = elements[rng.random_range(0..elements.len())];
-        self.plan(seg as usize, s, rng)
+        self.plan(seg as usize, s, prev, rng)
     }
 
     /// Samples one output; see the module documentation.
@@ -234,7 +256,15 @@ impl<'a> Sampler<'a> {
         let mut state = index.start();
         let mut tokens = Vec::new();
         let mut refused = 0;
-        let mut plan = self.plan_from_state(state, rng);
+        // A path through the graph may break a word assertion between two segments: such a
+        // plan is drawn again.
+        let mut plan = Vec::new();
+        for _ in 0..64 {
+            plan = self.plan_from_state(state, None, rng);
+            if table.matches(&plan) {
+                break;
+            }
+        }
         let mut at = 0;
         // A plan that does not fit the machine (a bug) is abandoned for uniform tokens.
         if !table.matches(&plan) {
@@ -297,11 +327,22 @@ impl<'a> Sampler<'a> {
                         plan = if late {
                             Vec::new()
                         } else {
-                            self.plan_from_state(state, rng)
+                            let text = index.vocab().decode(&tokens);
+                            let prev = String::from_utf8_lossy(&text).chars().next_back();
+                            self.plan_from_state(state, prev, rng)
                         };
                         if late || !table.matches_from(state, &plan) {
                             plan.clear();
-                            walk(table, &self.distance, state, 0, rng, &mut plan);
+                            let ends = |s| table.is_accepting(s);
+                            walk(
+                                table,
+                                &self.distance,
+                                state,
+                                (0, false),
+                                ends,
+                                rng,
+                                &mut plan,
+                            );
                         }
                     }
                 }

@@ -31,6 +31,13 @@
 //! regions that holds no open delimiter (the parser ignores it; gpt-oss writes
 //! `<|start|>assistant<|channel|>commentary ` there), special tokens included.
 //!
+//! Word assertions (`\b`, `\B`, `\m`, `\M`, the Python `regex` module's word characters) are
+//! generated exactly: inside a delimiter by its language, at its edges from the text written
+//! around it ([`crate::word`]; docs/word-boundaries.md). Texts that must hold no delimiter
+//! avoid it without its word assertions (content never writes `THINK:` for `\bTHINK:`), and
+//! generation is taken to start the parser's text (the start of the text before the first
+//! delimiter). ASCII word assertions (`(?a)\b`) are refused.
+//!
 //! `tool_choice`: `auto` (content, then any number of calls), `required` (at least one call),
 //! `none` (no call), or one function by name (only that tool, at least once). With a response
 //! format, a turn is either the JSON content or tool calls (a turn of tool calls has no content
@@ -161,32 +168,58 @@ fn field_path(field: &FieldModel, key: &str) -> String {
     template_build::path::field(&field.name, key)
 }
 
+/// The template path of a field's delimiter `which` (`open` or `close`) as the template
+/// writes it: `open_pattern` for a pattern.
+fn delimiter_path(field: &FieldModel, which: &str, spec: &DelimiterSpec) -> String {
+    match spec {
+        DelimiterSpec::Pattern { .. } => field_path(field, &format!("{which}_pattern")),
+        DelimiterSpec::Literals(_) => field_path(field, which),
+    }
+}
+
 /// The HIR of a delimiter: literal alternatives, or the pattern's branches (regex-syntax
-/// translation of the template's Python pattern) with the `name` group replaced by `name`.
+/// translation of the template's Python pattern) with the `name` group replaced by `name`,
+/// without their word assertions ([`crate::word::relaxed`]: every match of the delimiter is
+/// one of it, which is what texts that must hold no match of it need).
 fn delimiter_hir(
     spec: &DelimiterSpec,
     name: Option<&str>,
     at: &str,
 ) -> Result<Hir, ConstrainError> {
-    Ok(delimiter_parts(spec, name, at)?.0)
+    Ok(delimiter_parts(spec, name, at)?.hir)
 }
 
-/// [`delimiter_hir`], plus the texts the delimiter must not contain for the parser to
-/// capture exactly `name` (the name followed by a character its greedy group also takes).
+/// A delimiter's language in parts.
+struct Parts {
+    /// [`delimiter_hir`]: the branches without a split name.
+    hir: Hir,
+    /// The branches cut after the tool name (the texts the delimiter must not contain for
+    /// the parser to capture exactly `name`: the name followed by a character its greedy
+    /// group also takes).
+    splits: Vec<NameSplit>,
+    /// When a branch has Unicode word assertions: every branch as the parser runs it
+    /// (assertions kept, the name written), for the exact language ([`crate::word::exact`]).
+    exact: Option<Hir>,
+}
+
+/// See [`Parts`].
 fn delimiter_parts(
     spec: &DelimiterSpec,
     name: Option<&str>,
     at: &str,
-) -> Result<(Hir, Vec<NameSplit>), ConstrainError> {
+) -> Result<Parts, ConstrainError> {
     let mut splits = Vec::new();
     match spec {
-        DelimiterSpec::Literals(list) => Ok((
-            Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
+        DelimiterSpec::Literals(list) => Ok(Parts {
+            hir: Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
             splits,
-        )),
+            exact: None,
+        }),
         DelimiterSpec::Pattern { translated, .. } => {
             // Translated once, when the template was loaded.
             let mut branches = Vec::new();
+            let mut exact = Vec::new();
+            let mut words = false;
             for branch in &translated.branches {
                 if branch.lookahead.is_some() {
                     return Err(cerr(
@@ -205,20 +238,27 @@ fn delimiter_parts(
                 let hir = regex_syntax::Parser::new()
                     .parse(&branch.main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
-                if hir.properties().look_set().contains_word_unicode() {
-                    // The parser runs it (docs/word-boundaries.md); generating around it needs
-                    // the previous character's class in the grammar, not done yet.
+                if crate::word::has_ascii_word_assertion(&hir) {
+                    // regex-automata's tables read the start and the end of the delimiter as
+                    // the edges of the text: exact inside, not at the edges.
                     return Err(cerr(
                         at,
-                        "a delimiter with a word boundary (`\\b`, `\\B`, `\\m`, `\\M`) is not \
-                         generated",
+                        "a delimiter with an ASCII word boundary (`(?a)\\b`, `(?a)\\B`) is not \
+                         generated: the character before or after it is not known to the table",
                     ));
                 }
+                // Word assertions are decided exactly by the exact language (with the name
+                // written); every other part reads the branch without them.
+                words |= crate::word::has_word_assertion(&hir);
+                let full = hir;
+                let hir = crate::word::relaxed(&full);
                 let Some(n) = name else {
+                    exact.push(full);
                     branches.push(hir);
                     continue;
                 };
                 let mut group = None;
+                exact.push(replace_group(&full, "name", n, &mut None));
                 let h = replace_group(&hir, "name", n, &mut group);
                 let Some(group) = group else {
                     return Err(cerr(at, "no `name` group to write the tool name into"));
@@ -247,9 +287,23 @@ fn delimiter_parts(
                     (None, _) => branches.push(h),
                 }
             }
-            Ok((Hir::alternation(branches), splits))
+            Ok(Parts {
+                hir: Hir::alternation(branches),
+                splits,
+                exact: words.then(|| Hir::alternation(exact)),
+            })
         }
     }
+}
+
+/// A delimiter ready for the graph: its table (with the class bytes of `marks` where a word
+/// assertion at its edge reads a neighbouring character) and its texts.
+#[derive(Clone)]
+struct Delimiter {
+    table: Table,
+    marks: crate::graph::Marks,
+    /// Its words without class bytes, for any neighbours.
+    text: Table,
 }
 
 /// A delimiter branch cut after the tool name: `pre` ends with the name, `post` may not start
@@ -428,9 +482,9 @@ impl Builder {
                 "a tool call needs a close delimiter",
             )
         })?;
-        let close_at = field_path(field, "close");
-        let close_table = b.delimiter(close_spec, None, &close_at)?;
-        let mut guard = b.body_guard(close_spec, &close_table, &close_at)?;
+        let close_at = delimiter_path(field, "close", close_spec);
+        let close = b.delimiter(close_spec, None, &close_at)?;
+        let mut guard = b.body_guard(close_spec, &close.text, &close_at)?;
         // The json content parser's dialect rewrites its body before reading it: custom string
         // quotes are extracted (`string_delims`), so the standard JSON written here may not
         // hold them. `unquoted_keys` needs nothing: it quotes bare keys only, skipping whole
@@ -490,12 +544,10 @@ impl Builder {
                     .table(&body, at)?
                     .intersect(&guard, &b.limits())
                     .map_err(|e| build(at, e))?;
-                let o = b.delimiter(open, None, &field_path(field, "open"))?;
-                let o = b.graph.add("tool_calls.open", SegmentKind::Delimiter, o);
+                let o = b.delimiter(open, None, &delimiter_path(field, "open", open))?;
+                let o = b.add_delimiter("tool_calls.open", o);
                 let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
-                let c = b
-                    .graph
-                    .add("tool_calls.close", SegmentKind::Delimiter, close_table);
+                let c = b.add_delimiter("tool_calls.close", close);
                 b.graph.link(o, body);
                 b.graph.link(body, c);
                 call_opens.push(o);
@@ -524,20 +576,12 @@ impl Builder {
                             "no call of this tool can be written inside the delimiters",
                         ));
                     }
-                    let o = b.delimiter(open, Some(name), &field_path(field, "open"))?;
-                    let o = b.graph.add(
-                        format!("tool_calls.open({name})"),
-                        SegmentKind::Delimiter,
-                        o,
-                    );
+                    let o = b.delimiter(open, Some(name), &delimiter_path(field, "open", open))?;
+                    let o = b.add_delimiter(format!("tool_calls.open({name})"), o);
                     let body =
                         b.graph
                             .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
-                    let c = b.graph.add(
-                        format!("tool_calls.close({name})"),
-                        SegmentKind::Delimiter,
-                        close_table.clone(),
-                    );
+                    let c = b.add_delimiter(format!("tool_calls.close({name})"), close.clone());
                     b.graph.link(o, body);
                     b.graph.link(body, c);
                     call_opens.push(o);
@@ -552,16 +596,16 @@ impl Builder {
         self.options.limits
     }
 
-    /// A delimiter's table, bounded in length.
+    /// A delimiter, bounded in length.
     fn delimiter(
         &self,
         spec: &DelimiterSpec,
         name: Option<&str>,
         at: &str,
-    ) -> Result<Table, ConstrainError> {
+    ) -> Result<Delimiter, ConstrainError> {
         // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
         // than its minimum, so a delimiter cannot run on.
-        let (hir, splits) = delimiter_parts(spec, name, at)?;
+        let Parts { hir, splits, exact } = delimiter_parts(spec, name, at)?;
         let slack = self.options.delimiter_slack as u32;
         let mut tables = Vec::new();
         // Branches without a split name (an empty alternation is the empty language).
@@ -614,13 +658,50 @@ impl Builder {
                 "the delimiter matches nothing that starts without whitespace",
             ));
         }
-        if shortest(&out) == Some(0) {
+        let Some(exact) = exact else {
+            return self.checked(at, out.clone(), Default::default(), out);
+        };
+        // Word assertions: the exact language (class bytes where an edge reads a neighbour)
+        // within the shape built above without them. The pattern itself, as the parser runs
+        // it (the shape bounds its length): far smaller than its bounded form, whose counted
+        // repetitions would each be crossed with the word classifier.
+        let limits = self.limits();
+        let (words, marks) = crate::word::exact(&exact, &limits).map_err(|e| build(at, e))?;
+        let table = crate::word::wrap(&out, marks, &limits)
+            .and_then(|shape| words.intersect(&shape, &limits))
+            .map_err(|e| build(at, e))?;
+        let text = crate::word::text(&table, marks, &limits).map_err(|e| build(at, e))?;
+        if text.is_empty() {
+            return Err(cerr(
+                at,
+                "the delimiter matches nothing that starts without whitespace where its word \
+                 boundaries hold",
+            ));
+        }
+        self.checked(at, table, marks, text)
+    }
+
+    /// `table` as a delimiter, unless it matches the empty string.
+    fn checked(
+        &self,
+        at: &str,
+        table: Table,
+        marks: crate::graph::Marks,
+        text: Table,
+    ) -> Result<Delimiter, ConstrainError> {
+        if shortest(&text) == Some(0) {
             return Err(cerr(
                 at,
                 "a delimiter that matches the empty string is not generated",
             ));
         }
-        Ok(out)
+        Ok(Delimiter { table, marks, text })
+    }
+
+    /// Adds a delimiter segment.
+    fn add_delimiter(&mut self, name: impl Into<String>, d: Delimiter) -> usize {
+        self.graph
+            .add_marked(name, SegmentKind::Delimiter, d.table, d.marks)
     }
 
     /// Texts holding no match of any of `specs`, and ending with no partial match of one
@@ -844,8 +925,9 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// Errors ([`ConstrainError`], naming the template path, the tools pointer or the request
 /// field): tools outside the strict-tools rules; a tool choice naming no tool; a response
 /// format outside the subset; a template whose tool-call field is not one of the
-/// [`Family`]s, whose content is not text, or whose delimiters end in a look-ahead; a schema
-/// generation does not cover; tables past [`Options::limits`].
+/// [`Family`]s, whose content is not text, or whose delimiters end in a look-ahead or have
+/// an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
+/// tables past [`Options::limits`].
 pub fn compile(
     template: &TemplateModel,
     request: &Request,
@@ -875,7 +957,7 @@ pub fn compile(
         opens: template
             .fields
             .iter()
-            .filter_map(|f| f.open.as_ref().map(|o| (o, field_path(f, "open"))))
+            .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
     };
     b.graph.starts = match layout.implicit {
@@ -1016,18 +1098,14 @@ impl Builder {
         &mut self,
         (r, open, close): (&FieldModel, &DelimiterSpec, &DelimiterSpec),
     ) -> Result<(usize, usize), ConstrainError> {
-        let o = self.delimiter(open, None, &field_path(r, "open"))?;
-        let c = self.delimiter(close, None, &field_path(r, "close"))?;
-        let body = self.body_guard(close, &c, &field_path(r, "close"))?;
-        let o = self
-            .graph
-            .add(format!("{}.open", r.name), SegmentKind::Delimiter, o);
+        let o = self.delimiter(open, None, &delimiter_path(r, "open", open))?;
+        let c = self.delimiter(close, None, &delimiter_path(r, "close", close))?;
+        let body = self.body_guard(close, &c.text, &delimiter_path(r, "close", close))?;
+        let o = self.add_delimiter(format!("{}.open", r.name), o);
         let body = self
             .graph
             .add(format!("{}.body", r.name), SegmentKind::Body, body);
-        let c = self
-            .graph
-            .add(format!("{}.close", r.name), SegmentKind::Delimiter, c);
+        let c = self.add_delimiter(format!("{}.close", r.name), c);
         self.graph.link(o, body);
         self.graph.link(body, c);
         Ok((o, c))
@@ -1072,14 +1150,13 @@ impl Builder {
     ) -> Result<Vec<usize>, ConstrainError> {
         let mut watched = turn.opens.clone();
         if let Some(close) = &field.close {
-            watched.push((close, field_path(field, "close")));
+            watched.push((close, delimiter_path(field, "close", close)));
         }
         let free = self.avoiding(&watched)?;
         let end = match &field.close {
             Some(close) => {
-                let t = self.delimiter(close, None, &field_path(field, "close"))?;
-                self.graph
-                    .add(format!("{}.close", field.name), SegmentKind::Delimiter, t)
+                let t = self.delimiter(close, None, &delimiter_path(field, "close", close))?;
+                self.add_delimiter(format!("{}.close", field.name), t)
             }
             None => self
                 .graph
@@ -1204,19 +1281,19 @@ impl Builder {
                 "the content region needs an open and a close",
             ));
         };
-        let o = self.delimiter(open, None, &field_path(field, "open"))?;
-        let close_at = field_path(field, "close");
+        let o = self.delimiter(open, None, &delimiter_path(field, "open", open))?;
+        let close_at = delimiter_path(field, "close", close);
         let c = self.delimiter(close, None, &close_at)?;
-        let guard = self.body_guard(close, &c, &close_at)?;
+        let guard = self.body_guard(close, &c.text, &close_at)?;
         let body = match json_content {
             None => guard,
             Some(json) => json
                 .intersect(&guard, &self.limits())
                 .map_err(|e| build("response_format", e))?,
         };
-        let o = self.graph.add("content.open", SegmentKind::Delimiter, o);
+        let o = self.add_delimiter("content.open", o);
         let body = self.graph.add("content.body", SegmentKind::Body, body);
-        let c = self.graph.add("content.close", SegmentKind::Delimiter, c);
+        let c = self.add_delimiter("content.close", c);
         self.graph.link(o, body);
         self.graph.link(body, c);
         self.graph.segments[c].last = true;
@@ -1404,19 +1481,149 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn a_word_boundary_delimiter_is_refused_naming_the_field() {
-        let value = serde_json::json!({
-            "start_anchor": "<s>",
-            "fields": {
-                "reasoning_content": {"open_pattern": "\\bTHINK:", "close": "</t>"},
-                "content": {}
-            }
-        });
+    /// `t` accepts every text of `ok` and none of `bad`.
+    fn language(t: &Table, ok: &[impl AsRef<str>], bad: &[impl AsRef<str>]) {
+        for text in ok.iter().map(AsRef::as_ref) {
+            assert!(t.matches(text.as_bytes()), "{text}");
+        }
+        for text in bad.iter().map(AsRef::as_ref) {
+            assert!(!t.matches(text.as_bytes()), "{text}");
+        }
+    }
+
+    fn compiled(value: Value, request: &Request) -> Result<Constraint, ConstrainError> {
         let model = template_build::model::load(&value).unwrap();
-        let e = compile(&model, &Request::default(), &Options::default()).unwrap_err();
-        assert_eq!(e.at, "fields.reasoning_content.open", "{e}");
-        assert!(e.reason.contains("word boundary"), "{e}");
+        compile(&model, request, &Options::default())
+    }
+
+    #[test]
+    fn word_boundaries_at_a_delimiter_edge_read_the_text_around_it() {
+        // `\b` before the reasoning open sees the start of the text; before its close, the
+        // last character of the reasoning.
+        let c = compiled(
+            serde_json::json!({"start_anchor": "<s>", "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close_pattern": "\\bANSWER:"},
+                "content": {}}}),
+            &Request::default(),
+        )
+        .unwrap();
+        let t = &c.machine.table;
+        language(
+            t,
+            &[
+                "THINK: plan ANSWER: hi",
+                "THINK: plan é ANSWER: hi",
+                "THINK: 東.ANSWER: hi",
+                "THINK:ANSWER: hi",
+                "hello é",
+                "",
+            ],
+            &[
+                // After a word character there is no boundary before `A`.
+                "THINK: planANSWER: hi",
+                "THINK: éANSWER: hi",
+                "THINK: 東ANSWER: hi",
+                "THINK: 1ANSWER: hi",
+                // Content holds no `THINK:` (where a boundary would keep the parser from reading
+                // it too: the avoided texts ignore word assertions).
+                "hello THINK: x",
+                "helloTHINK: x",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_condition_on_the_next_character_reads_what_follows() {
+        // The implicit field's close `\bSTOP\b` ends the turn: the end of the text follows.
+        // A tool call's close `END\b` is followed by the next call or the end.
+        let c = compiled(
+            serde_json::json!({"start_anchor": "<s>", "fields": {
+                "content": {"close_pattern": "\\bSTOP\\b"},
+                "tool_calls": {"open": "<call>", "close_pattern": "\\bEND\\b",
+                    "content": "json", "repeats": true,
+                    "transform": {"type": "function", "function": "{content}"}}}}),
+            &Request {
+                tools: weather(),
+                ..Request::default()
+            },
+        )
+        .unwrap();
+        let t = &c.machine.table;
+        let call = "<call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}} END";
+        language(
+            t,
+            &[
+                "hi STOP".to_string(),
+                "STOP".to_string(),
+                call.to_string(),
+                format!("ok {call}\n{call} STOP"),
+                format!(
+                    "{call}<call>{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"é\"}}}} END"
+                ),
+            ],
+            &[
+                "hiSTOP".to_string(),
+                // `END` then `S`: no boundary after `END`... and none before `STOP`.
+                format!("{call}STOP"),
+                format!("{call} STOPx"),
+            ],
+        );
+    }
+
+    /// A MiniMax-style open (`\b` inside only) with JSON arguments.
+    pub(crate) fn invoke_template() -> Value {
+        serde_json::json!({"start_anchor": "]~b]ai\n", "fields": {
+            "content": {"close_pattern": "\\s*(?:</minimax:tool_call>|\\[e~\\[)"},
+            "tool_calls": {
+                "open_pattern": "\\s*<invoke\\b[^>]*?\\bname=\"(?P<name>[^\"]+)\">",
+                "close": "</invoke>", "repeats": true, "content": "json",
+                "transform": {"type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"}}}}})
+    }
+
+    #[test]
+    fn a_minimax_open_is_exact_inside() {
+        let request = Request {
+            tools: weather(),
+            ..Request::default()
+        };
+        let c = compiled(invoke_template(), &request).unwrap();
+        assert_eq!(c.family, Some(Family::NamedJson));
+        // Its boundaries are inside it: no class bytes, nothing tracked.
+        let open = c
+            .machine
+            .graph
+            .segments
+            .iter()
+            .find(|s| s.name.starts_with("tool_calls.open"))
+            .unwrap();
+        assert!(!open.marks.any());
+        let t = &c.machine.table;
+        let args = "{\"city\":\"Paris\"}</invoke>[e~[";
+        let ok = ["", " id=\"1\"", " é", " 東·", " x=\"é\" "]
+            .map(|attrs| format!("Hi.<invoke{attrs} name=\"get_weather\">{args}"));
+        // A word character right after `<invoke` or right before `name`.
+        let bad = ["_x ", "é ", "x ", " x", " é", " 1", " 東", ""]
+            .map(|attrs| format!("<invoke{attrs}name=\"get_weather\">{args}"));
+        language(t, &ok, &bad);
+    }
+
+    #[test]
+    fn a_delimiter_it_cannot_generate_is_refused_naming_the_field() {
+        for (open, why) in [
+            ("(?a)\\bTHINK:", "ASCII word boundary"),
+            ("(?<![\\w])THINK:", "look-behind"),
+        ] {
+            let e = compiled(
+                serde_json::json!({"start_anchor": "<s>", "fields": {
+                    "reasoning_content": {"open_pattern": open, "close": "</t>"},
+                    "content": {}}}),
+                &Request::default(),
+            )
+            .unwrap_err();
+            assert_eq!(e.at, "fields.reasoning_content.open_pattern", "{e}");
+            assert!(e.reason.contains(why), "{e}");
+        }
     }
 
     #[test]
@@ -1428,23 +1635,22 @@ mod tests {
         let c = compile(&template("smollm3"), &request, &Options::default()).unwrap();
         let t = &c.machine.table;
         assert_eq!(c.family, Some(Family::JsonCall));
-        for ok in [
+        language(
+            t,
+            &[
             "Hi there<|im_end|>",
             "<think>\nhmm</think>\nSure.<|im_end|>",
             "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\"}}\n</tool_call><|im_end|>",
             "Checking.\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"A\",\"days\":2}}</tool_call>\n<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"B\"}}</tool_call>\n<|im_end|>",
-        ] {
-            assert!(t.matches(ok.as_bytes()), "{ok}");
-        }
-        for bad in [
+            ],
+            &[
             "Hi there",
             "<tool_call>{\"name\":\"get_wether\",\"arguments\":{\"city\":\"Paris\"}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"town\":\"Paris\"}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"days\":1}}</tool_call><|im_end|>",
             "<tool_call>{\"name\":\"get_weather\",\"arguments\":{\"city\":\"</tool_call>\"}}</tool_call><|im_end|>",
             "text <think> more<|im_end|>",
-        ] {
-            assert!(!t.matches(bad.as_bytes()), "{bad}");
-        }
+            ],
+        );
     }
 }

@@ -119,8 +119,18 @@ fn cases() -> Vec<Case> {
         "qwen3-thinking",
         "seed-oss",
     ];
-    for template in main.iter().chain(&more).copied() {
-        let samples = if main.contains(&template) { 250 } else { 60 };
+    let inline: Vec<&'static str> = common::word_boundary_templates()
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    for template in main.iter().chain(&more).chain(&inline).copied() {
+        let samples = if main.contains(&template) {
+            250
+        } else if inline.contains(&template) {
+            120
+        } else {
+            60
+        };
         let xml = template == "qwen3-coder" || template == "seed-oss";
         let mut tools = vec![weather()];
         if xml {
@@ -178,21 +188,34 @@ fn sampled_outputs_parse_and_keep_the_contract() {
     let mut failures = Vec::new();
     let mut with_calls = 0;
     let mut with_reasoning = 0;
+    let inline = common::word_boundary_templates();
+    let mut inline_compiled = std::collections::HashMap::new();
+    for t in &inline {
+        let compiled = template_build::compile(&t.template).expect("an inline template compiles");
+        inline_compiled.insert(t.name, compiled);
+    }
+    let mut word_boundary_samples = 0;
+    let mut non_ascii_edges = 0;
     for case in cases() {
         let vocab_name = if case.template == "gpt-oss" {
             "o200k_harmony"
         } else {
             "o200k_base"
         };
-        let constraint = compile(
-            &common::template(case.template),
-            &case.request,
-            &Options::default(),
-        )
-        .unwrap_or_else(|e| panic!("{} {}: {e}", case.template, case.label));
+        let written = inline.iter().find(|t| t.name == case.template);
+        let model = match written {
+            Some(t) => template_build::model::load(&t.template).expect("loads"),
+            None => common::template(case.template),
+        };
+        let constraint = compile(&model, &case.request, &Options::default())
+            .unwrap_or_else(|e| panic!("{} {}: {e}", case.template, case.label));
         let index = TokenIndex::new(Arc::new(constraint), vocab(vocab_name));
         let sampler = Sampler::new(&index, SampleOptions::default());
-        let template = templates::by_name(case.template).unwrap().unwrap();
+        let template = match inline_compiled.get(case.template) {
+            Some(compiled) => compiled,
+            None => templates::by_name(case.template).unwrap().unwrap(),
+        };
+        let misread: &[(&str, &str)] = written.map_or(&[], |t| &t.misread);
         let contract = contract(&case.request);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(total as u64 + 1);
         for i in 0..case.samples {
@@ -223,6 +246,20 @@ fn sampled_outputs_parse_and_keep_the_contract() {
                 Ok((message, violations)) => {
                     if !violations.is_empty() {
                         failures.push(format!("{tag}: {violations:?}: {text:?}"));
+                    }
+                    if written.is_some() {
+                        word_boundary_samples += 1;
+                        if non_ascii_next_to_a_keyword(&text) {
+                            non_ascii_edges += 1;
+                        }
+                    }
+                    for &(field, delimiter) in misread {
+                        let value = message.get(field).and_then(Value::as_str).unwrap_or("");
+                        if value.contains(delimiter) {
+                            failures.push(format!(
+                                "{tag}: {field} holds {delimiter:?} (a delimiter not read): {text:?}"
+                            ));
+                        }
                     }
                     let calls = message
                         .get("tool_calls")
@@ -259,7 +296,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             }
         }
     }
-    println!("{total} samples, {with_calls} with tool calls, {with_reasoning} with reasoning, {} failures", failures.len());
+    println!("{total} samples ({word_boundary_samples} of word-boundary templates, {non_ascii_edges} with a non-ASCII character next to a delimiter's word), {with_calls} with tool calls, {with_reasoning} with reasoning, {} failures", failures.len());
     let mut kinds = std::collections::BTreeMap::new();
     for f in &failures {
         let key: String = f.split(" #").next().unwrap_or("").to_string();
@@ -267,6 +304,8 @@ fn sampled_outputs_parse_and_keep_the_contract() {
     }
     println!("failures by case: {kinds:?}");
     assert!(total >= 10_000, "{total} samples");
+    assert!(word_boundary_samples >= 1_500, "{word_boundary_samples}");
+    assert!(non_ascii_edges >= 100, "{non_ascii_edges}");
     assert!(
         with_calls >= 2_000 && with_reasoning >= 1_000,
         "coverage: {with_calls} calls, {with_reasoning} reasoning"
@@ -282,6 +321,20 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Whether a non-ASCII character stands right before or after a word of the word-boundary
+/// templates' delimiters (where the boundary reads it).
+fn non_ascii_next_to_a_keyword(text: &str) -> bool {
+    ["THINK", "ANSWER", "CALL", "END", "STOP", "invoke", "name"]
+        .iter()
+        .any(|word| {
+            text.match_indices(word).any(|(i, w)| {
+                let before = text[..i].chars().next_back();
+                let after = text[i + w.len()..].chars().next();
+                [before, after].iter().flatten().any(|c| !c.is_ascii())
+            })
+        })
 }
 
 /// Realistic outputs of each template (spaces after `:` and `,`, as models write JSON),
@@ -309,6 +362,12 @@ fn valid_outputs_are_accepted_token_by_token() {
          "<|channel|>analysis<|message|>Simple.<|end|><|start|>assistant<|channel|>final<|message|>Hi there!<|return|>".into()),
         ("gemma-4", "o200k_base", Request { tools: vec![weather()], ..Request::default() },
          "<|tool_call>call:get_weather{\"city\": \"Paris\"}<tool_call|><turn|>".into()),
+        // Word boundaries next to non-ASCII word characters.
+        ("wb-edges", "o200k_base", Request { tools: vec![weather()], ..Request::default() },
+         "THINK: Le café? Il pleut à 東京. ANSWER: Je regarde, 東京 d'abord.\nCALL {\"name\": \"get_weather\", \"arguments\": {\"city\": \"東京\"}} END\nCALL {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Orléans\"}} END STOP".into()),
+        ("wb-edges", "o200k_base", Request::default(), "Voilà: 東京 é_1 STOP".into()),
+        ("wb-invoke", "o200k_base", Request { tools: vec![weather()], ..Request::default() },
+         "THINK: où? 東京.</think>\n<invoke name=\"get_weather\">{\"city\": \"Zürich\"}</invoke>\n<invoke id=\"2\" name=\"get_weather\">{\"city\": \"東京\"}</invoke>[e~[".into()),
     ];
     let options = Options {
         json: JsonOptions {
@@ -317,9 +376,14 @@ fn valid_outputs_are_accepted_token_by_token() {
         },
         ..Options::default()
     };
+    let inline = common::word_boundary_templates();
     for (template, vocab_name, request, text) in corpus {
-        let constraint = compile(&common::template(template), &request, &options)
-            .unwrap_or_else(|e| panic!("{template}: {e}"));
+        let model = match inline.iter().find(|t| t.name == template) {
+            Some(t) => template_build::model::load(&t.template).expect("loads"),
+            None => common::template(template),
+        };
+        let constraint =
+            compile(&model, &request, &options).unwrap_or_else(|e| panic!("{template}: {e}"));
         assert!(
             constraint.machine.table.matches(text.as_bytes()),
             "{template}: the text is not in the language: {text:?}"

@@ -401,6 +401,9 @@ struct Product<'a> {
     /// Per node: whether the previous character's class matters there.
     sensitive: Vec<bool>,
     context: bool,
+    /// The language form ([`language_nfa`]): a match reads the class byte of the next
+    /// character (or of the end of the text) instead of the character itself.
+    tail: bool,
     /// Prev classes told apart: `Start` (for `\A`, `(?m:^)`), `Newline` (for `(?m:^)`).
     split_start: bool,
     split_newline: bool,
@@ -570,6 +573,25 @@ impl Product<'_> {
                 union
             }
             Node::Look { look, next } => self.look(look, next, prev, next_ok)?,
+            Node::Match if self.tail => {
+                // The language form: one class byte for what follows the match.
+                let mut alts = Vec::new();
+                for (bit, byte) in [
+                    (NEXT_WORD, CONTEXT_WORD),
+                    (NEXT_OTHER, CONTEXT_OTHER),
+                    (NEXT_END, CONTEXT_START),
+                ] {
+                    if next_ok & bit != 0 {
+                        let t = Transition {
+                            start: byte,
+                            end: byte,
+                            next: self.match_now,
+                        };
+                        alts.push(self.b.add_range(t).map_err(nfa_error)?);
+                    }
+                }
+                self.b.add_union(alts).map_err(nfa_error)?
+            }
             Node::Match if next_ok == NEXT_ANY => self.match_now,
             Node::Match => {
                 // A condition on the next character is left: read it, then match (one
@@ -642,7 +664,14 @@ impl Product<'_> {
                     return Ok(self.fail);
                 }
                 let to = self.state(next, prev, NEXT_END)?;
+                if self.tail {
+                    // The tail byte says whether the text ends.
+                    return Ok(to);
+                }
                 return self.b.add_look(to, NfaLook::End).map_err(nfa_error);
+            }
+            Look::EndLF if self.tail => {
+                return Err(unsupported("a line end `(?m:$)` in a generated delimiter"));
             }
             Look::EndLF => {
                 let ok = next_ok & (NEXT_OTHER | NEXT_END);
@@ -689,8 +718,50 @@ pub struct WordDfa {
 /// the Python translation never writes next to a Unicode word assertion (ASCII word
 /// boundaries, CRLF line anchors) or a non-ASCII byte class.
 pub fn build(hir: &Hir, size_limit: usize, behind: Option<&[u8]>) -> Result<WordDfa, Problem> {
+    let (nfa, context) = product(hir, size_limit, false, behind)?;
+    let dfa = dense::Builder::new()
+        .configure(crate::compile::dfa_config())
+        .build_from_nfa(&nfa)
+        .map_err(|e| {
+            let kind = if e.is_size_limit_exceeded() {
+                Kind::DfaTooLarge
+            } else {
+                Kind::DfaUnsupported
+            };
+            Problem::new(kind, e.to_string())
+        })?;
+    Ok(WordDfa { dfa, context })
+}
+
+/// The *language* of a syntax tree with word assertions, for generating text around it
+/// (crate `constrain`): a byte NFA (one pattern, anchored, no look-around left) whose words
+/// are `ctx · d · tail`, where `d` is a whole match of `hir` when the character before it is
+/// `ctx` and what follows it is `tail`. `ctx` is the context slot's byte
+/// ([`parser_runtime_core::tables::context_byte`]: an ASCII character as itself,
+/// [`CONTEXT_WORD`] or [`CONTEXT_OTHER`] for another one, [`CONTEXT_START`] at the start of
+/// the text); `tail` is [`CONTEXT_WORD`] or [`CONTEXT_OTHER`] for the class of the next
+/// character, [`CONTEXT_START`] for the end of the text. Neither byte is in UTF-8, so `d` is
+/// read off unambiguously. The same product as [`build`]: every word assertion is exact, at
+/// the edges as inside.
+///
+/// Errors: as [`build`]; also [`Kind::DfaUnsupported`] for a line end `(?m:$)` (the tail
+/// byte does not tell `\n` apart).
+pub fn language_nfa(hir: &Hir, size_limit: usize) -> Result<thompson::NFA, Problem> {
+    product(hir, size_limit, true, None).map(|(nfa, _)| nfa)
+}
+
+/// The product NFA of `hir` and whether it has a context slot; `language`: the form of
+/// [`language_nfa`] (always a slot, a tail byte after every match, no delayed match);
+/// `behind`: the slot bytes a leading look-behind admits (see [`build`]).
+fn product(
+    hir: &Hir,
+    size_limit: usize,
+    language: bool,
+    behind: Option<&[u8]>,
+) -> Result<(thompson::NFA, bool), Problem> {
     let (chars, start) = CharNfa::build(hir)?;
-    let context = behind.is_some() || chars.prev_sensitive(|l| reads_prev(l, false))[start];
+    let context =
+        language || behind.is_some() || chars.prev_sensitive(|l| reads_prev(l, false))[start];
     // The slot bytes the branch's look-behind admits (all without one).
     let admitted = |byte: u8| behind.is_none_or(|bytes| bytes.contains(&byte));
     let sensitive = chars.prev_sensitive(|l| reads_prev(l, context));
@@ -713,6 +784,7 @@ pub fn build(hir: &Hir, size_limit: usize, behind: Option<&[u8]>) -> Result<Word
         nodes: &chars.nodes,
         sensitive,
         context,
+        tail: language,
         split_start,
         split_newline,
         b,
@@ -773,18 +845,7 @@ pub fn build(hir: &Hir, size_limit: usize, behind: Option<&[u8]>) -> Result<Word
         b.patch(match_delayed, fail).map_err(nfa_error)?;
     }
     let nfa = b.build(entry, entry).map_err(nfa_error)?;
-    let dfa = dense::Builder::new()
-        .configure(crate::compile::dfa_config())
-        .build_from_nfa(&nfa)
-        .map_err(|e| {
-            let kind = if e.is_size_limit_exceeded() {
-                Kind::DfaTooLarge
-            } else {
-                Kind::DfaUnsupported
-            };
-            Problem::new(kind, e.to_string())
-        })?;
-    Ok(WordDfa { dfa, context })
+    Ok((nfa, context))
 }
 
 /// The states a walk can be in before it reads its first character: the anchored start
@@ -927,6 +988,39 @@ mod tests {
         assert!(size(r"foo\b") < 256 << 10, "{}", size(r"foo\b"));
         let invoke = size(r#"<invoke\b[^>]*?\bname="(?P<name>[^"]+)">"#);
         assert!(invoke < 1536 << 10, "{invoke}");
+    }
+
+    #[test]
+    fn the_language_form_reads_a_class_byte_on_each_side() {
+        let hir = regex_syntax::Parser::new().parse(r"\bfoo\b|x\z").unwrap();
+        let nfa = language_nfa(&hir, 1 << 20).unwrap();
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .match_kind(regex_automata::MatchKind::All)
+                    .start_kind(regex_automata::dfa::StartKind::Anchored),
+            )
+            .build_from_nfa(&nfa)
+            .unwrap();
+        let whole = |bytes: &[u8]| {
+            let config = start::Config::new().anchored(Anchored::Yes);
+            let mut s = dfa.start_state(&config).unwrap();
+            for &b in bytes {
+                s = dfa.next_state(s, b);
+            }
+            dfa.is_match_state(dfa.next_eoi_state(s))
+        };
+        let (w, o, e) = (CONTEXT_WORD, CONTEXT_OTHER, CONTEXT_START);
+        for (ctx, tail, holds) in [(e, o, true), (b' ', e, true), (o, w, false), (w, o, false)] {
+            assert_eq!(whole(&[&[ctx][..], b"foo", &[tail]].concat()), holds);
+        }
+        assert!(whole(&[w, b'x', e]) && !whole(&[w, b'x', o]));
+        // A line end is not told apart by the tail byte.
+        let hir = regex_syntax::Parser::new().parse(r"(?m)\bfoo$").unwrap();
+        assert_eq!(
+            language_nfa(&hir, 1 << 20).err().unwrap().kind,
+            Kind::DfaUnsupported
+        );
     }
 
     #[test]

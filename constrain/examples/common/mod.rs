@@ -53,3 +53,59 @@ pub fn weather() -> Value {
         "city": {"type": "string"}, "days": {"type": "integer"}, "unit": {"enum": ["C", "F"]}},
         "required": ["city"]}}})
 }
+
+/// A template written here (none is vendored) whose delimiters have Unicode word assertions.
+pub struct WordBoundaryTemplate {
+    /// Its name in reports.
+    pub name: &'static str,
+    /// The template JSON.
+    pub template: Value,
+    /// `(field, text)`: texts the field's value must not hold (a delimiter the parser missed
+    /// because a boundary did not hold would leave its text there).
+    pub misread: Vec<(&'static str, &'static str)>,
+}
+
+/// The word-boundary templates: `\b`, `\m`, `\M` inside delimiters and at their edges.
+pub fn word_boundary_templates() -> Vec<WordBoundaryTemplate> {
+    vec![
+        WordBoundaryTemplate {
+            // Boundaries at the edges: before the reasoning open (the start of the text), before
+            // its close (the reasoning's last character), around a call's open and close (the
+            // text or call before, the JSON body after; the next call or the end after) and
+            // around the implicit close (the end of the text after it).
+            name: "wb-edges",
+            template: json!({"start_anchor": "<s>", "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close_pattern": "\\bANSWER:"},
+                "content": {"close_pattern": "\\bSTOP\\b"},
+                "tool_calls": {"open_pattern": "\\mCALL\\M", "close_pattern": "\\bEND\\b",
+                    "content": "json", "repeats": true,
+                    "transform": {"type": "function", "function": "{content}"}}}}),
+            misread: vec![
+                ("content", "THINK:"),
+                ("content", "ANSWER:"),
+                ("content", "CALL"),
+                ("content", "STOP"),
+                ("reasoning_content", "ANSWER:"),
+            ],
+        },
+        WordBoundaryTemplate {
+            // MiniMax's call open (boundaries inside it only) after a `\bTHINK:` reasoning.
+            name: "wb-invoke",
+            template: json!({"start_anchor": "]~b]ai\n", "fields": {
+                "reasoning_content": {"open_pattern": "\\bTHINK:", "close": "</think>"},
+                "content": {"close_pattern": "\\s*(?:</minimax:tool_call>|\\[e~\\[)"},
+                "tool_calls": {
+                    "open_pattern": "\\s*<invoke\\b[^>]*?\\bname=\"(?P<name>[^\"]+)\">",
+                    "close": "</invoke>", "repeats": true, "content": "json",
+                    "transform": {"type": "function",
+                        "function": {"name": "{name}", "arguments": "{content}"}}}}}),
+            // Content may hold `<invoke` where no whole open follows; a missed open would
+            // leave its call's close there.
+            misread: vec![
+                ("content", "THINK:"),
+                ("content", "</invoke>"),
+                ("reasoning_content", "</think>"),
+            ],
+        },
+    ]
+}
