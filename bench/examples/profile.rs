@@ -1,5 +1,8 @@
 //! Runs one parser on one generated input in a loop, for `perf`:
 //! `cargo run --release -p response-bench --example profile -- core|ours smollm3|qwen3-coder|regex-heavy SIZE CHUNK SECONDS`.
+//! `SECONDS` written `Nx` runs exactly N parses instead, for instruction counts that do not
+//! depend on the machine's load (`valgrind --tool=cachegrind --cache-sim=no`, the difference
+//! between `2x` and `0x` is two parses).
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -20,7 +23,11 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000_000);
     let chunk: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let seconds: f64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let limit = args.get(4).map_or("3", String::as_str);
+    let (seconds, iterations): (f64, usize) = match limit.strip_suffix('x') {
+        Some(n) => (f64::INFINITY, n.parse().unwrap_or(1)),
+        None => (limit.parse().unwrap_or(3.0), usize::MAX),
+    };
     let text = generate(format, size, 1);
     let pieces = if chunk == 0 {
         vec![text.as_str()]
@@ -31,7 +38,7 @@ fn main() {
     let template = format.static_template();
     let start = Instant::now();
     let mut n = 0usize;
-    while start.elapsed().as_secs_f64() < seconds {
+    while n < iterations && start.elapsed().as_secs_f64() < seconds {
         if which == "core" {
             let mut router: Router<_, usize, 65536> = Router::new(routes).unwrap();
             let mut total = 0usize;
@@ -56,7 +63,7 @@ fn main() {
         }
         n += 1;
     }
-    let secs = start.elapsed().as_secs_f64() / n as f64;
+    let secs = start.elapsed().as_secs_f64() / n.max(1) as f64;
     println!(
         "{which} {} {} B chunk {chunk}: {:.1} MB/s",
         format.name(),

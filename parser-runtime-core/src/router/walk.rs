@@ -563,21 +563,37 @@ impl<R: Routes, const W: usize> Core<R, W> {
     }
 
     /// The state in which a walk of `dfa` starting at `abs` reads its first byte: the start
-    /// state for the byte before `abs`, or, for a DFA with a context slot, the start state
-    /// stepped over [`context_byte`] of the character before `abs` (kept in `slot` for the
-    /// other walks starting at `abs`). `None`: no walk (no start state, or the slot leads
-    /// nowhere).
-    #[inline]
+    /// state for the byte before `abs` (`look_behind`, [`Self::look_behind`], computed once
+    /// per position by the caller), or, for a DFA with a context slot, see
+    /// [`Self::start_after_slot`]. `None`: no walk.
+    #[inline(always)]
     fn start_at(
+        &self,
+        dfa: &R::Dfa,
+        view: &str,
+        abs: usize,
+        look_behind: Option<u8>,
+        slot: &mut Option<u8>,
+    ) -> Option<StateID> {
+        if dfa.context() {
+            self.start_after_slot(dfa, view, abs, slot)
+        } else {
+            dfa.start(look_behind)
+        }
+    }
+
+    /// The start state of a DFA with a context slot stepped over [`context_byte`] of the
+    /// character before `abs` (kept in `slot` for the other walks starting at `abs`). `None`:
+    /// no start state, or the slot leads nowhere. Out of line: the walk's hot path only tests
+    /// whether a DFA has a slot.
+    #[inline(never)]
+    fn start_after_slot(
         &self,
         dfa: &R::Dfa,
         view: &str,
         abs: usize,
         slot: &mut Option<u8>,
     ) -> Option<StateID> {
-        if !dfa.context() {
-            return dfa.start(self.look_behind(view, abs));
-        }
         let byte = *slot.get_or_insert_with(|| {
             let prev = if abs == 0 {
                 None
@@ -649,6 +665,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// Starts a walk at `p` for every branch of every watched delimiter that can start with
     /// `byte`.
     fn start_walks(&mut self, view: &str, p: usize, byte: u8) -> Result<(), RouteError> {
+        let look_behind = self.look_behind(view, p);
         let mut slot = None;
         for wi in 0..self.scan.watch.as_slice().len() {
             let w = self.scan.watch.as_slice()[wi];
@@ -657,7 +674,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             }
             for bi in 0..self.routes.branch_count(w.field, w.kind) {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
-                if let Some(state) = self.start_at(dfa, view, p, &mut slot) {
+                if let Some(state) = self.start_at(dfa, view, p, look_behind, &mut slot) {
                     let walk = Walk {
                         watch: wi as u16,
                         branch: bi as u16,
@@ -751,7 +768,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
             return Step::Done(Some(cand));
         };
-        let Some(state) = self.start_at(dfa, view, e, &mut None) else {
+        let Some(state) = self.start_at(dfa, view, e, self.look_behind(view, e), &mut None) else {
             return Step::Done(None);
         };
         let mut lw = Walk {
