@@ -21,6 +21,28 @@ pub(super) enum Target {
     Fancy,
 }
 
+/// What a case-insensitive `c` matches in the `regex` module when that differs from simple
+/// case folding: the Turkic pairs, which the module adds and does not chain (`(?i)i` matches
+/// `i`, `I`, `İ`; `(?i)I` matches `i`, `I`, `ı`; `(?i)İ` matches `i`, `İ`; `(?i)ı` matches
+/// `I`, `ı`), written as a class that is not folded again.
+fn turkic_class(c: char) -> Option<&'static str> {
+    match c {
+        'i' => Some("(?-i:[iI\u{130}])"),
+        'I' => Some("(?-i:[iI\u{131}])"),
+        '\u{130}' => Some("(?-i:[i\u{130}])"),
+        '\u{131}' => Some("(?-i:[I\u{131}])"),
+        _ => None,
+    }
+}
+
+/// A case-insensitive literal (outside a set), written inside a `(?i:..)`.
+fn push_folded(out: &mut String, c: char) {
+    match turkic_class(c) {
+        Some(class) => out.push_str(class),
+        None => push_literal(out, c),
+    }
+}
+
 fn has_case(c: char) -> bool {
     let mut lower = c.to_lowercase();
     let mut upper = c.to_uppercase();
@@ -101,7 +123,7 @@ impl<'p> Emitter<'p> {
                 if has_case(c) {
                     self.out.push_str("(?i:");
                     while let Some(Node::Lit { c, ci: true }) = items.get(i) {
-                        push_literal(&mut self.out, *c);
+                        push_folded(&mut self.out, *c);
                         i += 1;
                     }
                     self.out.push(')');
@@ -180,7 +202,7 @@ impl<'p> Emitter<'p> {
             Node::Lit { c, ci } => {
                 if *ci && has_case(*c) {
                     self.out.push_str("(?i:");
-                    push_literal(&mut self.out, *c);
+                    push_folded(&mut self.out, *c);
                     self.out.push(')');
                 } else {
                     push_literal(&mut self.out, *c);

@@ -272,8 +272,7 @@ pub(super) fn dfa_refusal(pattern: &str, node: &Node) -> Option<RegexIssue> {
                 RegexIssueKind::Unsupported(Construct::LookBehind),
                 format!(
                     "look-behind `{}` is supported by the DFA engine only at the start of a \
-                     top-level alternative (or of an alternative of a group that starts one), \
-                     where it reads the character before the match",
+                     top-level alternative, where it reads the character before the match",
                     look_opener(true, *negated)
                 ),
                 Some(span.0),
