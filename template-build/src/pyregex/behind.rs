@@ -97,13 +97,20 @@ fn one(pattern: &str, negated: bool, body: &Node, span: Span) -> Result<[bool; 2
         }
     };
     let (word, other) = non_ascii_kinds(&class).ok_or_else(|| {
-        refuse(
-            "takes some non-ASCII characters of a kind and not others: the DFA engine reads \
-             the character before the match as itself when it is ASCII and only as a word or \
-             non-word character otherwise (a class of ASCII characters, `\\w`, `\\W` or a \
-             negated ASCII class is supported)"
-                .to_string(),
-        )
+        let first = class
+            .ranges()
+            .iter()
+            .find(|r| !r.end().is_ascii())
+            .map(|r| r.start().max('\u{80}'));
+        let named = first.map_or(String::new(), |c| {
+            format!(" (such as U+{:04X} `{c}`)", u32::from(c))
+        });
+        refuse(format!(
+            "takes some non-ASCII characters{named} of a kind and not others: the DFA engine \
+             reads the character before the match as itself when it is ASCII and only as a \
+             word or non-word character otherwise (a class of ASCII characters, `\\w`, `\\W` \
+             or a negated ASCII class is supported)"
+        ))
     })?;
     let mut admits = [false; 256];
     for b in 0..=0x7Fu8 {
