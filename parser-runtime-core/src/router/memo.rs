@@ -41,6 +41,7 @@ mod stub {
 
     pub(in crate::router) const NO_GROUP: u32 = u32::MAX;
 
+    #[allow(dead_code)]
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub(in crate::router) enum Future {
         NoMatch,
@@ -194,10 +195,34 @@ mod imp {
         lists: [List; 4],
     }
 
+    /// The memo, boxed: a router with growable storage carries one pointer for it.
+    #[derive(Debug)]
+    pub(in crate::router) struct Memo(alloc::boxed::Box<State>);
+
+    impl Memo {
+        /// A memo with a checkpoint every `1 << shift` bytes.
+        pub(in crate::router) fn new(shift: u32) -> Self {
+            Self(alloc::boxed::Box::new(State::new(shift)))
+        }
+    }
+
+    impl core::ops::Deref for Memo {
+        type Target = State;
+        fn deref(&self) -> &State {
+            &self.0
+        }
+    }
+
+    impl core::ops::DerefMut for Memo {
+        fn deref_mut(&mut self) -> &mut State {
+            &mut self.0
+        }
+    }
+
     /// The memo: cells by checkpoint, and the groups of live walks. After the first feeds
     /// nothing here allocates (slots are reused through free lists).
     #[derive(Debug)]
-    pub(in crate::router) struct Memo {
+    pub(in crate::router) struct State {
         shift: u32,
         /// Checkpoint number of `buckets[0]`.
         first: usize,
@@ -218,9 +243,8 @@ mod imp {
         free_groups: Vec<u32>,
     }
 
-    impl Memo {
-        /// A memo with a checkpoint every `1 << shift` bytes.
-        pub(in crate::router) fn new(shift: u32) -> Self {
+    impl State {
+        fn new(shift: u32) -> Self {
             Self {
                 shift,
                 first: 0,
@@ -555,6 +579,112 @@ mod imp {
         #[cfg(test)]
         pub(in crate::router) fn cells_in_use(&self) -> usize {
             self.cells.len() - self.free_cells.len()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn key(state: u32, look: bool) -> Key {
+            Key {
+                field: 0,
+                close: false,
+                branch: 0,
+                look,
+                state: StateID::new(state as usize).unwrap(),
+            }
+        }
+
+        #[test]
+        fn cells_are_small() {
+            // README, "Time and memory bounds": 4 cells per 128 bytes held, at most.
+            assert!(core::mem::size_of::<Cell>() <= 56, "{}", core::mem::size_of::<Cell>());
+        }
+
+        /// A main cell takes the walk's last match when one was reported after it, else its
+        /// fallback (none); look-ahead cells take the verdict; main cells that went into the
+        /// look-ahead take its verdict with their match end.
+        #[test]
+        fn cells_settle_by_what_the_walk_did() {
+            let mut m = State::new(7);
+            let mut g = NO_GROUP;
+            m.register(&mut g, key(1, false), 0);
+            m.reported(g);
+            m.register(&mut g, key(2, false), 128);
+            m.finish(g, true, Some(100));
+            assert_eq!(
+                m.lookup(key(1, false), 0),
+                Some(Future::Match { end: 100, produced: true })
+            );
+            assert_eq!(m.lookup(key(2, false), 128), Some(Future::NoMatch));
+            // Same checkpoint, other state: nothing.
+            assert_eq!(m.lookup(key(3, false), 128), None);
+
+            let mut g = NO_GROUP;
+            m.register(&mut g, key(4, false), 256);
+            m.reported(g);
+            m.to_look(g, 300);
+            m.register(&mut g, key(5, true), 384);
+            m.finish(g, false, Some(300));
+            assert_eq!(
+                m.lookup(key(4, false), 256),
+                Some(Future::Match { end: 300, produced: false })
+            );
+            assert_eq!(m.lookup(key(5, true), 384), Some(Future::Verdict(false)));
+        }
+
+        /// A loser's cells with a match of its own fall back on it when the survivor reports
+        /// none, and take the survivor's when it does; an abandoned walk's cells are never used.
+        #[test]
+        fn merged_cells_fall_back_on_their_own_match() {
+            let mut m = State::new(7);
+            let (mut loser, mut survivor) = (NO_GROUP, NO_GROUP);
+            m.register(&mut loser, key(1, false), 0);
+            m.reported(loser);
+            m.register(&mut survivor, key(2, false), 0);
+            m.merge(&mut survivor, loser, false, Some(50), Some(40), false);
+            m.finish(survivor, true, Some(40));
+            assert_eq!(
+                m.lookup(key(1, false), 0),
+                Some(Future::Match { end: 50, produced: true })
+            );
+            assert_eq!(m.lookup(key(2, false), 0), Some(Future::NoMatch));
+
+            let (mut loser, mut survivor) = (NO_GROUP, NO_GROUP);
+            m.register(&mut loser, key(3, false), 128);
+            m.reported(loser);
+            m.merge(&mut survivor, loser, false, Some(150), Some(140), false);
+            m.reported(survivor);
+            m.finish(survivor, true, Some(200));
+            assert_eq!(
+                m.lookup(key(3, false), 128),
+                Some(Future::Match { end: 200, produced: true })
+            );
+
+            let mut g = NO_GROUP;
+            m.register(&mut g, key(4, false), 256);
+            m.abandon(g);
+            assert_eq!(m.lookup(key(4, false), 256), None);
+        }
+
+        /// Checkpoints before the routed position are dropped and their cells reused; the
+        /// index stays usable through rebuilds.
+        #[test]
+        fn trimmed_cells_are_reused() {
+            let mut m = State::new(7);
+            for round in 0..50usize {
+                for i in 0..40u32 {
+                    let mut g = NO_GROUP;
+                    let p = round * 128;
+                    m.register(&mut g, key(i, false), p);
+                    m.finish(g, false, None);
+                    assert_eq!(m.lookup(key(i, false), p), Some(Future::NoMatch));
+                }
+                m.trim(round * 128);
+            }
+            assert!(m.cells_in_use() <= 80, "{}", m.cells_in_use());
+            assert_eq!(m.lookup(key(0, false), 0), None);
         }
     }
 }

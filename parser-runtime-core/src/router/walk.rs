@@ -138,6 +138,7 @@ fn abandon(memo: &mut Option<Memo>, w: &Walk) {
 
 /// Checkpoint spacing of the memo, as a shift: a checkpoint every 128 bytes. A rescan after a
 /// commit walks at most this far before it meets the cells of the first scan.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 const MEMO_SHIFT: u32 = 7;
 
 /// How many walks register a cell at one checkpoint: the first in the walk list, which are
@@ -1272,6 +1273,7 @@ fn new_memo(heap: bool) -> Option<Memo> {
 /// Walk lists longer than this are deduplicated through the index ([`Dedup`]) rather than by
 /// a scan of the kept walks (which costs the square of their number per byte: a counted
 /// repetition such as `a{10000}` keeps one walk per count live).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 const DEDUP_SCAN_MAX: usize = 16;
 
 /// The dedup index (alloc API): the kept walks of one step by future, in an open-addressing
@@ -1280,11 +1282,16 @@ const DEDUP_SCAN_MAX: usize = 16;
 /// the walk list is short (its capacity), and the scan is used.
 #[derive(Debug)]
 struct Dedup {
+    /// The table (`None` without a heap), boxed: a router carries one pointer for it.
     #[cfg(feature = "alloc")]
-    on: bool,
-    #[cfg(feature = "alloc")]
+    index: Option<alloc::boxed::Box<DedupTable>>,
+}
+
+/// The table of [`Dedup`] and the stamp of its current step.
+#[cfg(feature = "alloc")]
+#[derive(Debug)]
+struct DedupTable {
     table: alloc::vec::Vec<Slot>,
-    #[cfg(feature = "alloc")]
     stamp: u32,
 }
 
@@ -1304,11 +1311,12 @@ impl Dedup {
         let _ = heap;
         Self {
             #[cfg(feature = "alloc")]
-            on: heap,
-            #[cfg(feature = "alloc")]
-            table: alloc::vec::Vec::new(),
-            #[cfg(feature = "alloc")]
-            stamp: 0,
+            index: heap.then(|| {
+                alloc::boxed::Box::new(DedupTable {
+                    table: alloc::vec::Vec::new(),
+                    stamp: 0,
+                })
+            }),
         }
     }
 
@@ -1316,16 +1324,16 @@ impl Dedup {
     #[inline]
     fn begin(&mut self, n: usize) -> bool {
         #[cfg(feature = "alloc")]
-        if self.on && n > DEDUP_SCAN_MAX {
+        if let (Some(d), true) = (self.index.as_mut(), n > DEDUP_SCAN_MAX) {
             let size = (n * 4).next_power_of_two();
-            if self.table.len() < size {
-                self.table = alloc::vec![Slot::default(); size];
-                self.stamp = 0;
+            if d.table.len() < size {
+                d.table = alloc::vec![Slot::default(); size];
+                d.stamp = 0;
             }
-            self.stamp = self.stamp.wrapping_add(1);
-            if self.stamp == 0 {
-                self.table.fill(Slot::default());
-                self.stamp = 1;
+            d.stamp = d.stamp.wrapping_add(1);
+            if d.stamp == 0 {
+                d.table.fill(Slot::default());
+                d.stamp = 1;
             }
             return true;
         }
@@ -1334,8 +1342,23 @@ impl Dedup {
     }
 
     /// The kept walk `w` merges into (as `dedup_target` would find it), or `None`, and then
-    /// `w` is recorded as kept at index `kept`.
+    /// `w` is recorded as kept at index `kept`. Only after [`Self::begin`] returned `true`.
     #[cfg(feature = "alloc")]
+    fn target(&mut self, list: &[Walk], kept: usize, w: &Walk, lookahead: bool) -> Option<usize> {
+        match self.index.as_mut() {
+            Some(d) => d.target(list, kept, w, lookahead),
+            None => dedup_target(&list[..kept], w, lookahead),
+        }
+    }
+
+    #[cfg(not(feature = "alloc"))]
+    fn target(&mut self, _: &[Walk], _: usize, _: &Walk, _: bool) -> Option<usize> {
+        None
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl DedupTable {
     fn target(&mut self, list: &[Walk], kept: usize, w: &Walk, lookahead: bool) -> Option<usize> {
         let (state, look) = match w.phase {
             Phase::Main { state, .. } => (state, false),
@@ -1373,19 +1396,12 @@ impl Dedup {
         None
     }
 
-    #[cfg(not(feature = "alloc"))]
-    fn target(&mut self, _: &[Walk], _: usize, _: &Walk, _: bool) -> Option<usize> {
-        None
-    }
-
-    #[cfg(feature = "alloc")]
     fn home(&self, key: (u64, u64)) -> usize {
         let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (h >> 32) as usize & (self.table.len() - 1)
     }
 
     /// The slot holding `key` in this step.
-    #[cfg(feature = "alloc")]
     fn find(&self, key: (u64, u64)) -> Option<usize> {
         let mask = self.table.len() - 1;
         let mut i = self.home(key);
@@ -1401,7 +1417,6 @@ impl Dedup {
         }
     }
 
-    #[cfg(feature = "alloc")]
     fn insert(&mut self, key: (u64, u64), index: usize) {
         let mask = self.table.len() - 1;
         let mut i = self.home(key);
