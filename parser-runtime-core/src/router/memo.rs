@@ -599,7 +599,11 @@ mod imp {
         #[test]
         fn cells_are_small() {
             // README, "Time and memory bounds": 4 cells per 128 bytes held, at most.
-            assert!(core::mem::size_of::<Cell>() <= 56, "{}", core::mem::size_of::<Cell>());
+            assert!(
+                core::mem::size_of::<Cell>() <= 56,
+                "{}",
+                core::mem::size_of::<Cell>()
+            );
         }
 
         /// A main cell takes the walk's last match when one was reported after it, else its
@@ -615,7 +619,10 @@ mod imp {
             m.finish(g, true, Some(100));
             assert_eq!(
                 m.lookup(key(1, false), 0),
-                Some(Future::Match { end: 100, produced: true })
+                Some(Future::Match {
+                    end: 100,
+                    produced: true
+                })
             );
             assert_eq!(m.lookup(key(2, false), 128), Some(Future::NoMatch));
             // Same checkpoint, other state: nothing.
@@ -629,7 +636,10 @@ mod imp {
             m.finish(g, false, Some(300));
             assert_eq!(
                 m.lookup(key(4, false), 256),
-                Some(Future::Match { end: 300, produced: false })
+                Some(Future::Match {
+                    end: 300,
+                    produced: false
+                })
             );
             assert_eq!(m.lookup(key(5, true), 384), Some(Future::Verdict(false)));
         }
@@ -647,7 +657,10 @@ mod imp {
             m.finish(survivor, true, Some(40));
             assert_eq!(
                 m.lookup(key(1, false), 0),
-                Some(Future::Match { end: 50, produced: true })
+                Some(Future::Match {
+                    end: 50,
+                    produced: true
+                })
             );
             assert_eq!(m.lookup(key(2, false), 0), Some(Future::NoMatch));
 
@@ -659,7 +672,10 @@ mod imp {
             m.finish(survivor, true, Some(200));
             assert_eq!(
                 m.lookup(key(3, false), 128),
-                Some(Future::Match { end: 200, produced: true })
+                Some(Future::Match {
+                    end: 200,
+                    produced: true
+                })
             );
 
             let mut g = NO_GROUP;

@@ -39,8 +39,10 @@ enum Phase {
 /// A live DFA walk from one candidate start.
 #[derive(Debug, Clone, Copy)]
 struct Walk {
-    watch: u16,
-    branch: u16,
+    /// The watched delimiter (high half) and its branch (low half), one field: walks are
+    /// copied whole through the step loop, and a 32-bit read of two 16-bit fields just
+    /// written stalls store forwarding.
+    route: u32,
     /// The walk's cells in the memo (`NO_GROUP`: none).
     group: u32,
     start: usize,
@@ -48,6 +50,18 @@ struct Walk {
 }
 
 impl Walk {
+    /// The walk's index in the watch list.
+    #[inline]
+    fn watch(&self) -> u16 {
+        (self.route >> 16) as u16
+    }
+
+    /// The walk's branch of its delimiter.
+    #[inline]
+    fn branch(&self) -> u16 {
+        self.route as u16
+    }
+
     /// Whether the walk is in its look-ahead.
     #[inline]
     fn look(&self) -> bool {
@@ -67,10 +81,22 @@ impl Walk {
 /// A complete, final delimiter match.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
-    watch: u16,
-    branch: u16,
+    /// As [`Walk::route`]: watch index (high half) and branch (low half).
+    route: u32,
     start: usize,
     end: usize,
+}
+
+impl Candidate {
+    #[inline]
+    fn watch(&self) -> u16 {
+        (self.route >> 16) as u16
+    }
+
+    #[inline]
+    fn branch(&self) -> u16 {
+        self.route as u16
+    }
 }
 
 /// The prefilter of the current watch list (see the `router` module docs).
@@ -309,7 +335,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     self.accumulate(view, sink, self.pos, c.start)?;
                 }
                 self.pos = c.end;
-                let watch = self.scan.watch.as_slice()[usize::from(c.watch)];
+                let watch = self.scan.watch.as_slice()[usize::from(c.watch())];
                 // Forget the committed candidate before closing: if the region fails to parse,
                 // the next call goes on from `pos` like the reference, not from the stale match.
                 self.restart_scan();
@@ -324,7 +350,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         self.opened = true;
                         sink.open(
                             watch.field,
-                            usize::from(c.branch),
+                            usize::from(c.branch()),
                             view,
                             (c.start - self.base, c.end - self.base),
                             self.before,
@@ -349,7 +375,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         if had_content {
                             sink.close_delimiter(
                                 watch.field,
-                                usize::from(c.branch),
+                                usize::from(c.branch()),
                                 view,
                                 (c.start - self.base, c.end - self.base),
                                 self.before,
@@ -525,7 +551,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if la != lb {
             return la > lb;
         }
-        let (wa, wb) = (self.watch_of(a.watch), self.watch_of(b.watch));
+        let (wa, wb) = (self.watch_of(a.watch()), self.watch_of(b.watch()));
         if wa.kind != wb.kind {
             return wa.kind == DelimiterKind::Open;
         }
@@ -540,12 +566,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             .scan
             .preferred
             .as_mut_slice()
-            .get_mut(usize::from(c.watch))
+            .get_mut(usize::from(c.watch()))
         else {
             return;
         };
         if let Some(p) = slot {
-            if (p.start, p.branch) <= (c.start, c.branch) {
+            if (p.start, p.branch()) <= (c.start, c.branch()) {
                 return;
             }
         }
@@ -787,8 +813,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
                 if let Some(state) = self.start_at(dfa, view, p, &mut slot) {
                     let walk = Walk {
-                        watch: wi as u16,
-                        branch: bi as u16,
+                        route: ((wi as u32) << 16) | (bi as u32 & 0xFFFF),
                         group: NO_GROUP,
                         start: p,
                         phase: Phase::Main {
@@ -814,7 +839,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     fn step_walk(&self, view: &str, w: Walk, p: usize, byte: u8) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let dfa = self.main_dfa(w.watch, w.branch);
+                let dfa = self.main_dfa(w.watch(), w.branch());
                 let next = dfa.next_state(state, byte);
                 let matched = dfa.is_match_state(next);
                 let last_match = if matched {
@@ -843,7 +868,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
             }
             Phase::Look { state, main_end } => {
                 // Walks in this phase belong to a branch with a look-ahead.
-                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
                     return (Step::NONE, false);
                 };
                 let next = dfa.next_state(state, byte);
@@ -869,8 +894,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     fn look_done(&self, w: Walk, main_end: usize, produced: bool) -> Step {
         Step::Done {
             cand: produced.then_some(Candidate {
-                watch: w.watch,
-                branch: w.branch,
+                route: w.route,
                 start: w.start,
                 end: main_end,
             }),
@@ -882,7 +906,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// been seen. Without a look-ahead that is a candidate; with one, walk the look-ahead over
     /// the seen bytes.
     fn main_matched(&self, view: &str, w: Walk, e: usize, scanned: usize) -> Step {
-        let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
+        let Some((_, dfa)) = self.lookahead(w.watch(), w.branch()) else {
             return self.look_done(w, e, true);
         };
         let Some(state) = self.start_at(dfa, view, e, &mut None) else {
@@ -931,7 +955,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     fn edge_walk(&self, view: &str, w: Walk, end: usize) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let facts = self.main_dfa(w.watch, w.branch).edge(state);
+                let facts = self.main_dfa(w.watch(), w.branch()).edge(state);
                 if facts & EDGE_GROW != 0 {
                     (Step::Live(w), false)
                 } else if facts & EDGE_SURE != 0 {
@@ -957,7 +981,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 }
             }
             Phase::Look { state, main_end } => {
-                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
                     return (Step::NONE, false);
                 };
                 let facts = dfa.edge(state);
@@ -993,7 +1017,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     fn eoi_walk(&self, view: &str, w: Walk, end: usize) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let dfa = self.main_dfa(w.watch, w.branch);
+                let dfa = self.main_dfa(w.watch(), w.branch());
                 let eoi = dfa.next_eoi_state(state);
                 let matched = dfa.is_match_state(eoi);
                 let last_match = if matched {
@@ -1010,7 +1034,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 }
             }
             Phase::Look { state, main_end } => {
-                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
                     return (Step::NONE, false);
                 };
                 let matched = dfa.is_match_state(dfa.next_eoi_state(state));
@@ -1024,7 +1048,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
 
     /// The memo's key for `w`.
     fn memo_key(&self, w: &Walk) -> Key {
-        let watch = self.watch_of(w.watch);
+        let watch = self.watch_of(w.watch());
         let (look, state) = match w.phase {
             Phase::Main { state, .. } => (false, state),
             Phase::Look { state, .. } => (true, state),
@@ -1032,7 +1056,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         Key {
             field: watch.field as u32,
             close: watch.kind == DelimiterKind::Close,
-            branch: w.branch,
+            branch: w.branch(),
             look,
             state,
         }
@@ -1042,7 +1066,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// outcome, or goes on (having registered a cell for its own outcome, if fewer than
     /// [`MEMO_CELLS_PER_CHECKPOINT`] walks did at `p` so far: `registered`).
     fn visit(&mut self, view: &str, w: Walk, p: usize, registered: &mut usize) -> Visit {
-        if w.last_match().is_some() && self.lookahead(w.watch, w.branch).is_some() {
+        if w.last_match().is_some() && self.lookahead(w.watch(), w.branch()).is_some() {
             // Such walks may be merged past the per-state cap (see `keep`): ending them early
             // would change which walks that cap merges, so they neither use nor make cells.
             return Visit::Go(w);
@@ -1123,7 +1147,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// `walks[kept]` is free to take it. With `indexed` (many walks, alloc API) the kept walks
     /// are found through the dedup index in constant time, else by a scan of the kept ones.
     fn keep(&mut self, kept: usize, w: Walk, indexed: bool) -> usize {
-        let lookahead = self.lookahead(w.watch, w.branch).is_some();
+        let lookahead = self.lookahead(w.watch(), w.branch()).is_some();
         let target = if indexed {
             self.dedup
                 .target(self.scan.walks.as_slice(), kept, &w, lookahead)
@@ -1225,8 +1249,7 @@ const LOOKAHEAD_WALKS_PER_STATE: usize = 16;
 /// for walks in the main part, both with or both without a recorded match.
 #[inline]
 fn same_future(a: &Walk, b: &Walk) -> bool {
-    a.watch == b.watch
-        && a.branch == b.branch
+    a.route == b.route
         && match (a.phase, b.phase) {
             (
                 Phase::Main {
@@ -1364,8 +1387,7 @@ impl DedupTable {
             Phase::Main { state, .. } => (state, false),
             Phase::Look { state, .. } => (state, true),
         };
-        let k1 =
-            (u64::from(w.watch) << 48) | (u64::from(w.branch) << 32) | u64::from(state.as_u32());
+        let k1 = (u64::from(w.route) << 32) | u64::from(state.as_u32());
         let future = (
             k1,
             u64::from(look) | (u64::from(w.last_match().is_some()) << 1),
