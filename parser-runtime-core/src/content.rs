@@ -1483,7 +1483,8 @@ mod tests {
     #[test]
     fn dialect_rewrite_is_the_step_by_step_one() {
         let many: String = (0..30).map(|i| format!("k{i}:<<v{i}>>,")).collect();
-        let cases: &[(&str, bool, &[(&str, &str)])] = &[
+        type Case<'a> = (&'a str, bool, &'a [(&'a str, &'a str)]);
+        let cases: &[Case<'_>] = &[
             (
                 r#"{a:<|"|>x<|"|>,b:<|"|>say "hi", c:1<|"|>}"#,
                 true,

@@ -74,7 +74,7 @@ mod stub {
         pub(in crate::router) fn reported(&mut self, _: u32) {
             match *self {}
         }
-        pub(in crate::router) fn to_look(&mut self, _: u32, _: usize) {
+        pub(in crate::router) fn entered_look(&mut self, _: u32, _: usize) {
             match *self {}
         }
         pub(in crate::router) fn finish(&mut self, _: u32, _: bool, _: Option<usize>) {
@@ -452,7 +452,7 @@ mod imp {
         /// The group's walk left its main part with the match ending at `main_end` and walks
         /// the look-ahead from there: cells with a match wait for the look-ahead; the others
         /// take their fallback.
-        pub(in crate::router) fn to_look(&mut self, group: u32, main_end: usize) {
+        pub(in crate::router) fn entered_look(&mut self, group: u32, main_end: usize) {
             self.each(group, A, |c| c.aux = main_end);
             self.append((group, MAINS), (group, A));
             self.drain(group, B, Self::fall_back);
@@ -631,7 +631,7 @@ mod imp {
             let mut g = NO_GROUP;
             m.register(&mut g, key(4, false), 256);
             m.reported(g);
-            m.to_look(g, 300);
+            m.entered_look(g, 300);
             m.register(&mut g, key(5, true), 384);
             m.finish(g, false, Some(300));
             assert_eq!(

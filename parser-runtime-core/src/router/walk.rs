@@ -1124,7 +1124,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         match step {
             Step::Live(w) => {
                 if let (false, Phase::Look { main_end, .. }) = (before.look(), w.phase) {
-                    memo.to_look(before.group, main_end);
+                    memo.entered_look(before.group, main_end);
                 }
             }
             Step::Done { cand, end } => memo.finish(before.group, cand.is_some(), end),
