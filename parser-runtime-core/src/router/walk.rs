@@ -1318,16 +1318,22 @@ struct DedupTable {
     stamp: u32,
 }
 
-/// One entry of the dedup index: a future (`exact`: and a recorded match end) and the first
-/// kept walk with it; for a future, how many kept walks have it.
+/// One entry of the dedup index: a future (`EXACT` set in `index`: and a recorded match end)
+/// and the first kept walk with it, checked against that walk (`print` is a fingerprint of the
+/// key, to skip most other entries without reading the walk list); for a future, how many
+/// kept walks have it.
 #[cfg(feature = "alloc")]
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     stamp: u32,
-    key: (u64, u64),
+    print: u32,
     index: u32,
     count: u32,
 }
+
+/// In [`Slot::index`]: the entry is an exact one (future and match end).
+#[cfg(feature = "alloc")]
+const EXACT: u32 = 1 << 31;
 
 impl Dedup {
     fn new(heap: bool) -> Self {
@@ -1388,68 +1394,78 @@ impl DedupTable {
             Phase::Look { state, .. } => (state, true),
         };
         let k1 = (u64::from(w.route) << 32) | u64::from(state.as_u32());
-        let future = (
-            k1,
-            u64::from(look) | (u64::from(w.last_match().is_some()) << 1),
-        );
-        let exact = lookahead.then(|| {
+        let k2 = u64::from(look) | (u64::from(w.last_match().is_some()) << 1);
+        let future = hash(k1, k2);
+        if lookahead {
             let m = w.last_match().map_or(0, |m| m as u64 + 1);
-            (k1, future.1 | 4 | (m << 3))
-        });
-        let _ = list;
-        if let Some(exact) = exact {
-            if let Some(i) = self.find(exact) {
-                return Some(self.table[i].index as usize);
+            let exact = hash(k1, k2 | 4 | (m << 3));
+            let same = |a: &Walk| same_future(a, w) && a.last_match() == w.last_match();
+            if let Some(i) = self.find(exact, EXACT, list, same) {
+                return Some((self.table[i].index & !EXACT) as usize);
+            }
+            match self.find(future, 0, list, |a| same_future(a, w)) {
+                Some(i) => {
+                    let slot = self.table[i];
+                    if slot.count as usize + 1 > LOOKAHEAD_WALKS_PER_STATE {
+                        return Some(slot.index as usize);
+                    }
+                    self.table[i].count += 1;
+                }
+                None => self.insert(future, kept as u32),
+            }
+            self.insert(exact, kept as u32 | EXACT);
+            return None;
+        }
+        match self.find(future, 0, list, |a| same_future(a, w)) {
+            Some(i) => Some(self.table[i].index as usize),
+            None => {
+                self.insert(future, kept as u32);
+                None
             }
         }
-        let f = self.find(future);
-        if let Some(i) = f {
-            let slot = self.table[i];
-            if !lookahead || slot.count as usize + 1 > LOOKAHEAD_WALKS_PER_STATE {
-                return Some(slot.index as usize);
-            }
-            self.table[i].count += 1;
-        } else {
-            self.insert(future, kept);
-        }
-        if let Some(exact) = exact {
-            self.insert(exact, kept);
-        }
-        None
     }
 
-    fn home(&self, key: (u64, u64)) -> usize {
-        let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> 32) as usize & (self.table.len() - 1)
-    }
-
-    /// The slot holding `key` in this step.
-    fn find(&self, key: (u64, u64)) -> Option<usize> {
+    /// The slot of this step whose entry is of `kind` (`EXACT` or 0) and whose walk `is`
+    /// the one looked for.
+    fn find(&self, h: u64, kind: u32, list: &[Walk], is: impl Fn(&Walk) -> bool) -> Option<usize> {
         let mask = self.table.len() - 1;
-        let mut i = self.home(key);
+        let print = h as u32;
+        let mut i = (h >> 32) as usize & mask;
         loop {
             let slot = &self.table[i];
             if slot.stamp != self.stamp {
                 return None;
             }
-            if slot.key == key {
+            if slot.print == print
+                && slot.index & EXACT == kind
+                && is(&list[(slot.index & !EXACT) as usize])
+            {
                 return Some(i);
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn insert(&mut self, key: (u64, u64), index: usize) {
+    fn insert(&mut self, h: u64, index: u32) {
         let mask = self.table.len() - 1;
-        let mut i = self.home(key);
+        let mut i = (h >> 32) as usize & mask;
         while self.table[i].stamp == self.stamp {
             i = (i + 1) & mask;
         }
         self.table[i] = Slot {
             stamp: self.stamp,
-            key,
-            index: index as u32,
+            print: h as u32,
+            index,
             count: 1,
         };
     }
+}
+
+/// A hash of a dedup key.
+#[cfg(feature = "alloc")]
+fn hash(k1: u64, k2: u64) -> u64 {
+    (k1 ^ k2.rotate_left(29))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(17)
+        .wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }
