@@ -400,16 +400,21 @@ fn parser_options(args: &ParseArgs) -> ParserOptions {
     }
 }
 
-fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
-    let loaded = load(args)?;
-    let input = read_input(&args.input)?;
-    let mut parser = ResponseParser::with_options(
+/// A parser for `args` (its options) over what `load` read.
+fn new_parser<'t>(loaded: &'t Loaded, args: &ParseArgs) -> Result<ResponseParser<'t>, Failure> {
+    ResponseParser::with_options(
         &loaded.template,
         &loaded.prefix,
         &loaded.tools,
         parser_options(args),
     )
-    .map_err(parse_error)?;
+    .map_err(parse_error)
+}
+
+fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
+    let loaded = load(args)?;
+    let input = read_input(&args.input)?;
+    let mut parser = new_parser(&loaded, args)?;
     // The whole output is in memory already: no cap on held text.
     parser.set_hold_limit(usize::MAX);
     if let Some(contract) = &loaded.contract {
@@ -442,13 +447,7 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
         }
         Ok(())
     };
-    let mut parser = ResponseParser::with_options(
-        &loaded.template,
-        &loaded.prefix,
-        &loaded.tools,
-        parser_options(args),
-    )
-    .map_err(parse_error)?;
+    let mut parser = new_parser(&loaded, args)?;
     emit(parser.initial_events())?;
     if let Some(contract) = &loaded.contract {
         parser.set_contract(contract.clone());

@@ -773,6 +773,12 @@ fn restore_sentinels(working: &str, captured: &[String]) -> String {
 /// a `"` and ends at the next unescaped `"` (a `"` with no such end is an ordinary character,
 /// and the search goes on right after it).
 fn quote_bare_keys(working: &str) -> String {
+    quote_bare_keys_from(working, true)
+}
+
+/// [`quote_bare_keys`]; without `skip_given_up` every `"` is tried again, as the reference's
+/// search does (the tests compare the two).
+fn quote_bare_keys_from(working: &str, skip_given_up: bool) -> String {
     let b = working.as_bytes();
     let mut out = String::with_capacity(working.len() + 8);
     // `working[..last]` is in `out`. Every position tested is after an ASCII byte or a `"`,
@@ -787,7 +793,7 @@ fn quote_bare_keys(working: &str) -> String {
             // as an escaped quote (an unescaped one would have closed it), so its own attempt
             // reads the same characters from the next one on and gives up at the same point:
             // skip it (this keeps the search linear on `"\"\"\"...` without a close).
-            if p < open_until {
+            if skip_given_up && p < open_until {
                 p += 1;
                 continue;
             }
@@ -1402,51 +1408,9 @@ mod tests {
     /// `str.replace` per captured string, and a new attempt at every `"` after a string that
     /// never closes), kept to show the one-pass version gives the same text.
     mod quadratic {
-        use super::super::{bare_key, extract_delimited, push_json_string, sentinel};
+        use super::super::{extract_delimited, push_json_string, quote_bare_keys_from, sentinel};
         use alloc::string::String;
         use alloc::vec::Vec;
-
-        fn quoted_string_end(working: &str, start: usize) -> Option<usize> {
-            let mut chars = working[start + 1..].char_indices();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '"' => return Some(start + 1 + i + 1),
-                    '\\' => match chars.next() {
-                        Some((_, '\n')) | None => return None,
-                        Some(_) => {}
-                    },
-                    _ => {}
-                }
-            }
-            None
-        }
-
-        fn quote_bare_keys(working: &str) -> String {
-            let b = working.as_bytes();
-            let mut out = String::new();
-            let (mut last, mut p) = (0, 0);
-            while p < b.len() {
-                if b[p] == b'"' {
-                    p = quoted_string_end(working, p).unwrap_or(p + 1);
-                    continue;
-                }
-                if p > 0 && matches!(b[p - 1], b'{' | b',') {
-                    if let Some((word, word_end, colon)) = bare_key(working, p) {
-                        out.push_str(&working[last..word]);
-                        out.push('"');
-                        out.push_str(&working[word..word_end]);
-                        out.push('"');
-                        out.push_str(&working[word_end..=colon]);
-                        last = colon + 1;
-                        p = last;
-                        continue;
-                    }
-                }
-                p += 1;
-            }
-            out.push_str(&working[last..]);
-            out
-        }
 
         pub(super) fn dialect_text(
             body: &str,
@@ -1459,7 +1423,7 @@ mod tests {
                 working = extract_delimited(&working, open, close, &mut captured);
             }
             if unquoted_keys {
-                working = quote_bare_keys(&working);
+                working = quote_bare_keys_from(&working, false);
             }
             for (i, s) in captured.iter().enumerate() {
                 let mut quoted = String::new();
@@ -1470,11 +1434,12 @@ mod tests {
         }
     }
 
+    /// `string_delims` as the content parser holds them.
     fn delims(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
-            .collect()
+        match json_spec(false, pairs, false, false) {
+            ContentSpec::Json { string_delims, .. } => string_delims,
+            _ => unreachable!(),
+        }
     }
 
     /// The one-pass rewrite gives the text the step-by-step one gives, on hand-picked inputs:

@@ -28,35 +28,44 @@
 //! The no-heap router has no memo: its hold buffer bounds what a commit can rescan.
 
 #[cfg(feature = "alloc")]
-pub(in crate::router) use imp::*;
+pub(in crate::router) use imp::Memo;
 
 #[cfg(not(feature = "alloc"))]
-pub(in crate::router) use stub::*;
+pub(in crate::router) use stub::Memo;
+
+use regex_automata::util::primitives::StateID;
+
+/// No group: the walk has registered no cell.
+pub(in crate::router) const NO_GROUP: u32 = u32::MAX;
+
+/// What a cell's walk does from its checkpoint on.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::router) enum Future {
+    /// Main part: no further match is reported (the walk ends with the match it had).
+    NoMatch,
+    /// Main part: the last match reported ends at `end`; `produced`: it makes a candidate
+    /// (always without a look-ahead; with one, when the look-ahead lets it through).
+    Match { end: usize, produced: bool },
+    /// Look-ahead: whether the candidate is produced.
+    Verdict(bool),
+}
+
+/// Which walks a cell is about: delimiter, branch, phase and DFA state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::router) struct Key {
+    pub(in crate::router) field: u32,
+    pub(in crate::router) close: bool,
+    pub(in crate::router) branch: u16,
+    pub(in crate::router) look: bool,
+    pub(in crate::router) state: StateID,
+}
 
 /// Without a heap there is no memo: the router's `Option<Memo>` is always `None`, and these
 /// are never called.
 #[cfg(not(feature = "alloc"))]
 mod stub {
-    use regex_automata::util::primitives::StateID;
-
-    pub(in crate::router) const NO_GROUP: u32 = u32::MAX;
-
-    #[allow(dead_code)]
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(in crate::router) enum Future {
-        NoMatch,
-        Match { end: usize, produced: bool },
-        Verdict(bool),
-    }
-
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(in crate::router) struct Key {
-        pub(in crate::router) field: u32,
-        pub(in crate::router) close: bool,
-        pub(in crate::router) branch: u16,
-        pub(in crate::router) look: bool,
-        pub(in crate::router) state: StateID,
-    }
+    use super::{Future, Key};
 
     #[derive(Debug)]
     pub(in crate::router) enum Memo {}
@@ -105,35 +114,12 @@ mod imp {
     use alloc::collections::VecDeque;
     use alloc::vec::Vec;
 
+    use super::{Future, Key, NO_GROUP};
+    #[cfg(test)]
     use regex_automata::util::primitives::StateID;
-
-    /// No group: the walk has registered no cell.
-    pub(in crate::router) const NO_GROUP: u32 = u32::MAX;
 
     /// No cell.
     const NONE: u32 = u32::MAX;
-
-    /// What a cell's walk does from its checkpoint on.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(in crate::router) enum Future {
-        /// Main part: no further match is reported (the walk ends with the match it had).
-        NoMatch,
-        /// Main part: the last match reported ends at `end`; `produced`: it makes a candidate
-        /// (always without a look-ahead; with one, when the look-ahead lets it through).
-        Match { end: usize, produced: bool },
-        /// Look-ahead: whether the candidate is produced.
-        Verdict(bool),
-    }
-
-    /// Which walks a cell is about: delimiter, branch, phase and DFA state.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(in crate::router) struct Key {
-        pub(in crate::router) field: u32,
-        pub(in crate::router) close: bool,
-        pub(in crate::router) branch: u16,
-        pub(in crate::router) look: bool,
-        pub(in crate::router) state: StateID,
-    }
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     enum Value {
@@ -596,6 +582,10 @@ mod imp {
             }
         }
 
+        fn matched(end: usize, produced: bool) -> Option<Future> {
+            Some(Future::Match { end, produced })
+        }
+
         #[test]
         fn cells_are_small() {
             // README, "Time and memory bounds": 4 cells per 128 bytes held, at most.
@@ -617,13 +607,7 @@ mod imp {
             m.reported(g);
             m.register(&mut g, key(2, false), 128);
             m.finish(g, true, Some(100));
-            assert_eq!(
-                m.lookup(key(1, false), 0),
-                Some(Future::Match {
-                    end: 100,
-                    produced: true
-                })
-            );
+            assert_eq!(m.lookup(key(1, false), 0), matched(100, true));
             assert_eq!(m.lookup(key(2, false), 128), Some(Future::NoMatch));
             // Same checkpoint, other state: nothing.
             assert_eq!(m.lookup(key(3, false), 128), None);
@@ -634,13 +618,7 @@ mod imp {
             m.entered_look(g, 300);
             m.register(&mut g, key(5, true), 384);
             m.finish(g, false, Some(300));
-            assert_eq!(
-                m.lookup(key(4, false), 256),
-                Some(Future::Match {
-                    end: 300,
-                    produced: false
-                })
-            );
+            assert_eq!(m.lookup(key(4, false), 256), matched(300, false));
             assert_eq!(m.lookup(key(5, true), 384), Some(Future::Verdict(false)));
         }
 
@@ -655,13 +633,7 @@ mod imp {
             m.register(&mut survivor, key(2, false), 0);
             m.merge(&mut survivor, loser, false, Some(50), Some(40), false);
             m.finish(survivor, true, Some(40));
-            assert_eq!(
-                m.lookup(key(1, false), 0),
-                Some(Future::Match {
-                    end: 50,
-                    produced: true
-                })
-            );
+            assert_eq!(m.lookup(key(1, false), 0), matched(50, true));
             assert_eq!(m.lookup(key(2, false), 0), Some(Future::NoMatch));
 
             let (mut loser, mut survivor) = (NO_GROUP, NO_GROUP);
@@ -670,13 +642,7 @@ mod imp {
             m.merge(&mut survivor, loser, false, Some(150), Some(140), false);
             m.reported(survivor);
             m.finish(survivor, true, Some(200));
-            assert_eq!(
-                m.lookup(key(3, false), 128),
-                Some(Future::Match {
-                    end: 200,
-                    produced: true
-                })
-            );
+            assert_eq!(m.lookup(key(3, false), 128), matched(200, true));
 
             let mut g = NO_GROUP;
             m.register(&mut g, key(4, false), 256);

@@ -39,27 +39,44 @@ enum Phase {
 /// A live DFA walk from one candidate start.
 #[derive(Debug, Clone, Copy)]
 struct Walk {
-    /// The watched delimiter (high half) and its branch (low half), one field: walks are
-    /// copied whole through the step loop, and a 32-bit read of two 16-bit fields just
-    /// written stalls store forwarding.
-    route: u32,
+    route: Route,
     /// The walk's cells in the memo (`NO_GROUP`: none).
     group: u32,
     start: usize,
     phase: Phase,
 }
 
-impl Walk {
-    /// The walk's index in the watch list.
-    #[inline]
-    fn watch(&self) -> u16 {
-        (self.route >> 16) as u16
+/// A watched delimiter (its index in the watch list: high half) and one of its branches (low
+/// half), in one field: walks and candidates are copied whole through the step loop, and a
+/// 32-bit read of two 16-bit fields just written stalls store forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route(u32);
+
+impl Route {
+    fn new(watch: usize, branch: usize) -> Self {
+        Self(((watch as u32) << 16) | (branch as u32 & 0xFFFF))
     }
 
-    /// The walk's branch of its delimiter.
+    #[inline]
+    fn watch(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+
+    #[inline]
+    fn branch(self) -> u16 {
+        self.0 as u16
+    }
+}
+
+impl Walk {
+    #[inline]
+    fn watch(&self) -> u16 {
+        self.route.watch()
+    }
+
     #[inline]
     fn branch(&self) -> u16 {
-        self.route as u16
+        self.route.branch()
     }
 
     /// Whether the walk is in its look-ahead.
@@ -81,22 +98,9 @@ impl Walk {
 /// A complete, final delimiter match.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
-    /// As [`Walk::route`]: watch index (high half) and branch (low half).
-    route: u32,
+    route: Route,
     start: usize,
     end: usize,
-}
-
-impl Candidate {
-    #[inline]
-    fn watch(&self) -> u16 {
-        (self.route >> 16) as u16
-    }
-
-    #[inline]
-    fn branch(&self) -> u16 {
-        self.route as u16
-    }
 }
 
 /// The prefilter of the current watch list (see the `router` module docs).
@@ -335,7 +339,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     self.accumulate(view, sink, self.pos, c.start)?;
                 }
                 self.pos = c.end;
-                let watch = self.scan.watch.as_slice()[usize::from(c.watch())];
+                let watch = self.scan.watch.as_slice()[usize::from(c.route.watch())];
                 // Forget the committed candidate before closing: if the region fails to parse,
                 // the next call goes on from `pos` like the reference, not from the stale match.
                 self.restart_scan();
@@ -350,7 +354,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         self.opened = true;
                         sink.open(
                             watch.field,
-                            usize::from(c.branch()),
+                            usize::from(c.route.branch()),
                             view,
                             (c.start - self.base, c.end - self.base),
                             self.before,
@@ -375,7 +379,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         if had_content {
                             sink.close_delimiter(
                                 watch.field,
-                                usize::from(c.branch()),
+                                usize::from(c.route.branch()),
                                 view,
                                 (c.start - self.base, c.end - self.base),
                                 self.before,
@@ -551,7 +555,10 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if la != lb {
             return la > lb;
         }
-        let (wa, wb) = (self.watch_of(a.watch()), self.watch_of(b.watch()));
+        let (wa, wb) = (
+            self.watch_of(a.route.watch()),
+            self.watch_of(b.route.watch()),
+        );
         if wa.kind != wb.kind {
             return wa.kind == DelimiterKind::Open;
         }
@@ -566,12 +573,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             .scan
             .preferred
             .as_mut_slice()
-            .get_mut(usize::from(c.watch()))
+            .get_mut(usize::from(c.route.watch()))
         else {
             return;
         };
         if let Some(p) = slot {
-            if (p.start, p.branch()) <= (c.start, c.branch()) {
+            if (p.start, p.route.branch()) <= (c.start, c.route.branch()) {
                 return;
             }
         }
@@ -813,7 +820,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
                 if let Some(state) = self.start_at(dfa, view, p, &mut slot) {
                     let walk = Walk {
-                        route: ((wi as u32) << 16) | (bi as u32 & 0xFFFF),
+                        route: Route::new(wi, bi),
                         group: NO_GROUP,
                         start: p,
                         phase: Phase::Main {
@@ -1393,7 +1400,7 @@ impl DedupTable {
             Phase::Main { state, .. } => (state, false),
             Phase::Look { state, .. } => (state, true),
         };
-        let k1 = (u64::from(w.route) << 32) | u64::from(state.as_u32());
+        let k1 = (u64::from(w.route.0) << 32) | u64::from(state.as_u32());
         let k2 = u64::from(look) | (u64::from(w.last_match().is_some()) << 1);
         let future = hash(k1, k2);
         if lookahead {
