@@ -312,6 +312,20 @@ fn start_anchor_search_is_bounded() {
     }
     // One search past the budget at most: a few budgets, not the quadratic minutes.
     assert!(started.elapsed() < budget * 20, "{:?}", started.elapsed());
+    // Its cost no longer grows with the prefix: 4x the prefix, about the same time.
+    let tight = ParserOptions {
+        start_anchor_budget: Some(Duration::from_millis(50)),
+        ..ParserOptions::default()
+    };
+    assert_linear(
+        "start_anchor_pattern a(?=.*z) under a budget",
+        small(1 << 20),
+        |size| format!("{}z", "a".repeat(size)),
+        |prefix| {
+            let result = ResponseParser::with_options(&hostile, prefix, &[], tight);
+            assert!(matches!(result, Err(ParseError::StartAnchor(_))));
+        },
+    );
     // Under the budget the result is the reference's: the end of the last match.
     let short = format!("{}z", "a".repeat(100));
     assert_eq!(
