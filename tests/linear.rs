@@ -4,17 +4,18 @@
 //! Each check times one piece of work at two sizes four times apart and asserts that the time
 //! grows by less than [`RATIO`] (linear is about 4x, quadratic about 16x). The sizes are timed
 //! in turn, five turns each, every turn repeated to at least 20 ms (three turns of 5 ms below
-//! full size), and the fastest turn of each kept; a ratio over the bound is measured again, up to four
-//! times, before it fails. There are no absolute time thresholds, so a slow or busy machine
-//! passes. The sweep over the vendored templates allows [`SWEEP_RATIO`]: some of its outputs
-//! parse at gigabytes per second, where the larger input no longer fits the caches and each
-//! byte costs up to about 1.6 times more.
+//! full size), and the fastest turn of each kept; a ratio over the bound is measured again,
+//! up to four times, before it fails. There are no absolute time thresholds, so a slow or
+//! busy machine passes. The sweep over the vendored templates allows [`SWEEP_RATIO`]: some of
+//! its outputs parse at gigabytes per second, where the larger input no longer fits the
+//! caches and each byte costs up to about 1.6 times more.
 //!
 //! Sizes: about 1 MB and 4 MB of output with `RTPL_LINEAR_FULL=1` (CI runs this binary on a
 //! release build that way: `.ci/run`); by default a sixteenth of that, which keeps `cargo test`
 //! in debug builds quick while a quadratic cost still shows (the ratio does not depend on
 //! the size once fixed costs are small). `RTPL_LINEAR_ONLY=name` runs the sweep on one
-//! template; `RTPL_LINEAR_VERBOSE=1` prints every measurement.
+//! template, `RTPL_LINEAR_VERBOSE=1` prints every measurement and `RTPL_LINEAR_NO_MEMO=1`
+//! turns the router's outcome memo off (to see what it saves).
 
 use std::time::{Duration, Instant};
 
