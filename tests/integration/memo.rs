@@ -1,6 +1,7 @@
 //! The router's outcome memo (`parser-runtime-core/src/router/memo.rs`) saves the rescans after
 //! a commit and nothing else: with it turned off (`set_rescan_memo(false)`) every event and
-//! every message is the same, on the conformance outputs and on generated outputs built to
+//! every message is the same (past the per-state cap of look-ahead branches, a known limit,
+//! the two could differ; these outputs stay under it), on the conformance outputs and on generated outputs built to
 //! keep delimiters pending over long stretches (whole-text look-aheads, run-on opens, greedy
 //! parts that fail late, look-ahead branches), in any chunking.
 

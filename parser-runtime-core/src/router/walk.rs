@@ -1073,11 +1073,6 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// outcome, or goes on (having registered a cell for its own outcome, if fewer than
     /// [`MEMO_CELLS_PER_CHECKPOINT`] walks did at `p` so far: `registered`).
     fn visit(&mut self, view: &str, w: Walk, p: usize, registered: &mut usize) -> Visit {
-        if w.last_match().is_some() && self.lookahead(w.watch(), w.branch()).is_some() {
-            // Such walks may be merged past the per-state cap (see `keep`): ending them early
-            // would change which walks that cap merges, so they neither use nor make cells.
-            return Visit::Go(w);
-        }
         let key = self.memo_key(&w);
         let Some(memo) = self.memo.as_mut() else {
             return Visit::Go(w);
