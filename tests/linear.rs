@@ -205,6 +205,12 @@ fn deepseek_r1_repeated_end_of_sentence() {
 /// commits behind it.
 #[test]
 fn long_pending_delimiters_do_not_cascade() {
+    // A field `a` opened by `open` and closed right after (an empty close that looks at the
+    // next character), and an implicit field for the rest.
+    let opened_by = |open: &str| {
+        json!({"start_anchor": "S", "fields": {
+            "a": {"open_pattern": open, "close_pattern": "(?=.)"}, "rest": {}}})
+    };
     let cases = [
         // The README's example: `[^<]*` keeps the open pending over text without `<`.
         (
@@ -222,29 +228,11 @@ fn long_pending_delimiters_do_not_cascade() {
             "",
         ),
         // A greedy tail that fails late: each `a` matches alone after a walk to the end.
-        (
-            json!({"start_anchor": "S", "fields": {
-                "a": {"open_pattern": "a(?:[ab]*c)?", "close_pattern": "(?=.)"},
-                "rest": {}}}),
-            "ab",
-            "",
-        ),
+        (opened_by("a(?:[ab]*c)?"), "ab", ""),
         // The same with a look-ahead after the greedy part (its walks carry a match).
-        (
-            json!({"start_anchor": "S", "fields": {
-                "a": {"open_pattern": "a(?:[ab]*c)?(?=b)", "close_pattern": "(?=.)"},
-                "rest": {}}}),
-            "ab",
-            "",
-        ),
+        (opened_by("a(?:[ab]*c)?(?=b)"), "ab", ""),
         // A trailing look-ahead that reads to the end at every candidate.
-        (
-            json!({"start_anchor": "S", "fields": {
-                "a": {"open_pattern": "a(?=[^z]*y)", "close_pattern": "(?=.)"},
-                "rest": {}}}),
-            "ab",
-            "y",
-        ),
+        (opened_by("a(?=[^z]*y)"), "ab", "y"),
     ];
     for (spec, unit, tail) in cases {
         let t = template_build::compile(&spec).unwrap();
