@@ -178,3 +178,137 @@ pub fn check_case(case: &Value, res: &Value) -> Option<String> {
     }
     None
 }
+
+/// A string the pattern matches, roughly: the first alternative of each group, one of each
+/// repetition, a character of each class; look-around bodies are returned as further pieces
+/// (a whole-text look-ahead's `</think>` belongs in hostile text).
+pub fn sample(pattern: &str, extra: &mut Vec<String>) -> String {
+    fn class_char(body: &str) -> char {
+        let negated = body.starts_with('^');
+        if negated {
+            return if body.contains('a') { 'q' } else { 'a' };
+        }
+        let first = body.chars().next().unwrap_or('a');
+        if first == '\\' {
+            match body[1..].chars().next() {
+                Some('s') => ' ',
+                Some('d') => '1',
+                Some('w') | Some('S') => 'w',
+                Some('n') => '\n',
+                Some(c) => c,
+                None => 'a',
+            }
+        } else {
+            first
+        }
+    }
+    fn seq(chars: &[char], i: &mut usize, extra: &mut Vec<String>) -> String {
+        let mut out = String::new();
+        let mut in_first_branch = true;
+        while *i < chars.len() {
+            let c = chars[*i];
+            *i += 1;
+            let piece: String = match c {
+                ')' => break,
+                '|' => {
+                    in_first_branch = false;
+                    continue;
+                }
+                '(' => {
+                    let mut look = false;
+                    if chars.get(*i) == Some(&'?') {
+                        match chars.get(*i + 1) {
+                            Some(':') => *i += 2,
+                            Some('=') | Some('!') => {
+                                *i += 2;
+                                look = true;
+                            }
+                            Some('P') => {
+                                while chars[*i] != '>' {
+                                    *i += 1;
+                                }
+                                *i += 1;
+                            }
+                            _ => *i += 1,
+                        }
+                    }
+                    let inner = seq(chars, i, extra);
+                    if look {
+                        extra.push(inner);
+                        String::new()
+                    } else {
+                        inner
+                    }
+                }
+                '[' => {
+                    let start = *i;
+                    while chars[*i] != ']' || *i == start {
+                        if chars[*i] == '\\' {
+                            *i += 1;
+                        }
+                        *i += 1;
+                    }
+                    let body: String = chars[start..*i].iter().collect();
+                    *i += 1;
+                    class_char(&body).to_string()
+                }
+                '\\' => {
+                    let e = chars[*i];
+                    *i += 1;
+                    match e {
+                        's' => " ".into(),
+                        'S' | 'w' => "w".into(),
+                        'd' => "1".into(),
+                        'n' => "\n".into(),
+                        other => other.to_string(),
+                    }
+                }
+                '.' => "a".into(),
+                '^' | '$' => String::new(),
+                '*' | '+' | '?' => continue,
+                '{' => {
+                    while chars[*i] != '}' {
+                        *i += 1;
+                    }
+                    *i += 1;
+                    continue;
+                }
+                other => other.to_string(),
+            };
+            if in_first_branch {
+                out.push_str(&piece);
+            }
+        }
+        out
+    }
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    let mut out = String::new();
+    while i < chars.len() {
+        out.push_str(&seq(&chars, &mut i, extra));
+    }
+    out
+}
+
+/// The delimiters of a template (its JSON) as text, for hostile outputs built from them: literals as written, patterns as a sample match.
+pub fn delimiter_pieces(spec: &Value) -> Vec<String> {
+    let mut pieces = Vec::new();
+    for field in spec["fields"].as_object().unwrap().values() {
+        for key in ["open", "close"] {
+            match &field[key] {
+                Value::String(s) => pieces.push(s.clone()),
+                Value::Array(list) => {
+                    pieces.extend(list.iter().filter_map(|s| s.as_str().map(str::to_owned)))
+                }
+                _ => {}
+            }
+            if let Some(p) = field[format!("{key}_pattern")].as_str() {
+                let mut extra = Vec::new();
+                pieces.push(sample(p, &mut extra));
+                pieces.extend(extra);
+            }
+        }
+    }
+    pieces.retain(|p| !p.is_empty());
+    pieces
+}

@@ -134,6 +134,7 @@ fn error_kind(e: &ParseError) -> &'static str {
         ParseError::InvalidUtf8 { .. } => "InvalidUtf8",
         ParseError::HoldOverflow { .. } => "HoldOverflow",
         ParseError::NoProgress { .. } => "NoProgress",
+        ParseError::StartAnchor(_) => "StartAnchor",
         ParseError::Tables(_) => "Tables",
         ParseError::Route(_) => "Route",
     }

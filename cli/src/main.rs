@@ -21,7 +21,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictTools};
-use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
+use parser_runtime::{
+    CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser, TransformLimit,
+};
 use rtpl::cases::run_case;
 use serde_json::{json, Value};
 
@@ -99,6 +101,14 @@ struct ParseArgs {
     /// every required one, each of its type (needs --tools).
     #[arg(long, requires = "tools")]
     strict_tools: bool,
+    /// The most a field's transform may produce, in bytes per byte of its region's body and
+    /// named groups (plus 64 KiB); past it the region fails naming the field. 0: no cap.
+    #[arg(long, default_value_t = 16)]
+    transform_limit: usize,
+    /// The time, in milliseconds, the search for the last start anchor in the prefix may take
+    /// (only a backtracking start_anchor_pattern comes near it). 0: no limit.
+    #[arg(long, default_value_t = 1000)]
+    anchor_budget_ms: u64,
     /// The model output (default: stdin).
     #[arg(default_value = "-")]
     input: String,
@@ -374,11 +384,37 @@ fn print_json(value: &Value) -> Result<(), Failure> {
     writeln!(out).map_err(write_failure)
 }
 
+/// `--transform-limit` (bytes per input byte, 0 for no cap) and `--anchor-budget-ms` (0 for
+/// no limit).
+fn parser_options(args: &ParseArgs) -> ParserOptions {
+    ParserOptions {
+        transform_limit: match args.transform_limit {
+            0 => TransformLimit::UNLIMITED,
+            n => TransformLimit {
+                per_input_byte: n,
+                ..TransformLimit::DEFAULT
+            },
+        },
+        start_anchor_budget: (args.anchor_budget_ms > 0)
+            .then(|| std::time::Duration::from_millis(args.anchor_budget_ms)),
+    }
+}
+
+/// A parser for `args` (its options) over what `load` read.
+fn new_parser<'t>(loaded: &'t Loaded, args: &ParseArgs) -> Result<ResponseParser<'t>, Failure> {
+    ResponseParser::with_options(
+        &loaded.template,
+        &loaded.prefix,
+        &loaded.tools,
+        parser_options(args),
+    )
+    .map_err(parse_error)
+}
+
 fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
     let loaded = load(args)?;
     let input = read_input(&args.input)?;
-    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
-        .map_err(parse_error)?;
+    let mut parser = new_parser(&loaded, args)?;
     // The whole output is in memory already: no cap on held text.
     parser.set_hold_limit(usize::MAX);
     if let Some(contract) = &loaded.contract {
@@ -411,8 +447,7 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
         }
         Ok(())
     };
-    let mut parser = ResponseParser::with_tools(&loaded.template, &loaded.prefix, &loaded.tools)
-        .map_err(parse_error)?;
+    let mut parser = new_parser(&loaded, args)?;
     emit(parser.initial_events())?;
     if let Some(contract) = &loaded.contract {
         parser.set_contract(contract.clone());

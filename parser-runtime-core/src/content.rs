@@ -659,6 +659,20 @@ fn json_dialect(
     if !string_delims.is_empty() && (body.contains(LAX_OPEN) || body.contains(LAX_CLOSE)) {
         return Err(ContentError::ReservedSentinel);
     }
+    let working = dialect_text(body, unquoted_keys, string_delims);
+    match json_loads(&working) {
+        Ok(v) => Ok(v),
+        Err(e) if e.kind != JsonFailure::Fatal && allow_non_json => {
+            Ok(Value::String(text(body, strip).to_owned()))
+        }
+        Err(e) => Err(e.into_content_error()),
+    }
+}
+
+/// The text `_json` hands to `json.loads`: `string_delims` strings pulled out as sentinels,
+/// bare keys quoted, the strings put back as JSON string literals. Each step is one pass over
+/// the text, so the whole rewrite is linear in the body's length.
+fn dialect_text(body: &str, unquoted_keys: bool, string_delims: &[(String, String)]) -> String {
     let mut working = body.to_owned();
     let mut captured: Vec<String> = Vec::new();
     for (open, close) in string_delims {
@@ -667,18 +681,10 @@ fn json_dialect(
     if unquoted_keys {
         working = quote_bare_keys(&working);
     }
-    for (i, s) in captured.iter().enumerate() {
-        let mut quoted = String::with_capacity(s.len() + 2);
-        push_json_string(&mut quoted, s);
-        working = working.replace(&sentinel(i), &quoted);
+    if !captured.is_empty() {
+        working = restore_sentinels(&working, &captured);
     }
-    match json_loads(&working) {
-        Ok(v) => Ok(v),
-        Err(e) if e.kind != JsonFailure::Fatal && allow_non_json => {
-            Ok(Value::String(text(body, strip).to_owned()))
-        }
-        Err(e) => Err(e.into_content_error()),
-    }
+    working
 }
 
 /// `re.sub(escape(open) + "(.*?)" + escape(close), capture, working, flags=DOTALL)`: every
@@ -716,6 +722,46 @@ fn extract_delimited(working: &str, open: &str, close: &str, captured: &mut Vec<
     out
 }
 
+/// The reference's `for i, s in enumerate(captured): working = working.replace(sentinel(i),
+/// json.dumps(s))`, in one pass.
+///
+/// The passes are independent: a sentinel is `\x01`, the decimal index without leading zeros,
+/// `\x02`, so two occurrences never overlap, and a replacement (a JSON string literal, whose
+/// control characters are escaped) holds neither `\x01` nor `\x02` and so neither creates an
+/// occurrence nor breaks one. Replacing every occurrence of every sentinel left to right is
+/// therefore the same text, whatever other `\x01` and `\x02` bytes are around (pieces of
+/// sentinels that a later `string_delims` pair cut up stay as they are).
+fn restore_sentinels(working: &str, captured: &[String]) -> String {
+    let b = working.as_bytes();
+    let mut out = String::with_capacity(working.len() + captured.len() * 2);
+    let mut last = 0;
+    let mut from = 0;
+    while let Some(n) = memchr::memchr(LAX_OPEN as u8, &b[from..]) {
+        let at = from + n;
+        from = at + 1;
+        let digits = b[at + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let end = at + 1 + digits;
+        let canonical = digits > 0 && (digits == 1 || b[at + 1] != b'0');
+        if !canonical || b.get(end) != Some(&(LAX_CLOSE as u8)) {
+            continue;
+        }
+        let index = working[at + 1..end]
+            .parse::<usize>()
+            .ok()
+            .filter(|&i| i < captured.len());
+        let Some(index) = index else { continue };
+        out.push_str(&working[last..at]);
+        push_json_string(&mut out, &captured[index]);
+        last = end + 1;
+        from = last;
+    }
+    out.push_str(&working[last..]);
+    out
+}
+
 /// Reference 5.24 `unquoted_keys`: `re.sub(r'"(?:\\.|[^"\\])*"|(?<=[{,])(\s*)(\w+)(\s*):', ...)`
 /// with the `regex` module's Unicode `\s` and `\w`. A complete double-quoted string (escapes
 /// included) is skipped as it is, so key-like text inside a string value stays untouched; a
@@ -727,15 +773,37 @@ fn extract_delimited(working: &str, open: &str, close: &str, captured: &mut Vec<
 /// a `"` and ends at the next unescaped `"` (a `"` with no such end is an ordinary character,
 /// and the search goes on right after it).
 fn quote_bare_keys(working: &str) -> String {
+    quote_bare_keys_from(working, true)
+}
+
+/// [`quote_bare_keys`]; without `skip_given_up` every `"` is tried again, as the reference's
+/// search does (the tests compare the two).
+fn quote_bare_keys_from(working: &str, skip_given_up: bool) -> String {
     let b = working.as_bytes();
     let mut out = String::with_capacity(working.len() + 8);
     // `working[..last]` is in `out`. Every position tested is after an ASCII byte or a `"`,
     // so it is a char boundary.
     let mut last = 0;
     let mut p = 0;
+    // Where the last string that never closed gave up (see below).
+    let mut open_until = 0;
     while p < b.len() {
         if b[p] == b'"' {
-            p = quoted_string_end(working, p).unwrap_or(p + 1);
+            // A `"` before the point where an earlier attempt gave up is inside that attempt,
+            // as an escaped quote (an unescaped one would have closed it), so its own attempt
+            // reads the same characters from the next one on and gives up at the same point:
+            // skip it (this keeps the search linear on `"\"\"\"...` without a close).
+            if skip_given_up && p < open_until {
+                p += 1;
+                continue;
+            }
+            match quoted_string_end(working, p) {
+                Ok(end) => p = end,
+                Err(gave_up) => {
+                    open_until = gave_up;
+                    p += 1;
+                }
+            }
             continue;
         }
         if p > 0 && matches!(b[p - 1], b'{' | b',') {
@@ -756,22 +824,24 @@ fn quote_bare_keys(working: &str) -> String {
     out
 }
 
-/// The end (after the closing quote) of `"(?:\\.|[^"\\])*"` matched at `start` (a `"`), or
-/// `None` when the string never closes. `.` is the `regex` module's without flags: any
-/// character but `\n`, so a backslash before a newline (or at the end) ends the attempt.
-fn quoted_string_end(working: &str, start: usize) -> Option<usize> {
+/// The end (after the closing quote) of `"(?:\\.|[^"\\])*"` matched at `start` (a `"`), or,
+/// when the string never closes, `Err` with the position where the attempt gave up (the
+/// backslash before a newline, or the end of the text). `.` is the `regex` module's without
+/// flags: any character but `\n`, so a backslash before a newline (or at the end) ends the
+/// attempt.
+fn quoted_string_end(working: &str, start: usize) -> Result<usize, usize> {
     let mut chars = working[start + 1..].char_indices();
     while let Some((i, c)) = chars.next() {
         match c {
-            '"' => return Some(start + 1 + i + 1),
+            '"' => return Ok(start + 1 + i + 1),
             '\\' => match chars.next() {
-                Some((_, '\n')) | None => return None,
+                Some((_, '\n')) | None => return Err(start + 1 + i),
                 Some(_) => {}
             },
             _ => {}
         }
     }
-    None
+    Err(working.len())
 }
 
 /// `(\s*)(\w+)(\s*):` matched at `start`: the start and end of the word and the position of
@@ -1332,6 +1402,136 @@ mod tests {
         ] {
             assert_eq!(quote_bare_keys(input), want, "{input:?}");
         }
+    }
+
+    /// The rewrite as it was before it was made linear (the reference's steps one by one: a
+    /// `str.replace` per captured string, and a new attempt at every `"` after a string that
+    /// never closes), kept to show the one-pass version gives the same text.
+    mod quadratic {
+        use super::super::{extract_delimited, push_json_string, quote_bare_keys_from, sentinel};
+        use alloc::string::String;
+        use alloc::vec::Vec;
+
+        pub(super) fn dialect_text(
+            body: &str,
+            unquoted_keys: bool,
+            string_delims: &[(String, String)],
+        ) -> String {
+            let mut working: String = body.into();
+            let mut captured: Vec<String> = Vec::new();
+            for (open, close) in string_delims {
+                working = extract_delimited(&working, open, close, &mut captured);
+            }
+            if unquoted_keys {
+                working = quote_bare_keys_from(&working, false);
+            }
+            for (i, s) in captured.iter().enumerate() {
+                let mut quoted = String::new();
+                push_json_string(&mut quoted, s);
+                working = working.replace(&sentinel(i), &quoted);
+            }
+            working
+        }
+    }
+
+    /// `string_delims` as the content parser holds them.
+    fn delims(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        match json_spec(false, pairs, false, false) {
+            ContentSpec::Json { string_delims, .. } => string_delims,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The one-pass rewrite gives the text the step-by-step one gives, on hand-picked inputs:
+    /// sentinels cut up by a later pair, stray `\x01`/`\x02`, unclosed strings with escaped
+    /// quotes, indices past 9 (`\x011\x02` inside `\x0112\x02` is no sentinel).
+    #[test]
+    fn dialect_rewrite_is_the_step_by_step_one() {
+        let many: String = (0..30).map(|i| format!("k{i}:<<v{i}>>,")).collect();
+        type Case<'a> = (&'a str, bool, &'a [(&'a str, &'a str)]);
+        let cases: &[Case<'_>] = &[
+            (
+                r#"{a:<|"|>x<|"|>,b:<|"|>say "hi", c:1<|"|>}"#,
+                true,
+                &[("<|\"|>", "<|\"|>")],
+            ),
+            (
+                r#"[<<a>>, [[b<<c]], <<d>>]"#,
+                false,
+                &[("<<", ">>"), ("[[", "]]")],
+            ),
+            (r#"[<<0>>, <<1>>, "x"]"#, false, &[("<<", ">>"), ("1", ">")]),
+            ("[<<0>>, <<1>>]", false, &[("<<", ">>"), ("\u{1}", "\u{2}")]),
+            ("[<<0>>, <<1>>]", false, &[("<<", ">>"), ("0\u{2}", "1")]),
+            ("ab", false, &[("", "")]),
+            (r#"{"\"\"\"\"\", a:1, <<x>>"#, true, &[("<<", ">>")]),
+            ("{\"a\\\n\"b:1,\"\\\"\\\"c:2}", true, &[]),
+            ("{\"a\\", true, &[]),
+            (&many, true, &[("<<", ">>")]),
+        ];
+        for (body, unquoted, pairs) in cases {
+            let pairs = delims(pairs);
+            assert_eq!(
+                dialect_text(body, *unquoted, &pairs),
+                quadratic::dialect_text(body, *unquoted, &pairs),
+                "{body:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// The same on random text over the characters that matter.
+        #[test]
+        fn dialect_rewrite_matches_on_random_text(
+            body in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "{", "}", ",", ":", "\"", "\\", "\n", " ", "a", "é", "0", "1", "2",
+                    "\u{1}", "\u{2}", "<<", ">>", "<", ">",
+                ]),
+                0..40,
+            ),
+            unquoted in proptest::bool::ANY,
+            which in 0usize..4,
+        ) {
+            let body: String = body.concat();
+            let pairs = delims(match which {
+                0 => &[],
+                1 => &[("<<", ">>")],
+                2 => &[("<<", ">>"), ("1", ">")],
+                _ => &[("<", ">"), ("\u{2}", "0")],
+            });
+            proptest::prop_assert_eq!(
+                dialect_text(&body, unquoted, &pairs),
+                quadratic::dialect_text(&body, unquoted, &pairs)
+            );
+        }
+    }
+
+    /// Values from the reference (5.24.0 oracle, `parse_content(body, "json", args)`) for
+    /// Gemma 4's `<|"|>` strings with bare keys.
+    #[test]
+    fn json_string_delims_reference_values() {
+        let gemma = json_spec(true, &[("<|\"|>", "<|\"|>")], false, true);
+        ok(
+            r#"{a:<|"|>x<|"|>,b:<|"|>say "hi", c:1<|"|>}"#,
+            &gemma,
+            r#"{"a": "x", "b": "say \"hi\", c:1"}"#,
+        );
+        ok(
+            r#"{a:<|"|>\"<|"|>, "b\"c": 1, d : <|"|><|"|>}"#,
+            &gemma,
+            r#"{"a": "\\\"", "b\"c": 1, "d": ""}"#,
+        );
+        ok(
+            r#"{"s": "\"\"\"", t: <|"|>1<|"|>}"#,
+            &gemma,
+            r#"{"s": "\"\"\"", "t": "1"}"#,
+        );
+        ok(
+            r#"[<<0>>, <<1>>, "x"]"#,
+            &json_spec(false, &[("<<", ">>"), ("1", ">")], false, true),
+            r#"["0", "1", "x"]"#,
+        );
     }
 
     #[test]

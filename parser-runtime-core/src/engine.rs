@@ -30,7 +30,7 @@ use crate::router::{Driver, RegionValue, RouteError, Sink, Span, Stop};
 use crate::tables::Role;
 use crate::tables::{CompiledTemplate, Delimiter, Owned, Routed};
 use crate::tools::ToolSchemas;
-use crate::transform::{process_field, py_type_name};
+use crate::transform::{process_field_limited, py_type_name, TransformLimit};
 
 /// The message: the assistant-message object (`{"role": ..., "content": ..., ...}`).
 pub type Message = Map<String, Value>;
@@ -115,6 +115,8 @@ const _: fn() = || {
 #[derive(Debug)]
 struct Regions {
     tools: ToolSchemas,
+    /// The cap on what a transform produces.
+    transform_limit: TransformLimit,
     body: String,
     captures: Vec<(String, String)>,
     output: Message,
@@ -138,6 +140,30 @@ struct Collect<'a> {
 /// (see [`Parser::set_hold_limit`]).
 pub const DEFAULT_HOLD_LIMIT: usize = 64 << 20;
 
+/// Options of a parser that apply from its construction on (the prefix replay included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParserOptions {
+    /// The time the search for the last start anchor in the prefix may take (default
+    /// [`DEFAULT_START_ANCHOR_BUDGET`]; `None`: no limit). Past it the constructor fails with
+    /// [`ParseError::StartAnchor`]. Only a `start_anchor_pattern` that backtracks comes near
+    /// it (see [`crate::tables::StartAnchor::last_end_within`]); needs the `std` feature.
+    pub start_anchor_budget: Option<core::time::Duration>,
+    /// The cap on what a field's transform produces (see [`TransformLimit`]).
+    pub transform_limit: TransformLimit,
+}
+
+/// The default time budget of the start-anchor search: one second.
+pub const DEFAULT_START_ANCHOR_BUDGET: core::time::Duration = core::time::Duration::from_secs(1);
+
+impl Default for ParserOptions {
+    fn default() -> Self {
+        Self {
+            start_anchor_budget: Some(DEFAULT_START_ANCHOR_BUDGET),
+            transform_limit: TransformLimit::DEFAULT,
+        }
+    }
+}
+
 impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
     /// A parser for one output. `prefix` is the chat prompt the model saw (it is cut after the
     /// last start anchor and replayed; its events are [`Self::initial_events`]); pass `""` to
@@ -151,6 +177,20 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
     /// Like [`Self::new`], with the request's tools (OpenAI tool JSON): tool-call arguments are
     /// cast by each tool's JSON Schema when a region closes (reference `_coerce_tool_calls`).
     pub fn with_tools(template: T, prefix: &str, tools: &[Value]) -> Result<Self, ParseError> {
+        Self::with_options(template, prefix, tools, ParserOptions::default())
+    }
+
+    /// Like [`Self::with_tools`], with [`ParserOptions`] (the start-anchor search's time
+    /// budget, the transform cap).
+    ///
+    /// Errors: as [`Self::new`], and [`ParseError::StartAnchor`] when the last start anchor
+    /// cannot be found within the budget.
+    pub fn with_options(
+        template: T,
+        prefix: &str,
+        tools: &[Value],
+        options: ParserOptions,
+    ) -> Result<Self, ParseError> {
         let driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
             .map_err(|e| route_error(&template, e))?;
         let mut parser = Self {
@@ -162,6 +202,7 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
                 .collect(),
             regions: Regions {
                 tools: ToolSchemas::from_tools(tools),
+                transform_limit: options.transform_limit,
                 body: String::new(),
                 captures: Vec::new(),
                 output: template.defaults.clone(),
@@ -177,7 +218,11 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
             tpl: template,
         };
         if !prefix.is_empty() {
-            let cut = parser.tpl.start_anchor.last_end(prefix);
+            let cut = parser
+                .tpl
+                .start_anchor
+                .last_end_within(prefix, options.start_anchor_budget)
+                .map_err(ParseError::StartAnchor)?;
             let truncated = &prefix[cut..];
             if !truncated.is_empty() {
                 parser.driver.core.prefix_len = truncated.len();
@@ -197,6 +242,22 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
     /// bound. Nothing is dropped or misrouted.
     pub fn set_hold_limit(&mut self, bytes: usize) {
         self.driver.core.hold_limit = bytes;
+    }
+
+    /// Caps what a field's `transform` may produce (default [`TransformLimit::DEFAULT`]: 16
+    /// bytes per byte of the region's body and named groups, plus 64 KiB); past it the region
+    /// fails with [`crate::ContentError::TransformTooLarge`], naming the field. The prefix's
+    /// regions are replayed at construction, with [`ParserOptions::transform_limit`].
+    pub fn set_transform_limit(&mut self, limit: TransformLimit) {
+        self.regions.transform_limit = limit;
+    }
+
+    /// Turns the router's outcome memo off or back on (on by default). The memo only saves
+    /// the work of rescanning after a commit (docs/internals.md, "Rescans and the outcome
+    /// memo"); it never changes an event or a message, which tests show by turning it off.
+    #[doc(hidden)]
+    pub fn set_rescan_memo(&mut self, on: bool) {
+        self.driver.core.set_memo(on);
     }
 
     /// Checks the message against `contract` (feature `contracts`): each tool call when its
@@ -582,7 +643,9 @@ impl Regions {
             in_prefix,
             source,
         };
-        let mut value = process_field(&self.body, field, &self.captures).map_err(content_error)?;
+        let mut value =
+            process_field_limited(&self.body, field, &self.captures, self.transform_limit)
+                .map_err(content_error)?;
         if !self.tools.is_empty() {
             self.tools.coerce(&mut value);
         }

@@ -85,6 +85,13 @@ pub enum ContentError {
         /// The keys present.
         available: Vec<String>,
     },
+    /// A `transform` would produce more than its cap allows (see
+    /// `transform::TransformLimit`; `ResponseParser::set_transform_limit`).
+    #[error("transform: its placeholders would produce more than the cap of {limit} bytes (TransformLimit: a multiple of the region's body and named groups; raise it with set_transform_limit or --transform-limit)")]
+    TransformTooLarge {
+        /// The cap, in bytes, for this region.
+        limit: usize,
+    },
     /// `transform_each` on a body that did not parse to a list.
     #[error("transform_each requires the parsed content to be a list, got {found}")]
     TransformEachNotList {
@@ -181,6 +188,10 @@ pub enum ParseError {
         /// The limit.
         limit: usize,
     },
+    /// The last start anchor in the prefix could not be found (see
+    /// [`crate::tables::AnchorError`]: a time budget, or the regex engine's own limit).
+    #[error("{0}")]
+    StartAnchor(crate::tables::AnchorError),
     /// A routing limit of the region router (see [`crate::router::RouteError`]).
     #[error(transparent)]
     Route(crate::router::RouteError),

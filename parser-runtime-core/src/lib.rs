@@ -54,7 +54,8 @@ mod values;
 pub use engine::parse_response_checked;
 #[cfg(feature = "alloc")]
 pub use engine::{
-    parse_response, parse_responses, Message, OwnedResponseParser, Parser, Prefixes, ResponseParser,
+    parse_response, parse_responses, Message, OwnedResponseParser, Parser, ParserOptions, Prefixes,
+    ResponseParser,
 };
 #[cfg(feature = "alloc")]
 pub use error::{ContentError, ParseError};
@@ -70,3 +71,5 @@ pub use tables::{CompiledTemplate, ContentSpec, FieldTable};
 pub use tables::{Content, Delimiter, Field, Storage, Template};
 #[cfg(feature = "alloc")]
 pub use tools::ToolSchemas;
+#[cfg(feature = "alloc")]
+pub use transform::TransformLimit;

@@ -21,8 +21,54 @@ use crate::error::ContentError;
 use crate::pychar::is_word_char;
 use crate::tables::FieldTable;
 
+/// The cap on what one application of a field's `transform` may produce: the values it
+/// substitutes for placeholders, measured as their compact JSON text without escapes (see
+/// [`json_size`]), may not exceed `per_input_byte` times the bytes the transform draws on (the region's body
+/// and the text of its named groups) plus `base`.
+///
+/// A transform copies what it names (`"{content}"` twice in an object makes two copies); a
+/// template that names the content hundreds of times would otherwise turn a 100 KB tool call
+/// into tens of megabytes of message. Past the cap the region fails with
+/// [`ContentError::TransformTooLarge`]. The default (16 times the input plus 64 KiB) never
+/// binds a transform that names each value a few times;
+/// `ResponseParser::set_transform_limit` and `rtpl --transform-limit` change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransformLimit {
+    /// Bytes a transform may produce per byte of its input.
+    pub per_input_byte: usize,
+    /// Bytes a transform may produce whatever its input.
+    pub base: usize,
+}
+
+impl TransformLimit {
+    /// The default: 16 bytes per input byte, plus 64 KiB.
+    pub const DEFAULT: Self = Self {
+        per_input_byte: 16,
+        base: 64 << 10,
+    };
+
+    /// No cap.
+    pub const UNLIMITED: Self = Self {
+        per_input_byte: usize::MAX,
+        base: usize::MAX,
+    };
+
+    /// The cap in bytes for a transform drawing on `input` bytes.
+    pub fn bytes_for(&self, input: usize) -> usize {
+        self.per_input_byte
+            .saturating_mul(input)
+            .saturating_add(self.base)
+    }
+}
+
+impl Default for TransformLimit {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
 /// Runs `body` through the field's content parser, then applies its `transform` (reference
-/// `process_field`).
+/// `process_field`), with the default [`TransformLimit`].
 ///
 /// `captures` are the named groups of the region's delimiters that participated in the match,
 /// as `(name, text)` pairs; a repeated name keeps its last text (Python dict semantics).
@@ -37,9 +83,30 @@ pub fn process_field(
     field: &FieldTable,
     captures: &[(String, String)],
 ) -> Result<Value, ContentError> {
+    process_field_limited(body, field, captures, TransformLimit::DEFAULT)
+}
+
+/// [`process_field`] with the cap `limit` on what the transform produces.
+///
+/// Errors: as [`process_field`], and [`ContentError::TransformTooLarge`] past the cap.
+pub fn process_field_limited(
+    body: &str,
+    field: &FieldTable,
+    captures: &[(String, String)],
+    limit: TransformLimit,
+) -> Result<Value, ContentError> {
     let value = parse_content(body, &field.content)?;
     let Some(transform) = &field.transform else {
         return Ok(value);
+    };
+    let input = body.len()
+        + captures
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>();
+    let mut budget = Budget {
+        left: limit.bytes_for(input),
+        limit: limit.bytes_for(input),
     };
     if !field.transform_each {
         return apply(
@@ -49,6 +116,7 @@ pub fn process_field(
                 content: Some(&value),
                 item: None,
             },
+            &mut budget,
         );
     }
     let Value::Array(items) = &value else {
@@ -70,6 +138,7 @@ pub fn process_field(
                 content: None,
                 item: Some(item),
             },
+            &mut budget,
         )?);
     }
     Ok(Value::Array(out))
@@ -174,31 +243,86 @@ pub fn placeholder(s: &str) -> Option<&str> {
     (placeholder_at(s) == Some(s.len())).then(|| &s[1..s.len() - 1])
 }
 
+/// What a transform may still produce (see [`TransformLimit`]).
+struct Budget {
+    left: usize,
+    limit: usize,
+}
+
+impl Budget {
+    /// Takes `size` bytes, or fails with the cap.
+    fn take(&mut self, size: usize) -> Result<(), ContentError> {
+        match self.left.checked_sub(size) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(ContentError::TransformTooLarge { limit: self.limit }),
+        }
+    }
+}
+
+/// The size of `v` as compact JSON text, escapes aside (strings count their bytes and two
+/// quotes, numbers 8). Stops counting once past `cap`: a result above `cap` only
+/// says that it is too large.
+pub fn json_size(v: &Value, cap: usize) -> usize {
+    fn walk(v: &Value, total: &mut usize, cap: usize) {
+        if *total > cap {
+            return;
+        }
+        *total += match v {
+            Value::Null => 4,
+            Value::Bool(b) => 4 + usize::from(!*b),
+            Value::Number(_) => 8,
+            Value::String(s) => s.len() + 2,
+            Value::Array(items) => {
+                *total += 1 + items.len();
+                for item in items {
+                    walk(item, total, cap);
+                }
+                0
+            }
+            Value::Object(map) => {
+                *total += 1 + map.len() * 2;
+                for (k, item) in map {
+                    *total += k.len() + 2;
+                    walk(item, total, cap);
+                }
+                0
+            }
+        };
+    }
+    let mut total = 0;
+    walk(v, &mut total, cap);
+    total
+}
+
 /// Reference `_apply_transform`.
-fn apply(transform: &Value, scope: &Scope<'_>) -> Result<Value, ContentError> {
+fn apply(transform: &Value, scope: &Scope<'_>, budget: &mut Budget) -> Result<Value, ContentError> {
     match transform {
         Value::Object(map) => {
             let mut out = Map::new();
             for (k, v) in map {
-                out.insert(k.clone(), apply(v, scope)?);
+                out.insert(k.clone(), apply(v, scope, budget)?);
             }
             Ok(Value::Object(out))
         }
         Value::Array(items) => items
             .iter()
-            .map(|v| apply(v, scope))
+            .map(|v| apply(v, scope, budget))
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
         Value::String(s) => match placeholder(s) {
-            Some(path) => resolve(path, scope),
+            Some(path) => resolve(path, scope, budget),
             None => Ok(transform.clone()),
         },
         other => Ok(other.clone()),
     }
 }
 
-/// Looks a placeholder path up: its root in the scope, then each key in turn.
-fn resolve(path: &str, scope: &Scope<'_>) -> Result<Value, ContentError> {
+/// Looks a placeholder path up: its root in the scope, then each key in turn; the value's
+/// size is taken from `budget` before it is copied.
+fn resolve(path: &str, scope: &Scope<'_>, budget: &mut Budget) -> Result<Value, ContentError> {
     let mut parts = path.split('.');
     let root = parts.next().unwrap_or_default();
     let Some(mut found) = scope.get(root) else {
@@ -236,6 +360,11 @@ fn resolve(path: &str, scope: &Scope<'_>) -> Result<Value, ContentError> {
         };
         found = Found::Json(next);
     }
+    let size = match found {
+        Found::Str(s) => s.len() + 2,
+        Found::Json(v) => json_size(v, budget.left),
+    };
+    budget.take(size)?;
     Ok(match found {
         Found::Str(s) => Value::String(s.to_string()),
         Found::Json(v) => v.clone(),

@@ -7,6 +7,7 @@ mod conformance;
 mod deliberate;
 mod fixtures;
 mod limits;
+mod memo;
 mod regressions;
 mod router;
 mod statics;

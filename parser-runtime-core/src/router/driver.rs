@@ -172,8 +172,14 @@ impl<R: Routes, const H: usize, const W: usize> Driver<R, H, W> {
             return;
         }
         let held = self.hold.as_str();
-        // Large heap buffers shrink only in big steps (amortized); fixed ones always.
-        if matches!(self.hold, Hold::Fixed { .. }) || rel == held.len() || rel >= 4096 {
+        // Fixed buffers drop their front by moving an offset, always. A heap buffer moves what
+        // it keeps to the front, so it does so only in big steps: at least 4 KiB, and at least
+        // a quarter of what it holds (else a long held stretch whose front is released a few
+        // KiB at a time would be moved again and again: time quadratic in what is held).
+        if matches!(self.hold, Hold::Fixed { .. })
+            || rel == held.len()
+            || (rel >= 4096 && rel >= held.len() / 4)
+        {
             self.core.before = held[..rel].chars().next_back();
             self.hold.drop_front(rel);
             self.core.base = keep;

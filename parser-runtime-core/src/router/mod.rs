@@ -33,6 +33,7 @@
 
 mod driver;
 mod hold;
+mod memo;
 mod walk;
 
 use core::fmt;

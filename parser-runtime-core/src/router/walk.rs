@@ -8,6 +8,7 @@ use regex_automata::util::primitives::StateID;
 
 use super::driver::{Sink, Stop};
 use super::hold::Slots;
+use super::memo::{Future, Key, Memo, NO_GROUP};
 use super::{
     ByteSet, DelimiterKind, RegionValue, RouteDfa, RouteError, Routes, Span, EDGE_DELAYED,
     EDGE_GROW, EDGE_REACH, EDGE_SURE,
@@ -38,17 +39,66 @@ enum Phase {
 /// A live DFA walk from one candidate start.
 #[derive(Debug, Clone, Copy)]
 struct Walk {
-    watch: u16,
-    branch: u16,
+    route: Route,
+    /// The walk's cells in the memo (`NO_GROUP`: none).
+    group: u32,
     start: usize,
     phase: Phase,
+}
+
+/// A watched delimiter (its index in the watch list: high half) and one of its branches (low
+/// half), in one field: walks and candidates are copied whole through the step loop, and a
+/// 32-bit read of two 16-bit fields just written stalls store forwarding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route(u32);
+
+impl Route {
+    fn new(watch: usize, branch: usize) -> Self {
+        Self(((watch as u32) << 16) | (branch as u32 & 0xFFFF))
+    }
+
+    #[inline]
+    fn watch(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+
+    #[inline]
+    fn branch(self) -> u16 {
+        self.0 as u16
+    }
+}
+
+impl Walk {
+    #[inline]
+    fn watch(&self) -> u16 {
+        self.route.watch()
+    }
+
+    #[inline]
+    fn branch(&self) -> u16 {
+        self.route.branch()
+    }
+
+    /// Whether the walk is in its look-ahead.
+    #[inline]
+    fn look(&self) -> bool {
+        matches!(self.phase, Phase::Look { .. })
+    }
+
+    /// The end of the match the main part recorded (`None` in the look-ahead).
+    #[inline]
+    fn last_match(&self) -> Option<usize> {
+        match self.phase {
+            Phase::Main { last_match, .. } => last_match,
+            Phase::Look { .. } => None,
+        }
+    }
 }
 
 /// A complete, final delimiter match.
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
-    watch: u16,
-    branch: u16,
+    route: Route,
     start: usize,
     end: usize,
 }
@@ -83,10 +133,48 @@ struct Scan<const W: usize> {
 }
 
 /// What happened to a walk after a step.
+#[derive(Clone, Copy)]
 enum Step {
     Live(Walk),
-    Done(Option<Candidate>),
+    /// The walk ended: its candidate, if any, and the end of its main match (`None`: none).
+    Done {
+        cand: Option<Candidate>,
+        end: Option<usize>,
+    },
 }
+
+impl Step {
+    /// A walk that ended without a match.
+    const NONE: Step = Step::Done {
+        cand: None,
+        end: None,
+    };
+}
+
+/// A walk at a checkpoint: ended by the memo, or going on.
+enum Visit {
+    Done(Step),
+    Go(Walk),
+}
+
+/// Abandons the memo cells of a walk that is dropped before it ended.
+fn abandon(memo: &mut Option<Memo>, w: &Walk) {
+    if w.group != NO_GROUP {
+        if let Some(memo) = memo.as_mut() {
+            memo.abandon(w.group);
+        }
+    }
+}
+
+/// Checkpoint spacing of the memo, as a shift: a checkpoint every 128 bytes. A rescan after a
+/// commit walks at most this far before it meets the cells of the first scan.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+const MEMO_SHIFT: u32 = 7;
+
+/// How many walks register a cell at one checkpoint: the first in the walk list, which are
+/// the leftmost (the ones that hold commits back). This bounds the memo's memory to a few
+/// bytes per byte held; walks past it only look cells up.
+const MEMO_CELLS_PER_CHECKPOINT: usize = 4;
 
 /// The router state without its hold buffer (so events can borrow the buffer while the state
 /// changes).
@@ -114,6 +202,11 @@ pub(crate) struct Core<R, const W: usize> {
     pub(crate) hold_limit: usize,
     scan: Scan<W>,
     values: Values,
+    /// The outcome memo (alloc API; `memo.rs`): `None` in the no-heap router, whose hold
+    /// buffer bounds what a rescan can cost.
+    memo: Option<Memo>,
+    /// The dedup index for long walk lists (alloc API).
+    dedup: Dedup,
 }
 
 impl<R: Routes, const W: usize> Core<R, W> {
@@ -145,6 +238,8 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 best: None,
             },
             values: Values::new(values),
+            memo: new_memo(heap),
+            dedup: Dedup::new(heap),
         };
         core.reset_scan()?;
         Ok(core)
@@ -244,7 +339,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                     self.accumulate(view, sink, self.pos, c.start)?;
                 }
                 self.pos = c.end;
-                let watch = self.scan.watch.as_slice()[usize::from(c.watch)];
+                let watch = self.scan.watch.as_slice()[usize::from(c.route.watch())];
                 // Forget the committed candidate before closing: if the region fails to parse,
                 // the next call goes on from `pos` like the reference, not from the stale match.
                 self.restart_scan();
@@ -259,7 +354,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         self.opened = true;
                         sink.open(
                             watch.field,
-                            usize::from(c.branch),
+                            usize::from(c.route.branch()),
                             view,
                             (c.start - self.base, c.end - self.base),
                             self.before,
@@ -284,7 +379,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         if had_content {
                             sink.close_delimiter(
                                 watch.field,
-                                usize::from(c.branch),
+                                usize::from(c.route.branch()),
                                 view,
                                 (c.start - self.base, c.end - self.base),
                                 self.before,
@@ -324,6 +419,9 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 self.accumulate(view, sink, self.pos, hold)?;
                 self.pos = hold;
             }
+            if let Some(memo) = self.memo.as_mut() {
+                memo.trim(self.pos);
+            }
             if end - hold > self.hold_limit {
                 return Err(Stop::Route(RouteError::HoldOverflow {
                     offset: self.output_offset(hold),
@@ -335,11 +433,34 @@ impl<R: Routes, const W: usize> Core<R, W> {
         }
     }
 
+    /// Drops every walk (their memo cells are abandoned) and the memo's checkpoints before
+    /// `pos`, where no walk can be any more.
+    fn drop_walks(&mut self) {
+        if let Some(memo) = self.memo.as_mut() {
+            for w in self.scan.walks.as_slice() {
+                if w.group != NO_GROUP {
+                    memo.abandon(w.group);
+                }
+            }
+            memo.trim(self.pos);
+        }
+        self.scan.walks.clear();
+    }
+
+    /// Turns the memo on or off (tests compare the two; it never changes a result).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn set_memo(&mut self, on: bool) {
+        for w in self.scan.walks.as_mut_slice() {
+            w.group = NO_GROUP;
+        }
+        self.memo = if on { new_memo(true) } else { None };
+    }
+
     /// A fresh scan from `pos` with the same watch list.
     fn restart_scan(&mut self) {
+        self.drop_walks();
         let scan = &mut self.scan;
         scan.next = self.pos;
-        scan.walks.clear();
         for slot in scan.preferred.as_mut_slice() {
             *slot = None;
         }
@@ -353,6 +474,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// The watch list for the current region (reference `_watchlist`, compiled into the
     /// tables), and a fresh scan.
     fn reset_scan(&mut self) -> Result<(), RouteError> {
+        self.drop_walks();
         let routes = &self.routes;
         let scan = &mut self.scan;
         scan.watch.clear();
@@ -381,7 +503,6 @@ impl<R: Routes, const W: usize> Core<R, W> {
         });
         scan.first = first;
         scan.next = self.pos;
-        scan.walks.clear();
         scan.preferred.clear();
         for _ in 0..scan.watch.as_slice().len() {
             // Same capacity as `watch`: fits.
@@ -434,7 +555,10 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if la != lb {
             return la > lb;
         }
-        let (wa, wb) = (self.watch_of(a.watch), self.watch_of(b.watch));
+        let (wa, wb) = (
+            self.watch_of(a.route.watch()),
+            self.watch_of(b.route.watch()),
+        );
         if wa.kind != wb.kind {
             return wa.kind == DelimiterKind::Open;
         }
@@ -449,12 +573,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             .scan
             .preferred
             .as_mut_slice()
-            .get_mut(usize::from(c.watch))
+            .get_mut(usize::from(c.route.watch()))
         else {
             return;
         };
         if let Some(p) = slot {
-            if (p.start, p.branch) <= (c.start, c.branch) {
+            if (p.start, p.route.branch()) <= (c.start, c.route.branch()) {
                 return;
             }
         }
@@ -640,24 +764,61 @@ impl<R: Routes, const W: usize> Core<R, W> {
         if can_start && self.scan.first.contains(byte) {
             self.start_walks(view, p, byte)?;
         }
+        let checkpoint = self.memo.as_ref().is_some_and(|m| m.at_checkpoint(p));
         // Walks are stepped in place: survivors are compacted to the front, deduplicated.
         let n = self.scan.walks.as_slice().len();
+        let indexed = self.dedup.begin(n);
         let mut write = 0;
+        let mut registered = 0;
         for i in 0..n {
-            let w = self.scan.walks.as_slice()[i];
-            match self.step_walk(view, w, p, byte) {
-                Step::Live(w) => {
-                    let has_lookahead = self.lookahead(w.watch, w.branch).is_some();
-                    write = keep_dedup(self.scan.walks.as_mut_slice(), write, w, has_lookahead);
+            let mut w = self.scan.walks.as_slice()[i];
+            let mut done = None;
+            if checkpoint {
+                // At most twice: a walk told that its main part reports no further match may
+                // go on in its look-ahead, whose own cell is then looked up.
+                for _ in 0..2 {
+                    match self.visit(view, w, p, &mut registered) {
+                        Visit::Go(next) => {
+                            let again = next.look() && !w.look();
+                            w = next;
+                            if !again {
+                                break;
+                            }
+                        }
+                        Visit::Done(d) => {
+                            done = Some(d);
+                            break;
+                        }
+                    }
                 }
-                Step::Done(Some(c)) => self.offer(c),
-                Step::Done(None) => {}
+            }
+            let step = match done {
+                Some(d) => d,
+                None => {
+                    let (step, reported) = self.step_walk(view, w, p, byte);
+                    self.settle(&w, step, reported)
+                }
+            };
+            match step {
+                Step::Live(w) => write = self.keep(write, w, indexed),
+                Step::Done { cand, .. } => {
+                    if let Some(c) = cand {
+                        self.offer(c);
+                    }
+                }
             }
         }
         self.scan.walks.truncate(write);
         if let Some(best) = self.scan.best {
             // Walks that start after the best candidate can no longer matter.
-            self.scan.walks.retain(|w| w.start <= best.start);
+            let memo = &mut self.memo;
+            self.scan.walks.retain(|w| {
+                let keep = w.start <= best.start;
+                if !keep {
+                    abandon(memo, w);
+                }
+                keep
+            });
         }
         Ok(())
     }
@@ -676,8 +837,8 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 let dfa = self.routes.main_dfa(w.field, w.kind, bi);
                 if let Some(state) = self.start_at(dfa, view, p, look_behind, &mut slot) {
                     let walk = Walk {
-                        watch: wi as u16,
-                        branch: bi as u16,
+                        route: Route::new(wi, bi),
+                        group: NO_GROUP,
                         start: p,
                         phase: Phase::Main {
                             state,
@@ -696,11 +857,13 @@ impl<R: Routes, const W: usize> Core<R, W> {
         Ok(())
     }
 
+    /// Steps `w` over the byte at `p`. Also says whether its main part reported a match here
+    /// (for the memo: see `settle`).
     #[inline(always)]
-    fn step_walk(&self, view: &str, w: Walk, p: usize, byte: u8) -> Step {
+    fn step_walk(&self, view: &str, w: Walk, p: usize, byte: u8) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let dfa = self.main_dfa(w.watch, w.branch);
+                let dfa = self.main_dfa(w.watch(), w.branch());
                 let next = dfa.next_state(state, byte);
                 let matched = dfa.is_match_state(next);
                 let last_match = if matched {
@@ -711,10 +874,10 @@ impl<R: Routes, const W: usize> Core<R, W> {
                 // A match reported here from a state where no continuation can report another
                 // is final now (one byte earlier than the dead state would tell).
                 let dead = dfa.is_dead_state(next) || (matched && dfa.edge(next) & EDGE_REACH == 0);
-                if dead {
+                let step = if dead {
                     match last_match {
                         Some(e) => self.main_matched(view, w, e, p + 1),
-                        None => Step::Done(None),
+                        None => Step::NONE,
                     }
                 } else {
                     Step::Live(Walk {
@@ -724,24 +887,19 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         },
                         ..w
                     })
-                }
+                };
+                (step, matched)
             }
             Phase::Look { state, main_end } => {
                 // Walks in this phase belong to a branch with a look-ahead.
-                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
-                    return Step::Done(None);
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
+                    return (Step::NONE, false);
                 };
                 let next = dfa.next_state(state, byte);
-                let cand = Candidate {
-                    watch: w.watch,
-                    branch: w.branch,
-                    start: w.start,
-                    end: main_end,
-                };
-                if dfa.is_match_state(next) {
-                    Step::Done(if negated { None } else { Some(cand) })
+                let step = if dfa.is_match_state(next) {
+                    self.look_done(w, main_end, !negated)
                 } else if dfa.is_dead_state(next) {
-                    Step::Done(if negated { Some(cand) } else { None })
+                    self.look_done(w, main_end, negated)
                 } else {
                     Step::Live(Walk {
                         phase: Phase::Look {
@@ -750,8 +908,21 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         },
                         ..w
                     })
-                }
+                };
+                (step, false)
             }
+        }
+    }
+
+    /// The end of a walk in its look-ahead: its candidate if `produced`.
+    fn look_done(&self, w: Walk, main_end: usize, produced: bool) -> Step {
+        Step::Done {
+            cand: produced.then_some(Candidate {
+                route: w.route,
+                start: w.start,
+                end: main_end,
+            }),
+            end: Some(main_end),
         }
     }
 
@@ -759,24 +930,18 @@ impl<R: Routes, const W: usize> Core<R, W> {
     /// been seen. Without a look-ahead that is a candidate; with one, walk the look-ahead over
     /// the seen bytes.
     fn main_matched(&self, view: &str, w: Walk, e: usize, scanned: usize) -> Step {
-        let cand = Candidate {
-            watch: w.watch,
-            branch: w.branch,
-            start: w.start,
-            end: e,
-        };
-        let Some((_, dfa)) = self.lookahead(w.watch, w.branch) else {
-            return Step::Done(Some(cand));
+        let Some((_, dfa)) = self.lookahead(w.watch(), w.branch()) else {
+            return self.look_done(w, e, true);
         };
         let Some(state) = self.start_at(dfa, view, e, self.look_behind(view, e), &mut None) else {
-            return Step::Done(None);
+            return self.look_done(w, e, false);
         };
         let mut lw = Walk {
             phase: Phase::Look { state, main_end: e },
             ..w
         };
         for q in e..scanned {
-            match self.step_walk(view, lw, q, self.byte_at(view, q)) {
+            match self.step_walk(view, lw, q, self.byte_at(view, q)).0 {
                 Step::Live(next) => lw = next,
                 done => return done,
             }
@@ -792,25 +957,31 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let mut write = 0;
         for i in 0..n {
             let w = self.scan.walks.as_slice()[i];
-            match self.edge_walk(view, w, end) {
+            let (step, reported) = self.edge_walk(view, w, end);
+            match self.settle(&w, step, reported) {
                 Step::Live(w) => {
                     self.scan.walks.as_mut_slice()[write] = w;
                     write += 1;
                 }
-                Step::Done(Some(c)) => self.offer(c),
-                Step::Done(None) => {}
+                Step::Done { cand, .. } => {
+                    if let Some(c) = cand {
+                        self.offer(c);
+                    }
+                }
             }
         }
         self.scan.walks.truncate(write);
         Ok(())
     }
 
-    fn edge_walk(&self, view: &str, w: Walk, end: usize) -> Step {
+    /// `w` at the end of the buffer: settled when its outcome no longer depends on what
+    /// follows. Also says whether a match is reported here (a certain match at the edge).
+    fn edge_walk(&self, view: &str, w: Walk, end: usize) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let facts = self.main_dfa(w.watch, w.branch).edge(state);
+                let facts = self.main_dfa(w.watch(), w.branch()).edge(state);
                 if facts & EDGE_GROW != 0 {
-                    Step::Live(w)
+                    (Step::Live(w), false)
                 } else if facts & EDGE_SURE != 0 {
                     let e = if facts & EDGE_DELAYED != 0 {
                         self.char_start_before(view, end)
@@ -818,39 +989,34 @@ impl<R: Routes, const W: usize> Core<R, W> {
                         end
                     };
                     match self.main_matched(view, w, e, end) {
-                        Step::Live(lw) => self.edge_walk(view, lw, end),
-                        done => done,
+                        Step::Live(lw) => (self.edge_walk(view, lw, end).0, true),
+                        done => (done, true),
                     }
                 } else if facts & EDGE_REACH != 0 {
-                    Step::Live(w)
+                    (Step::Live(w), false)
                 } else {
                     match last_match {
                         Some(e) => match self.main_matched(view, w, e, end) {
                             Step::Live(lw) => self.edge_walk(view, lw, end),
-                            done => done,
+                            done => (done, false),
                         },
-                        None => Step::Done(None),
+                        None => (Step::NONE, false),
                     }
                 }
             }
             Phase::Look { state, main_end } => {
-                let Some((negated, dfa)) = self.lookahead(w.watch, w.branch) else {
-                    return Step::Done(None);
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
+                    return (Step::NONE, false);
                 };
                 let facts = dfa.edge(state);
-                let cand = Candidate {
-                    watch: w.watch,
-                    branch: w.branch,
-                    start: w.start,
-                    end: main_end,
-                };
-                if facts & EDGE_SURE != 0 {
-                    Step::Done(if negated { None } else { Some(cand) })
+                let step = if facts & EDGE_SURE != 0 {
+                    self.look_done(w, main_end, !negated)
                 } else if facts & EDGE_REACH != 0 {
                     Step::Live(w)
                 } else {
-                    Step::Done(if negated { Some(cand) } else { None })
-                }
+                    self.look_done(w, main_end, negated)
+                };
+                (step, false)
             }
         }
     }
@@ -863,41 +1029,173 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let n = self.scan.walks.as_slice().len();
         for i in 0..n {
             let w = self.scan.walks.as_slice()[i];
-            if let Some(c) = self.eoi_walk(view, w, end) {
+            let (step, reported) = self.eoi_walk(view, w, end);
+            if let Step::Done { cand: Some(c), .. } = self.settle(&w, step, reported) {
                 self.offer(c);
             }
         }
         self.scan.walks.clear();
     }
 
-    fn eoi_walk(&self, view: &str, w: Walk, end: usize) -> Option<Candidate> {
+    /// `w` at the end of output: always [`Step::Done`].
+    fn eoi_walk(&self, view: &str, w: Walk, end: usize) -> (Step, bool) {
         match w.phase {
             Phase::Main { state, last_match } => {
-                let dfa = self.main_dfa(w.watch, w.branch);
+                let dfa = self.main_dfa(w.watch(), w.branch());
                 let eoi = dfa.next_eoi_state(state);
-                let last_match = if dfa.is_match_state(eoi) {
+                let matched = dfa.is_match_state(eoi);
+                let last_match = if matched {
                     Some(self.match_end(dfa, eoi, view, end))
                 } else {
                     last_match
                 };
-                let e = last_match?;
+                let Some(e) = last_match else {
+                    return (Step::NONE, false);
+                };
                 match self.main_matched(view, w, e, end) {
-                    Step::Live(lw) => self.eoi_walk(view, lw, end),
-                    Step::Done(c) => c,
+                    Step::Live(lw) => (self.eoi_walk(view, lw, end).0, matched),
+                    done => (done, matched),
                 }
             }
             Phase::Look { state, main_end } => {
-                let (negated, dfa) = self.lookahead(w.watch, w.branch)?;
-                let matched = dfa.is_match_state(dfa.next_eoi_state(state));
-                let cand = Candidate {
-                    watch: w.watch,
-                    branch: w.branch,
-                    start: w.start,
-                    end: main_end,
+                let Some((negated, dfa)) = self.lookahead(w.watch(), w.branch()) else {
+                    return (Step::NONE, false);
                 };
-                (matched != negated).then_some(cand)
+                let matched = dfa.is_match_state(dfa.next_eoi_state(state));
+                (self.look_done(w, main_end, matched != negated), false)
             }
         }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // The outcome memo (alloc API; `memo.rs`) and the deduplication of walks.
+
+    /// The memo's key for `w`.
+    fn memo_key(&self, w: &Walk) -> Key {
+        let watch = self.watch_of(w.watch());
+        let (look, state) = match w.phase {
+            Phase::Main { state, .. } => (false, state),
+            Phase::Look { state, .. } => (true, state),
+        };
+        Key {
+            field: watch.field as u32,
+            close: watch.kind == DelimiterKind::Close,
+            branch: w.branch(),
+            look,
+            state,
+        }
+    }
+
+    /// `w` at checkpoint `p`, before it reads the byte there: it ends with a settled cell's
+    /// outcome, or goes on (having registered a cell for its own outcome, if fewer than
+    /// [`MEMO_CELLS_PER_CHECKPOINT`] walks did at `p` so far: `registered`).
+    fn visit(&mut self, view: &str, w: Walk, p: usize, registered: &mut usize) -> Visit {
+        let key = self.memo_key(&w);
+        let Some(memo) = self.memo.as_mut() else {
+            return Visit::Go(w);
+        };
+        let Some(future) = memo.lookup(key, p) else {
+            let mut w = w;
+            if *registered < MEMO_CELLS_PER_CHECKPOINT {
+                *registered += 1;
+                memo.register(&mut w.group, key, p);
+            }
+            return Visit::Go(w);
+        };
+        match (future, w.phase) {
+            (Future::Verdict(produced), Phase::Look { main_end, .. }) => {
+                let done = self.look_done(w, main_end, produced);
+                Visit::Done(self.settle(&w, done, false))
+            }
+            (Future::Match { end, produced }, Phase::Main { .. }) => {
+                let done = self.look_done(w, end, produced);
+                Visit::Done(self.settle(&w, done, true))
+            }
+            (Future::NoMatch, Phase::Main { last_match, .. }) => {
+                // No further match: the walk ends with the one it has, as if its DFA died here.
+                let step = match last_match {
+                    Some(e) => self.main_matched(view, w, e, p),
+                    None => Step::NONE,
+                };
+                match self.settle(&w, step, false) {
+                    Step::Live(next) => Visit::Go(next),
+                    done => Visit::Done(done),
+                }
+            }
+            // A key's phase is the walk's: not reached.
+            _ => Visit::Go(w),
+        }
+    }
+
+    /// Tells the memo what a step did to `before`'s cells: a match reported (`reported`), the
+    /// move from the main part to the look-ahead, or the end of the walk.
+    #[inline]
+    fn settle(&mut self, before: &Walk, step: Step, reported: bool) -> Step {
+        if before.group == NO_GROUP {
+            return step;
+        }
+        let Some(memo) = self.memo.as_mut() else {
+            return step;
+        };
+        if reported && !before.look() {
+            memo.reported(before.group);
+        }
+        match step {
+            Step::Live(w) => {
+                if let (false, Phase::Look { main_end, .. }) = (before.look(), w.phase) {
+                    memo.entered_look(before.group, main_end);
+                }
+            }
+            Step::Done { cand, end } => memo.finish(before.group, cand.is_some(), end),
+        }
+        step
+    }
+
+    /// Keeps `w` (a walk that stays live) in `walks[..kept]`, unless a kept walk has the same
+    /// future (same branch, phase and DFA state; see [`same_future`]): only the leftmost of
+    /// such walks is kept, and the memo merges their cells. Returns the new count.
+    ///
+    /// A main walk with a recorded match and one without are kept apart: if the future brings
+    /// no match, only the former has one. In a branch with a trailing look-ahead the recorded
+    /// match end itself matters (the look-ahead is checked from it), so such walks merge only
+    /// when it is equal, up to [`LOOKAHEAD_WALKS_PER_STATE`] per state; past that they merge
+    /// into the leftmost (its match end is then used for all), which bounds the cost on
+    /// patterns like `[ab](?:c[^d]*d)?(?=cx)` over long inputs.
+    ///
+    /// `walks[..kept]` are the walks kept so far; `w` comes from a later index, so
+    /// `walks[kept]` is free to take it. With `indexed` (many walks, alloc API) the kept walks
+    /// are found through the dedup index in constant time, else by a scan of the kept ones.
+    fn keep(&mut self, kept: usize, w: Walk, indexed: bool) -> usize {
+        let lookahead = self.lookahead(w.watch(), w.branch()).is_some();
+        let target = if indexed {
+            self.dedup
+                .target(self.scan.walks.as_slice(), kept, &w, lookahead)
+        } else {
+            dedup_target(&self.scan.walks.as_slice()[..kept], &w, lookahead)
+        };
+        let list = self.scan.walks.as_mut_slice();
+        let Some(i) = target else {
+            list[kept] = w;
+            return kept + 1;
+        };
+        let (mut survivor, loser) = if w.start < list[i].start {
+            (w, list[i])
+        } else {
+            (list[i], w)
+        };
+        if let Some(memo) = self.memo.as_mut() {
+            let survivor_match = survivor.last_match();
+            memo.merge(
+                &mut survivor.group,
+                loser.group,
+                loser.look(),
+                loser.last_match(),
+                survivor_match,
+                lookahead,
+            );
+        }
+        list[i] = survivor;
+        kept
     }
 
     // ----------------------------------------------------------------------------------------
@@ -966,62 +1264,227 @@ impl<R: Routes, const W: usize> Core<R, W> {
 /// before they are merged anyway (keeps the walk list bounded; see `keep_dedup`).
 const LOOKAHEAD_WALKS_PER_STATE: usize = 16;
 
-/// Keeps only the leftmost of walks with the same future (same branch, phase and DFA state).
-/// A main walk with a recorded match and one without are kept apart: if the future brings no
-/// match, only the former has one. In a branch with a trailing look-ahead the recorded match end
-/// itself matters (the look-ahead is checked from it), so such walks merge only when it is
-/// equal, up to [`LOOKAHEAD_WALKS_PER_STATE`] per state; past that they merge into the leftmost
-/// (its match end is then used for all), which bounds the cost on patterns like
-/// `[ab](?:c[^d]*d)?(?=cx)` over long inputs.
-///
-/// `list[..kept]` are the walks kept so far; `w` comes from a later index, so `list[kept]` is
-/// free to take it. Returns the new count.
-fn keep_dedup(list: &mut [Walk], kept: usize, w: Walk, has_lookahead: bool) -> usize {
-    let same_state = |a: &Walk| {
-        a.watch == w.watch
-            && a.branch == w.branch
-            && match (a.phase, w.phase) {
-                (
-                    Phase::Main {
-                        state: s1,
-                        last_match: m1,
-                    },
-                    Phase::Main {
-                        state: s2,
-                        last_match: m2,
-                    },
-                ) => s1 == s2 && m1.is_some() == m2.is_some(),
-                (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
-                _ => false,
-            }
-    };
-    let same_end = |a: &Walk| match (a.phase, w.phase) {
-        (Phase::Main { last_match: m1, .. }, Phase::Main { last_match: m2, .. }) => m1 == m2,
-        _ => true,
-    };
-    let front = &list[..kept];
-    let target = if has_lookahead {
-        let exact = front.iter().position(|a| same_state(a) && same_end(a));
-        exact.or_else(|| {
-            let mut alike = front.iter().enumerate().filter(|(_, a)| same_state(a));
-            let first = alike.next().map(|(i, _)| i);
-            (alike.count() + 1 >= LOOKAHEAD_WALKS_PER_STATE)
-                .then_some(first)
-                .flatten()
-        })
-    } else {
-        front.iter().position(same_state)
-    };
-    match target {
-        Some(i) => {
-            if w.start < list[i].start {
-                list[i] = w;
-            }
-            kept
+/// Whether `a` and `b` have the same future: same delimiter branch, phase and DFA state, and,
+/// for walks in the main part, both with or both without a recorded match.
+#[inline]
+fn same_future(a: &Walk, b: &Walk) -> bool {
+    a.route == b.route
+        && match (a.phase, b.phase) {
+            (
+                Phase::Main {
+                    state: s1,
+                    last_match: m1,
+                },
+                Phase::Main {
+                    state: s2,
+                    last_match: m2,
+                },
+            ) => s1 == s2 && m1.is_some() == m2.is_some(),
+            (Phase::Look { state: s1, .. }, Phase::Look { state: s2, .. }) => s1 == s2,
+            _ => false,
         }
-        None => {
-            list[kept] = w;
-            kept + 1
+}
+
+/// The kept walk `w` merges into, by a scan of `front` (see `Core::keep`).
+fn dedup_target(front: &[Walk], w: &Walk, lookahead: bool) -> Option<usize> {
+    if !lookahead {
+        return front.iter().position(|a| same_future(a, w));
+    }
+    let exact = front
+        .iter()
+        .position(|a| same_future(a, w) && a.last_match() == w.last_match());
+    exact.or_else(|| {
+        let mut alike = front.iter().enumerate().filter(|(_, a)| same_future(a, w));
+        let first = alike.next().map(|(i, _)| i);
+        (alike.count() + 1 >= LOOKAHEAD_WALKS_PER_STATE)
+            .then_some(first)
+            .flatten()
+    })
+}
+
+/// The memo of a router with growable storage (alloc API); none without a heap.
+fn new_memo(heap: bool) -> Option<Memo> {
+    #[cfg(feature = "alloc")]
+    if heap {
+        return Some(Memo::new(MEMO_SHIFT));
+    }
+    let _ = heap;
+    None
+}
+
+/// Walk lists longer than this are deduplicated through the index ([`Dedup`]) rather than by
+/// a scan of the kept walks (which costs the square of their number per byte: a counted
+/// repetition such as `a{10000}` keeps one walk per count live).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+const DEDUP_SCAN_MAX: usize = 16;
+
+/// The dedup index (alloc API): the kept walks of one step by future, in an open-addressing
+/// table that a generation stamp empties in constant time, so a step costs O(walks) however
+/// many there are (at most the DFA's states per branch, after deduplication). Without a heap
+/// the walk list is short (its capacity), and the scan is used.
+#[derive(Debug)]
+struct Dedup {
+    /// The table (`None` without a heap), boxed: a router carries one pointer for it.
+    #[cfg(feature = "alloc")]
+    index: Option<alloc::boxed::Box<DedupTable>>,
+}
+
+/// The table of [`Dedup`] and the stamp of its current step.
+#[cfg(feature = "alloc")]
+#[derive(Debug)]
+struct DedupTable {
+    table: alloc::vec::Vec<Slot>,
+    stamp: u32,
+}
+
+/// One entry of the dedup index: a future (`EXACT` set in `index`: and a recorded match end)
+/// and the first kept walk with it, checked against that walk (`print` is a fingerprint of the
+/// key, to skip most other entries without reading the walk list); for a future, how many
+/// kept walks have it.
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    stamp: u32,
+    print: u32,
+    index: u32,
+    count: u32,
+}
+
+/// In [`Slot::index`]: the entry is an exact one (future and match end).
+#[cfg(feature = "alloc")]
+const EXACT: u32 = 1 << 31;
+
+impl Dedup {
+    fn new(heap: bool) -> Self {
+        let _ = heap;
+        Self {
+            #[cfg(feature = "alloc")]
+            index: heap.then(|| {
+                alloc::boxed::Box::new(DedupTable {
+                    table: alloc::vec::Vec::new(),
+                    stamp: 0,
+                })
+            }),
         }
     }
+
+    /// Starts a step over `n` walks; whether the index is used for it.
+    #[inline]
+    fn begin(&mut self, n: usize) -> bool {
+        #[cfg(feature = "alloc")]
+        if let (Some(d), true) = (self.index.as_mut(), n > DEDUP_SCAN_MAX) {
+            let size = (n * 4).next_power_of_two();
+            if d.table.len() < size {
+                d.table = alloc::vec![Slot::default(); size];
+                d.stamp = 0;
+            }
+            d.stamp = d.stamp.wrapping_add(1);
+            if d.stamp == 0 {
+                d.table.fill(Slot::default());
+                d.stamp = 1;
+            }
+            return true;
+        }
+        let _ = n;
+        false
+    }
+
+    /// The kept walk `w` merges into (as `dedup_target` would find it), or `None`, and then
+    /// `w` is recorded as kept at index `kept`. Only after [`Self::begin`] returned `true`.
+    #[cfg(feature = "alloc")]
+    fn target(&mut self, list: &[Walk], kept: usize, w: &Walk, lookahead: bool) -> Option<usize> {
+        match self.index.as_mut() {
+            Some(d) => d.target(list, kept, w, lookahead),
+            None => dedup_target(&list[..kept], w, lookahead),
+        }
+    }
+
+    #[cfg(not(feature = "alloc"))]
+    fn target(&mut self, _: &[Walk], _: usize, _: &Walk, _: bool) -> Option<usize> {
+        None
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl DedupTable {
+    fn target(&mut self, list: &[Walk], kept: usize, w: &Walk, lookahead: bool) -> Option<usize> {
+        let (state, look) = match w.phase {
+            Phase::Main { state, .. } => (state, false),
+            Phase::Look { state, .. } => (state, true),
+        };
+        let k1 = (u64::from(w.route.0) << 32) | u64::from(state.as_u32());
+        let k2 = u64::from(look) | (u64::from(w.last_match().is_some()) << 1);
+        let future = hash(k1, k2);
+        if lookahead {
+            let m = w.last_match().map_or(0, |m| m as u64 + 1);
+            let exact = hash(k1, k2 | 4 | (m << 3));
+            let same = |a: &Walk| same_future(a, w) && a.last_match() == w.last_match();
+            if let Some(i) = self.find(exact, EXACT, list, same) {
+                return Some((self.table[i].index & !EXACT) as usize);
+            }
+            match self.find(future, 0, list, |a| same_future(a, w)) {
+                Some(i) => {
+                    let slot = self.table[i];
+                    if slot.count as usize + 1 > LOOKAHEAD_WALKS_PER_STATE {
+                        return Some(slot.index as usize);
+                    }
+                    self.table[i].count += 1;
+                }
+                None => self.insert(future, kept as u32),
+            }
+            self.insert(exact, kept as u32 | EXACT);
+            return None;
+        }
+        match self.find(future, 0, list, |a| same_future(a, w)) {
+            Some(i) => Some(self.table[i].index as usize),
+            None => {
+                self.insert(future, kept as u32);
+                None
+            }
+        }
+    }
+
+    /// The slot of this step whose entry is of `kind` (`EXACT` or 0) and whose walk `is`
+    /// the one looked for.
+    fn find(&self, h: u64, kind: u32, list: &[Walk], is: impl Fn(&Walk) -> bool) -> Option<usize> {
+        let mask = self.table.len() - 1;
+        let print = h as u32;
+        let mut i = (h >> 32) as usize & mask;
+        loop {
+            let slot = &self.table[i];
+            if slot.stamp != self.stamp {
+                return None;
+            }
+            if slot.print == print
+                && slot.index & EXACT == kind
+                && is(&list[(slot.index & !EXACT) as usize])
+            {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn insert(&mut self, h: u64, index: u32) {
+        let mask = self.table.len() - 1;
+        let mut i = (h >> 32) as usize & mask;
+        while self.table[i].stamp == self.stamp {
+            i = (i + 1) & mask;
+        }
+        self.table[i] = Slot {
+            stamp: self.stamp,
+            print: h as u32,
+            index,
+            count: 1,
+        };
+    }
+}
+
+/// A hash of a dedup key.
+#[cfg(feature = "alloc")]
+fn hash(k1: u64, k2: u64) -> u64 {
+    (k1 ^ k2.rotate_left(29))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(17)
+        .wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }

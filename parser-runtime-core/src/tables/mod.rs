@@ -238,20 +238,76 @@ pub struct StartAnchor<S: Storage> {
     pub regex: S::Fancy,
 }
 
+/// Why the last start anchor in a prefix could not be found.
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnchorError {
+    /// The search ran past its time budget (`ParserOptions::start_anchor_budget`): a
+    /// `start_anchor_pattern` that backtracks (look-around, nested quantifiers) can take time
+    /// quadratic or worse in the prefix's length.
+    Budget {
+        /// The budget, in milliseconds.
+        millis: u64,
+    },
+    /// The regex engine gave up on one search (fancy-regex's backtracking limit).
+    Regex(String),
+}
+
+#[cfg(feature = "alloc")]
+impl core::fmt::Display for AnchorError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Budget { millis } => write!(
+                f,
+                "finding the last start anchor in the prefix took longer than its budget of \
+                 {millis} ms (ParserOptions::start_anchor_budget, rtpl --anchor-budget-ms)"
+            ),
+            Self::Regex(e) => write!(f, "finding the last start anchor in the prefix: {e}"),
+        }
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl StartAnchor<Owned> {
     /// The byte offset just past the last match of the anchor in `prefix` (non-overlapping
     /// matches, left to right), or 0 when the anchor does not occur: the reference then parses
-    /// the whole prefix (`truncate_past_last_anchor`).
-    pub fn last_end(&self, prefix: &str) -> usize {
+    /// the whole prefix (`truncate_past_last_anchor`). No time budget; see
+    /// [`Self::last_end_within`].
+    ///
+    /// Errors: [`AnchorError::Regex`] when the regex engine gives up on a search.
+    pub fn last_end(&self, prefix: &str) -> Result<usize, AnchorError> {
+        self.last_end_within(prefix, None)
+    }
+
+    /// [`Self::last_end`], stopping with [`AnchorError::Budget`] once the search has taken
+    /// longer than `budget` (checked after each match; one search is bounded by fancy-regex's
+    /// backtracking limit, or is linear for a pattern without look-around). Literal anchors
+    /// and patterns without look-around or backreferences run on the regex crate's automata
+    /// and take milliseconds on megabytes; a backtracking pattern can take time quadratic in
+    /// the prefix (`a(?=.*z)`: each `a` scans to the end), which the budget bounds. Without
+    /// the `std` feature there is no clock and `budget` is ignored.
+    pub fn last_end_within(
+        &self,
+        prefix: &str,
+        budget: Option<core::time::Duration>,
+    ) -> Result<usize, AnchorError> {
+        #[cfg(feature = "std")]
+        let started = budget.map(|b| (std::time::Instant::now(), b));
+        #[cfg(not(feature = "std"))]
+        let _ = budget;
         let mut last = 0;
         for m in self.regex.find_iter(prefix) {
-            match m {
-                Ok(m) => last = m.end(),
-                Err(_) => break,
+            last = m.map_err(|e| AnchorError::Regex(e.to_string()))?.end();
+            #[cfg(feature = "std")]
+            if let Some((at, b)) = started {
+                if at.elapsed() > b {
+                    return Err(AnchorError::Budget {
+                        millis: b.as_millis().try_into().unwrap_or(u64::MAX),
+                    });
+                }
             }
         }
-        last
+        Ok(last)
     }
 }
 
