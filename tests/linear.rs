@@ -197,12 +197,13 @@ fn gemma4_string_delimiters() {
     );
 }
 
-/// DeepSeek-R1: a run of `<｜end▁of▁sentence｜>` with no `</think>`, whose open
-/// `(?=[\s\S]*?</think>)` stays pending to the end (each close commit rescanned to the end:
-/// the former "cascade"), one-shot and in 16-byte chunks.
+/// DeepSeek-R1 as trl publishes it (`templates/upstream/deepseek-r1.json`; the vendored
+/// `deepseek-r1.json` no longer has this open): a run of `<｜end▁of▁sentence｜>` with no
+/// `</think>`, whose open `(?=[\s\S]*?</think>)` stays pending to the end (each close commit
+/// rescanned to the end: the former "cascade"), one-shot and in 16-byte chunks.
 #[test]
 fn deepseek_r1_repeated_end_of_sentence() {
-    let t = template("deepseek-r1");
+    let t = template("upstream/deepseek-r1");
     let make = |size| repeat("<｜end▁of▁sentence｜>", size);
     assert_linear("deepseek-r1 one-shot", small(1 << 20), make, |out| {
         parser_runtime::parse_response(&t, out, "", &[]).unwrap();
@@ -483,14 +484,16 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     out
 }
 
-/// Every vendored template parses about 1 MB and 4 MB (a sixteenth by default) of each kind
-/// of hostile output in linear time: repeated and cycled delimiters, near-misses, unclosed
-/// regions with long strings, and a mix.
+/// Every vendored template, and every published original in `templates/upstream/`, parses
+/// about 1 MB and 4 MB (a sixteenth by default) of each kind of hostile output in linear
+/// time: repeated and cycled delimiters, near-misses, unclosed regions with long strings, and
+/// a mix.
 #[test]
 fn vendored_templates_on_hostile_output() {
     let dir = workspace_root().join("templates");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
+    let mut names: Vec<_> = [dir.clone(), dir.join("upstream")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
         .filter_map(|e| {
             let path = e.unwrap().path();
             (path.extension()? == "json").then_some(path)
@@ -499,7 +502,11 @@ fn vendored_templates_on_hostile_output() {
     names.sort();
     assert!(names.len() >= 20, "{names:?}");
     for path in names {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = match path.parent() {
+            Some(p) if p.ends_with("upstream") => format!("upstream/{stem}"),
+            _ => stem,
+        };
         // `RTPL_LINEAR_ONLY=name` runs one template (to look at one failure).
         if std::env::var("RTPL_LINEAR_ONLY").is_ok_and(|only| only != name) {
             continue;
