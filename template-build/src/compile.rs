@@ -893,6 +893,34 @@ mod tests {
     }
 
     #[test]
+    fn prefilters_from_the_branch_dfa_equal_those_built_apart() {
+        // `compile_delimiter` takes a prefilter's first bytes from the branch DFA when the
+        // pattern has no leading repetition; `prefilter` builds a DFA of its own.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let model = model::load_str(&text).unwrap();
+            for field in &model.fields {
+                for spec in [&field.open, &field.close].into_iter().flatten() {
+                    let compiled = compile_delimiter(spec).unwrap();
+                    let pattern = spec.dfa_pattern();
+                    for (b, branch) in pattern.branches.iter().zip(compiled.branches.iter()) {
+                        let apart = prefilter(&b.main);
+                        assert_eq!(branch.prefilter, apart, "{}: {}", path.display(), b.main);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 50, "{compared}");
+    }
+
+    #[test]
     fn hostile_pattern_fails_fast() {
         let started = std::time::Instant::now();
         let err = dfa_table("(a|b)*a(a|b){40}").unwrap_err();
