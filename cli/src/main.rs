@@ -6,13 +6,17 @@
 //! rtpl stream (--template T | --model NAME) (--prefix STR | --prefix-file F) [--tools F] [--chunk-bytes N] [FILE|-]
 //! rtpl constrain (--template T | --model NAME) [--tools F] [--tool-choice auto|required|none|NAME]
 //!             [--response-format F] --vocab V [--special TEXT=ID]... [--eos TEXT]...
-//!             [--sample N] [--seed S] [--whitespace N]
+//!             [--sample N] [--seed S] [--whitespace N] [--token-cap N] [--max-states N]
+//!             [--max-automaton-mb N] [--max-work-mi N] [--max-schema-nodes N]
+//!             [--compile-budget-ms MS]
 //! rtpl check T...
 //! rtpl list
 //! rtpl run-cases [--merge-chunks] < cases.jsonl
 //! ```
 //! Exit codes: 0 success, 1 bad data (template, input, schema, parse failure), 2 usage, 3 the
-//! message breaks its contract (`--response-format`, `--strict-tools`).
+//! message breaks its contract (`--response-format`, `--strict-tools`; a `constrain` sample
+//! that breaks it), 4 a `constrain` sample was cut off by `--token-cap` (and none broke the
+//! contract).
 
 use std::borrow::Cow;
 use std::io::{BufRead, Read, Write};
@@ -24,7 +28,7 @@ use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictT
 use parser_runtime::{
     CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser, TransformLimit,
 };
-use rtpl::cases::run_case;
+use rtpl::cases::{case_error, check_case, run_case};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -151,6 +155,26 @@ struct ConstrainArgs {
     /// Most JSON whitespace bytes between JSON tokens (0: compact).
     #[arg(long, default_value_t = 0)]
     whitespace: usize,
+    /// Compile budget: most states of one table or of the whole machine (raise it for very
+    /// large tool sets or schemas).
+    #[arg(long, default_value_t = 200_000)]
+    max_states: usize,
+    /// Compile budget: most MiB regex-automata may use for one NFA or DFA under construction.
+    #[arg(long, default_value_t = 256)]
+    max_automaton_mb: usize,
+    /// Compile budget: most entries read while determinizing one pattern, in Mi (2^20).
+    #[arg(long, default_value_t = 16)]
+    max_work_mi: usize,
+    /// Compile budget: most regex nodes of one schema's language, before any automaton.
+    #[arg(long, default_value_t = constrain::json::MAX_HIR_NODES)]
+    max_schema_nodes: usize,
+    /// Compile budget: the longest compiling may take, in milliseconds (0: no bound).
+    #[arg(long, default_value_t = 10_000)]
+    compile_budget_ms: u64,
+    /// Most tokens of one sample; a sample that reaches it before it can end is reported as
+    /// `"cut_off": true` (exit 4 when no sample broke the contract).
+    #[arg(long, default_value_t = 4496, value_parser = clap::value_parser!(u64).range(1..))]
+    token_cap: u64,
 }
 
 /// A failure: message for stderr and exit code.
@@ -516,19 +540,37 @@ fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
     }
 }
 
+/// Runs the cases of stdin, one result line per case line. A line that is not UTF-8, not
+/// JSON, or not a case of the schema ([`check_case`]) gives a `CaseError` result naming the
+/// line (1-based) and the key, and the run goes on with the next line.
 fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
-    let stdin = std::io::stdin().lock();
+    let mut stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
-    for line in stdin.lines() {
-        let line = line.map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
+    let mut bytes = Vec::new();
+    let mut number = 0usize;
+    loop {
+        bytes.clear();
+        let read = stdin
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| Failure::data(format!("cannot read stdin: {e}")))?;
+        if read == 0 {
+            break;
         }
-        let result = match serde_json::from_str::<Value>(&line) {
-            Ok(case) => run_case(&case, merge),
-            Err(e) => {
-                json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")})
-            }
+        number += 1;
+        let error = |what: String| json!({"id": null, "ok": false, "error": format!("CaseError: line {number}: {what}")});
+        let result = match std::str::from_utf8(&bytes) {
+            Err(e) => error(format!(
+                "not UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            )),
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => match serde_json::from_str::<Value>(line) {
+                Err(e) => error(format!("invalid case JSON: {e}")),
+                Ok(case) => match check_case(&case) {
+                    Err(e) => case_error(&case, &format!("line {number}: {e}")),
+                    Ok(()) => run_case(&case, merge),
+                },
+            },
         };
         let text = serde_json::to_string(&result).map_err(write_failure)?;
         writeln!(out, "{text}").map_err(write_failure)?;
@@ -630,6 +672,12 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     };
     let mut options = Options::default();
     options.json.whitespace = args.whitespace;
+    options.json.max_nodes = args.max_schema_nodes;
+    options.limits.max_states = args.max_states;
+    options.limits.max_automaton_bytes = args.max_automaton_mb.saturating_mul(1 << 20);
+    options.limits.max_work = args.max_work_mi.saturating_mul(1 << 20);
+    options.time_budget = (args.compile_budget_ms > 0)
+        .then(|| std::time::Duration::from_millis(args.compile_budget_ms));
     let constraint =
         compile(&model, &request, &options).map_err(|e| Failure::data(format!("{name}: {e}")))?;
     let vocab = load_vocab(args)?;
@@ -650,15 +698,27 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
         Arc::new(constraint),
         Arc::new(constrain::index::VocabIndex::new(vocab)),
     );
-    let sampler =
-        constrain::sample::Sampler::new(&index, constrain::sample::SampleOptions::default());
+    let sample_options = constrain::sample::SampleOptions {
+        token_cap: usize::try_from(args.token_cap).unwrap_or(usize::MAX),
+        ..Default::default()
+    };
+    let sampler = constrain::sample::Sampler::new(&index, sample_options);
     let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(args.seed);
     let mut broken = false;
+    let mut cut_off = false;
     let mut out = std::io::stdout().lock();
     for _ in 0..args.sample {
         let sample = sampler.sample(&mut rng);
         let text = String::from_utf8_lossy(&sample.text).into_owned();
         let mut line = json!({"text": text, "tokens": sample.tokens.len()});
+        if sample.cut_off {
+            // A prefix of a valid output: nothing to check against the contract.
+            line["cut_off"] = json!(true);
+            cut_off = true;
+            serde_json::to_writer(&mut out, &line).map_err(write_failure)?;
+            writeln!(out).map_err(write_failure)?;
+            continue;
+        }
         if !sample.complete {
             line["incomplete"] = json!(true);
             broken = true;
@@ -682,6 +742,16 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
         return Err(Failure(
             "a sample broke the contract (see its line)".into(),
             3,
+        ));
+    }
+    if cut_off {
+        return Err(Failure(
+            format!(
+                "a sample was cut off at the token cap of {} tokens before it could end (not a \
+                 contract violation; raise --token-cap)",
+                args.token_cap
+            ),
+            4,
         ));
     }
     Ok(())

@@ -25,24 +25,96 @@ pub const DEAD: u32 = 0;
 /// The start state of every table.
 pub const START: u32 = 1;
 
-/// Size bounds for building one table.
+/// Size and time bounds for building tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Most states a table may have (after determinization).
+    /// Most states a table may have (after determinization): [`Budget::States`].
     pub max_states: usize,
     /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
     /// determinized; a quarter of it bounds the estimated heap of the position construction
-    /// (past it, regex-automata builds the pattern within at most 16 MiB).
+    /// (past it, regex-automata builds the pattern within at most 16 MiB):
+    /// [`Budget::AutomatonBytes`].
     pub max_automaton_bytes: usize,
+    /// Most follow entries and candidates the position construction may read while it
+    /// determinizes one pattern ([`Budget::Work`]; default 16 Mi, about 0.1 s of work).
+    /// Past it, regex-automata tries the pattern within 1 MiB.
+    pub max_work: usize,
+    /// When building must have ended ([`Budget::Time`]; `None`: no time bound). Set by
+    /// `template::compile` from `Options::time_budget`; checked once per state built, so it
+    /// is met within one state's work (regex-automata's own builds are bounded by
+    /// `max_automaton_bytes` instead).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Limits {
-    /// 200,000 states; 256 MiB per NFA or DFA under construction.
+    /// 200,000 states; 256 MiB per NFA or DFA under construction; 16 Mi entries of
+    /// determinization work; no deadline.
     fn default() -> Self {
         Self {
             max_states: 200_000,
             max_automaton_bytes: 256 << 20,
+            max_work: crate::positions::WORK_BUDGET,
+            deadline: None,
         }
+    }
+}
+
+impl Limits {
+    /// [`Budget::States`] when `states` passes [`Self::max_states`], [`Budget::Time`] past
+    /// the deadline.
+    pub(crate) fn check(&self, states: usize) -> Result<(), BuildError> {
+        if states > self.max_states {
+            return Err(BuildError::TooLarge {
+                budget: Budget::States,
+                what: format!("more than {} states", self.max_states),
+            });
+        }
+        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            return Err(BuildError::TooLarge {
+                budget: Budget::Time,
+                what: "building took longer than the time budget".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The budget a constraint's compile passed ([`BuildError::TooLarge`],
+/// `template::ConstrainError::budget`). Each can be raised: [`Limits`] and
+/// `template::Options`, or `rtpl constrain` flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Budget {
+    /// [`Limits::max_states`] (default 200,000; `rtpl constrain --max-states`).
+    States,
+    /// [`Limits::max_automaton_bytes`] (default 256 MiB; `--max-automaton-mb`).
+    AutomatonBytes,
+    /// [`Limits::max_work`] (default 16 Mi entries read while determinizing one pattern;
+    /// `rtpl constrain --max-work-mi`).
+    Work,
+    /// `json::JsonOptions::max_nodes`, the regex size of a schema's language before any
+    /// automaton is built (default 400,000 nodes; `--max-schema-nodes`).
+    SchemaNodes,
+    /// `template::Options::time_budget` (default 10 s; `--compile-budget-ms`).
+    Time,
+}
+
+impl Budget {
+    /// The option that sets it, as messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::States => "Limits::max_states",
+            Self::AutomatonBytes => "Limits::max_automaton_bytes",
+            Self::Work => "Limits::max_work",
+            Self::SchemaNodes => "JsonOptions::max_nodes",
+            Self::Time => "Options::time_budget",
+        }
+    }
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -50,13 +122,19 @@ impl Default for Limits {
 /// (about half a second of determinization on this machine).
 const FALLBACK_BYTES: usize = 16 << 20;
 
+/// Most NFA states of a pattern past the position construction's work budget that
+/// regex-automata is given (within [`FALLBACK_BYTES`]).
+const FALLBACK_WORK_NFA_STATES: usize = 10_000;
+
 /// A table that could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
     /// The automaton passed [`Limits`].
-    #[error("the automaton is too large: {what}")]
+    #[error("the automaton is too large: {what} (budget {budget})")]
     TooLarge {
-        /// Which limit, and the numbers.
+        /// Which budget.
+        budget: Budget,
+        /// The numbers.
         what: String,
     },
     /// regex-automata refused the pattern.
@@ -314,12 +392,7 @@ impl Table {
     }
 
     fn check_size(&self, limits: &Limits) -> Result<(), BuildError> {
-        if self.len() > limits.max_states {
-            return Err(BuildError::TooLarge {
-                what: format!("more than {} states", limits.max_states),
-            });
-        }
-        Ok(())
+        limits.check(self.len())
     }
 
     /// The language of `hir`, matched as a whole (anchored at both ends).
@@ -340,6 +413,49 @@ impl Table {
                     ..*limits
                 };
                 Self::from_hir_by_regex_automata(hir, &smaller)
+            }
+            // Past the work budget, regex-automata's determinizer meets the same large sets,
+            // and its time grows with their size, not with the DFA's: it gets the pattern only
+            // when its NFA is small (`x(?:[ab]?){3000}`: 6,000 states, 0.4 s), else the work
+            // budget is the error (`.{1000}` inside a JSON string took 40 s to fail there).
+            Err(crate::positions::Refusal::Work) => {
+                let smaller = Limits {
+                    max_automaton_bytes: limits.max_automaton_bytes.min(FALLBACK_BYTES),
+                    ..*limits
+                };
+                let work = |e: BuildError, nfa: Option<usize>| {
+                    match e {
+                    BuildError::TooLarge { .. } => BuildError::TooLarge {
+                        budget: Budget::Work,
+                        what: format!(
+                            "more than {} entries read while determinizing, and {}",
+                            limits.max_work,
+                            match nfa {
+                                Some(n) => format!(
+                                    "an NFA of {n} states, more than the {FALLBACK_WORK_NFA_STATES} \
+                                     regex-automata is given past that budget"
+                                ),
+                                None => format!(
+                                    "more than {} bytes for regex-automata",
+                                    smaller.max_automaton_bytes
+                                ),
+                            }
+                        ),
+                    },
+                    other => other,
+                }
+                };
+                let nfa = thompson_nfa(hir, &smaller).map_err(|e| work(e, None))?;
+                if nfa.states().len() > FALLBACK_WORK_NFA_STATES {
+                    let too_large = BuildError::TooLarge {
+                        budget: Budget::Work,
+                        what: String::new(),
+                    };
+                    return Err(work(too_large, Some(nfa.states().len())));
+                }
+                let dfa = dense_from_nfa(&nfa, &smaller, StartKind::Anchored)
+                    .map_err(|e| work(e, None))?;
+                Self::anchored(&dfa, &smaller)
             }
         }
     }
@@ -838,7 +954,10 @@ impl Table {
 fn too_large(e: &dyn std::fmt::Display) -> BuildError {
     let text = e.to_string();
     if text.contains("limit") {
-        BuildError::TooLarge { what: text }
+        BuildError::TooLarge {
+            budget: Budget::AutomatonBytes,
+            what: text,
+        }
     } else {
         BuildError::Regex(text)
     }
@@ -849,15 +968,18 @@ fn dense_dfa(
     limits: &Limits,
     start_kind: StartKind,
 ) -> Result<dense::DFA<Vec<u32>>, BuildError> {
-    let nfa = thompson::Compiler::new()
+    dense_from_nfa(&thompson_nfa(hir, limits)?, limits, start_kind)
+}
+
+fn thompson_nfa(hir: &Hir, limits: &Limits) -> Result<thompson::NFA, BuildError> {
+    thompson::Compiler::new()
         .configure(
             thompson::Config::new()
                 .nfa_size_limit(Some(limits.max_automaton_bytes))
                 .shrink(false),
         )
         .build_from_hir(hir)
-        .map_err(|e| too_large(&e))?;
-    dense_from_nfa(&nfa, limits, start_kind)
+        .map_err(|e| too_large(&e))
 }
 
 fn dense_from_nfa(

@@ -275,11 +275,7 @@ impl Machine {
                 };
                 trans[s * stride + c] = target;
             }
-            if sets.keys.len() > limits.max_states + 1 {
-                return Err(BuildError::TooLarge {
-                    what: format!("more than {} states", limits.max_states),
-                });
-            }
+            limits.check(sets.keys.len().saturating_sub(1))?;
             trans.resize(sets.keys.len() * stride, DEAD);
             s += 1;
         }

@@ -25,6 +25,7 @@
 //! generated there); when nothing is left (the recursion is needed) compiling fails with a
 //! [`CompileError`] naming the required property: no required property is ever dropped.
 
+use crate::dfa::Budget;
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition};
 use serde_json::{Map, Value};
 
@@ -40,6 +41,9 @@ pub struct JsonOptions {
     pub max_recursion: usize,
     /// Nesting levels of containers inside a value without a type (default 3).
     pub any_depth: usize,
+    /// Most regex-syntax nodes one schema's language may have, checked before pieces are
+    /// duplicated ([`Budget::SchemaNodes`]; default [`MAX_HIR_NODES`]).
+    pub max_nodes: usize,
 }
 
 impl Default for JsonOptions {
@@ -48,6 +52,7 @@ impl Default for JsonOptions {
             whitespace: 0,
             max_recursion: 3,
             any_depth: 3,
+            max_nodes: MAX_HIR_NODES,
         }
     }
 }
@@ -60,6 +65,8 @@ pub struct CompileError {
     pub pointer: String,
     /// Why.
     pub reason: String,
+    /// The budget it passed, when a budget ended it ([`Budget::SchemaNodes`]).
+    pub budget: Option<Budget>,
 }
 
 /// The byte that stands for "any JSON value" (a schema without a type) in a schema's HIR:
@@ -138,11 +145,7 @@ fn cached_reader(
             built
         }
     };
-    if table.len() > limits.max_states {
-        return Err(crate::dfa::BuildError::TooLarge {
-            what: format!("more than {} states", limits.max_states),
-        });
-    }
+    limits.check(table.len())?;
     Ok(table)
 }
 
@@ -153,6 +156,7 @@ fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {
         pointer: pointer.to_string(),
         reason: reason.into(),
+        budget: None,
     }
 }
 
@@ -323,8 +327,9 @@ fn encode_class(class: &ClassUnicode) -> Hir {
     alt(parts)
 }
 
-/// The most regex-syntax nodes one schema's language may have (checked before pieces are
-/// duplicated, so a schema cannot exhaust memory before the automaton limits apply).
+/// The default of [`JsonOptions::max_nodes`]: the most regex-syntax nodes one schema's
+/// language may have (checked before pieces are duplicated, so a schema cannot exhaust memory
+/// before the automaton limits apply).
 pub const MAX_HIR_NODES: usize = 400_000;
 
 /// The number of nodes of `hir`, counting at most to `cap`.
@@ -572,13 +577,14 @@ impl<'a> SchemaLanguage<'a> {
                     _ => false,
                 })
         };
-        let mut seen = Vec::new();
+        // A set, not a list: `{"enum": [100,000 strings]}` was quadratic here (over 40 s).
+        let mut seen = std::collections::HashSet::new();
         let mut parts = Vec::new();
         for v in values.into_iter().filter(|v| fits(v)) {
             let text = v.to_string();
             if !seen.contains(&text) {
                 parts.push(lit(&text));
-                seen.push(text);
+                seen.insert(text);
             }
         }
         if parts.is_empty() {
@@ -737,19 +743,25 @@ impl<'a> SchemaLanguage<'a> {
         cat(vec![lit(open), inside, lit(close)])
     }
 
-    /// Fails when writing `parts` `copies` times would pass [`MAX_HIR_NODES`] (nested arrays
-    /// double their item per level; an object of only optional members is quadratic).
+    /// Fails when writing `parts` `copies` times would pass [`JsonOptions::max_nodes`]
+    /// (nested arrays double their item per level; an object of only optional members is
+    /// quadratic).
     fn check_size(&self, parts: &[Hir], copies: usize, pointer: &str) -> Result<(), CompileError> {
-        let cap = MAX_HIR_NODES / copies.max(1);
+        let max = self.options.max_nodes;
+        let cap = max / copies.max(1);
         let total: usize = parts.iter().map(|h| hir_size(h, cap + 1)).sum();
         if total > cap {
-            return Err(err(
-                pointer,
-                format!(
-                    "the schema is too large to generate: more than {MAX_HIR_NODES} regex nodes \
-                     (nested arrays double their items per level)"
-                ),
-            ));
+            return Err(CompileError {
+                budget: Some(Budget::SchemaNodes),
+                ..err(
+                    pointer,
+                    format!(
+                        "the schema is too large to generate: more than {max} regex nodes \
+                         (nested arrays double their items per level; budget {})",
+                        Budget::SchemaNodes
+                    ),
+                )
+            });
         }
         Ok(())
     }

@@ -23,9 +23,12 @@
 //! it can (`(?:a?){n}`), and a repeated class of many UTF-8 sequences (`\p{L}+`) links each
 //! sequence's end to every sequence's start. Two budgets bound the work: the estimated heap
 //! of positions and follow entries (`limits.max_automaton_bytes / 4`) and the follow entries
-//! read while determinizing ([`WORK_BUDGET`]). Past either, [`Refusal::Budget`] sends the
-//! pattern to regex-automata, bounded to 16 MiB so that it fails within about a second; past `limits.max_states` states
-//! the construction fails with [`BuildError::TooLarge`].
+//! and candidates read while determinizing (`limits.max_work`). Past the first,
+//! [`Refusal::Budget`] sends the pattern to regex-automata, bounded to 16 MiB so that it fails
+//! within about a second; past the second, [`Refusal::Work`] sends it there bounded to 1 MiB
+//! (its determinizer is slower still on such sets: `.{1000}` inside a string took 40 s to fail
+//! at 16 MiB). Past `limits.max_states` states the construction fails with
+//! [`BuildError::TooLarge`].
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
@@ -37,15 +40,19 @@ use crate::dfa::{BuildError, Limits, Table, DEAD};
 pub(crate) enum Refusal {
     /// The pattern holds a look-around assertion: positions cannot express it.
     Look,
-    /// Past a work or memory budget: regex-automata may still build it.
+    /// Past the memory budget: regex-automata may still build it.
     Budget,
+    /// Past the work budget (`limits.max_work`): regex-automata may build it only if it is
+    /// small.
+    Work,
     /// Past the limits.
     Build(BuildError),
 }
 
-/// Most follow entries read while determinizing one pattern (about 0.1 s of work); schema
-/// languages read a few tens of thousands.
-const WORK_BUDGET: usize = 16 << 20;
+/// The default of `Limits::max_work`: most follow entries and candidates read while
+/// determinizing one pattern (about 0.1 s of work); schema languages read a few tens of
+/// thousands.
+pub const WORK_BUDGET: usize = 16 << 20;
 
 /// Estimated heap bytes of one position (its range, follow list header, follow-class entry),
 /// beside 4 bytes per follow entry.
@@ -311,6 +318,7 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
     let mut stamp: Vec<u32> = vec![u32::MAX; n];
     let mut events: Vec<(u16, u32)> = Vec::new();
     let mut active: Vec<u32> = Vec::new();
+    let mut slot: Vec<u32> = vec![0; n];
     let mut key: Vec<u32> = Vec::new();
     let mut work = 0usize;
     let mut s = 1usize;
@@ -321,8 +329,8 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
         events.clear();
         for &p in states[s].iter() {
             work += pos.follow[p as usize].len();
-            if work > WORK_BUDGET {
-                return Err(Refusal::Budget);
+            if work > limits.max_work {
+                return Err(Refusal::Work);
             }
             for &q in &pos.follow[p as usize] {
                 if stamp[q as usize] != s as u32 {
@@ -340,12 +348,17 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
         while c < stride {
             while e < events.len() && events[e].0 as usize == c {
                 let (_, q) = events[e];
+                // `slot[q]`: where `q` is in `active` (its start event comes before its
+                // end), so that removing it is constant time (a search of `active` made
+                // `.{1000}` inside a string quadratic in the candidates per state).
                 if q & END != 0 {
-                    let q = q & !END;
-                    if let Some(i) = active.iter().position(|&a| a == q) {
-                        active.swap_remove(i);
+                    let i = slot[(q & !END) as usize] as usize;
+                    active.swap_remove(i);
+                    if let Some(&moved) = active.get(i) {
+                        slot[moved as usize] = i as u32;
                     }
                 } else {
+                    slot[q as usize] = active.len() as u32;
                     active.push(q);
                 }
                 e += 1;
@@ -389,11 +402,7 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
             }
             c = until;
         }
-        if states.len() > limits.max_states + 1 {
-            return Err(Refusal::Build(BuildError::TooLarge {
-                what: format!("more than {} states", limits.max_states),
-            }));
-        }
+        limits.check(states.len() - 1).map_err(Refusal::Build)?;
         trans.resize(states.len() * stride, DEAD);
         s += 1;
     }

@@ -26,6 +26,12 @@ pub struct Sample {
     pub text: Vec<u8>,
     /// Whether it ended with EOS in an accepting state.
     pub complete: bool,
+    /// Whether it stopped at the token cap ([`SampleOptions::token_cap`]) before reaching an
+    /// end: the shortest way to an end was longer than the tokens left. Such a sample is cut
+    /// off, not wrong: its text is a prefix of a valid output, which the masks allowed token
+    /// by token. (An incomplete sample that is not cut off ran into a state with no allowed
+    /// token, or a vocabulary without EOS.)
+    pub cut_off: bool,
     /// Tokens of a planned (valid) text that the mask refused: always 0 unless masks are
     /// wrong.
     pub refused: usize,
@@ -42,6 +48,9 @@ pub struct SampleOptions {
     pub segment_bytes: usize,
     /// Most segments a plan visits before heading for the end of turn (default 12).
     pub max_segments: usize,
+    /// Most tokens of one sample (default 4,496: `max_tokens` plus 4,096 to reach an end);
+    /// a sample that reaches it is [`Sample::cut_off`].
+    pub token_cap: usize,
 }
 
 impl Default for SampleOptions {
@@ -51,6 +60,7 @@ impl Default for SampleOptions {
             max_tokens: 400,
             segment_bytes: 24,
             max_segments: 12,
+            token_cap: 400 + 4096,
         }
     }
 }
@@ -271,9 +281,11 @@ impl<'a> Sampler<'a> {
             refused += 1;
             plan.clear();
         }
-        while tokens.len() < self.options.max_tokens + 4096 {
+        let mut cut_off = true;
+        while tokens.len() < self.options.token_cap {
             let mask = index.allowed(state);
             if mask.count() == 0 {
+                cut_off = false;
                 break;
             }
             let late = tokens.len() >= self.options.max_tokens;
@@ -285,7 +297,10 @@ impl<'a> Sampler<'a> {
                 // (not complete).
                 match index.vocab().eos().first() {
                     Some(&eos) => eos,
-                    None => break,
+                    None => {
+                        cut_off = false;
+                        break;
+                    }
                 }
             } else {
                 // Tokens spelling the plan's next bytes.
@@ -352,10 +367,14 @@ impl<'a> Sampler<'a> {
                         tokens,
                         text,
                         complete: true,
+                        cut_off: false,
                         refused,
                     };
                 }
-                None => break,
+                None => {
+                    cut_off = false;
+                    break;
+                }
             }
         }
         let text = index.vocab().decode(&tokens);
@@ -363,6 +382,7 @@ impl<'a> Sampler<'a> {
             tokens,
             text,
             complete: false,
+            cut_off,
             refused,
         }
     }

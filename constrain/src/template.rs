@@ -51,7 +51,7 @@ use structured_outputs::types::{resolve_ref, value_types, JsonType};
 use structured_outputs::{ResponseFormat, StrictTools};
 use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
-use crate::dfa::{BuildError, Limits, Table, DEAD, START};
+use crate::dfa::{Budget, BuildError, Limits, Table, DEAD, START};
 use crate::graph::{Graph, Machine, SegmentKind};
 use crate::json::{JsonOptions, SchemaLanguage};
 
@@ -116,6 +116,10 @@ pub struct Options {
     pub delimiter_slack: usize,
     /// Whitespace bytes allowed around a JSON body or JSON content (default 2).
     pub around_body: usize,
+    /// The longest [`compile`] may take building tables ([`Budget::Time`]; default 10 s,
+    /// `None`: no bound); past it, compiling fails naming the budget. The size budgets are in
+    /// `limits` and `json` ([`Budget`]).
+    pub time_budget: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -125,6 +129,7 @@ impl Default for Options {
             limits: Limits::default(),
             delimiter_slack: 32,
             around_body: 2,
+            time_budget: Some(std::time::Duration::from_secs(10)),
         }
     }
 }
@@ -138,17 +143,36 @@ pub struct ConstrainError {
     pub at: String,
     /// Why.
     pub reason: String,
+    /// The budget that ended the compile, when one did (the reason names it too); each is
+    /// raised through [`Options`].
+    pub budget: Option<Budget>,
 }
 
 fn cerr(at: impl Into<String>, reason: impl Into<String>) -> ConstrainError {
     ConstrainError {
         at: at.into(),
         reason: reason.into(),
+        budget: None,
     }
 }
 
 fn build(at: &str, e: BuildError) -> ConstrainError {
-    cerr(at, e.to_string())
+    let budget = match &e {
+        BuildError::TooLarge { budget, .. } => Some(*budget),
+        _ => None,
+    };
+    ConstrainError {
+        budget,
+        ..cerr(at, e.to_string())
+    }
+}
+
+/// A schema's [`crate::json::CompileError`], its pointer under `at`.
+fn schema_error(at: &str, e: crate::json::CompileError) -> ConstrainError {
+    ConstrainError {
+        budget: e.budget,
+        ..cerr(format!("{at}{}", e.pointer), e.reason)
+    }
 }
 
 /// The tool-call family of a template: decided by the compiler (`template_build::roles`) and
@@ -511,12 +535,7 @@ impl Builder {
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let args = SchemaLanguage::new(parameters, options.json)
                         .compile()
-                        .map_err(|e| {
-                            cerr(
-                                format!("tools/{i}/function/parameters{}", e.pointer),
-                                e.reason,
-                            )
-                        })?;
+                        .map_err(|e| schema_error(&format!("tools/{i}/function/parameters"), e))?;
                     let ws = ws_hir(options.json.whitespace);
                     calls.push(Hir::concat(vec![
                         Hir::literal(&b"{"[..]),
@@ -559,7 +578,7 @@ impl Builder {
                     let body = if family == Family::NamedJson {
                         let args = SchemaLanguage::new(parameters, options.json)
                             .compile()
-                            .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))?;
+                            .map_err(|e| schema_error(&at, e))?;
                         b.table(
                             &Hir::concat(vec![around.clone(), args, around.clone()]),
                             &at,
@@ -906,7 +925,7 @@ fn xml_value(
             let doc = wrap_with_defs(schema, document);
             SchemaLanguage::new(&doc, json)
                 .compile()
-                .map_err(|e| cerr(format!("{at}{}", e.pointer), e.reason))
+                .map_err(|e| schema_error(at, e))
         }
     }
 }
@@ -933,6 +952,11 @@ pub fn compile(
     request: &Request,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
+    let mut options = *options;
+    options.limits.deadline = options
+        .time_budget
+        .and_then(|t| std::time::Instant::now().checked_add(t));
+    let options = &options;
     let asked = Asked::read(request)?;
     let layout = Layout::of(template, asked.tools.is_some())?;
     let mut b = Builder {
@@ -1126,12 +1150,7 @@ impl Builder {
             ResponseFormat::JsonSchema(schema) => {
                 let hir = SchemaLanguage::new(&schema.schema, options.json)
                     .compile()
-                    .map_err(|e| {
-                        cerr(
-                            format!("response_format/json_schema/schema{}", e.pointer),
-                            e.reason,
-                        )
-                    })?;
+                    .map_err(|e| schema_error("response_format/json_schema/schema", e))?;
                 self.table(&hir, "response_format")?
             }
         };
@@ -1440,7 +1459,7 @@ pub fn compile_schema(
         Some(schema) => {
             let hir = SchemaLanguage::new(schema, options.json)
                 .compile()
-                .map_err(|e| cerr(format!("schema{}", e.pointer), e.reason))?;
+                .map_err(|e| schema_error("schema", e))?;
             crate::json::schema_table(&hir, options.json, &options.limits)
                 .map_err(|e| build("schema", e))?
         }

@@ -147,7 +147,10 @@ pub fn relaxed(hir: &Hir) -> Hir {
 pub fn exact(hir: &Hir, limits: &Limits) -> Result<(Table, Marks), BuildError> {
     let nfa = template_build::word::language_nfa(hir, limits.max_automaton_bytes).map_err(|p| {
         if p.kind == template_build::TemplateErrorKind::DfaTooLarge {
-            BuildError::TooLarge { what: p.reason }
+            BuildError::TooLarge {
+                budget: crate::dfa::Budget::AutomatonBytes,
+                what: p.reason,
+            }
         } else {
             BuildError::Regex(p.reason)
         }

@@ -22,11 +22,18 @@ use serde_json::Value;
 use crate::error::{Problem, TemplateError, TemplateErrorKind as Kind, TemplateErrors};
 use crate::locate;
 use crate::model::{self, DelimiterSpec, TemplateModel};
+use crate::path::excerpt;
 use crate::word;
 
 /// Size limit, in bytes, of each NFA, DFA and determinization run: a hostile pattern (e.g.
 /// `(a|b)*a(a|b){30}`) fails to compile quickly with an error instead of eating memory.
-pub const DFA_SIZE_LIMIT: usize = 8 << 20;
+///
+/// 2 MiB: the largest delimiter DFA of the vendored templates and conformance cases is about
+/// 1 MiB (gemma-4's, with its Unicode word classes; `.{1000}X` is 1 MiB too). Determinizing
+/// a pattern whose DFA explodes costs more per state the larger it grows, so the limit sets
+/// how long a refusal takes: `(?:\w+\s*){30}x` took 3-4 s to be refused at 8 MiB, and a
+/// fraction of a second at 2 MiB.
+pub const DFA_SIZE_LIMIT: usize = 2 << 20;
 
 /// Loads and compiles a template given as a JSON value (the `response_template` object).
 ///
@@ -39,9 +46,15 @@ pub fn compile(value: &Value) -> Result<CompiledTemplate, TemplateErrors> {
             // The model is incomplete, so nothing was compiled to DFAs yet: build the DFAs of
             // every delimiter pattern that has no problem of its own, so that DFA problems
             // (size limits) are reported together with the others.
+            let mut budget = Budget::default();
             for (path, spec) in patterns {
-                if let Err(problem) = compile_delimiter(&spec) {
-                    errors.0.push(problem.at(path));
+                match compile_delimiter(&spec).and_then(|d| budget.charge(&d)) {
+                    Ok(()) => {}
+                    Err(problem) if problem.kind == Kind::CompileBudget => {
+                        errors.0.push(problem.at(path));
+                        break;
+                    }
+                    Err(problem) => errors.0.push(problem.at(path)),
                 }
             }
             Err(errors)
@@ -117,14 +130,10 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         // serde_json's message ends with " at line L column C": the position goes to
         // `line_col` instead, so it is not printed twice.
-        let message = e.to_string();
-        let cause = message
-            .rfind(" at line ")
-            .map_or(message.as_str(), |i| &message[..i]);
         let cause = if text.starts_with('\u{feff}') {
-            "the file starts with a UTF-8 byte order mark; remove it"
+            "the file starts with a UTF-8 byte order mark; remove it".to_owned()
         } else {
-            cause
+            json_cause(text, &e)
         };
         let mut errors = problem(Kind::InvalidJson, format!("invalid JSON: {cause}"));
         let column = locate::char_column(text, e.line(), e.column().max(1));
@@ -150,6 +159,44 @@ pub fn template_value_from_text(text: &str) -> Result<Value, TemplateErrors> {
     }
 }
 
+/// The cause of a JSON parse error of `text`, without serde_json's " at line L column C"
+/// suffix; a lone surrogate escape is named as such (see [`lone_surrogate`]).
+pub(crate) fn json_cause(text: &str, e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let cause = message
+        .rfind(" at line ")
+        .map_or(message.as_str(), |i| &message[..i]);
+    (cause.contains("escape") || cause.contains("surrogate"))
+        .then(|| lone_surrogate(text, e.line(), e.column()))
+        .flatten()
+        .unwrap_or_else(|| cause.to_owned())
+}
+
+/// What a JSON parse error at `line`:`column` (1-based, the column in bytes, as serde_json
+/// counts) means when it stops just after a surrogate escape (`\ud800`-`\udfff`) that is not
+/// one half of a pair: serde_json calls it "unexpected end of hex escape" or "lone leading
+/// surrogate in hex escape", which does not say what to fix. `None` for other errors.
+fn lone_surrogate(text: &str, line: usize, column: usize) -> Option<String> {
+    let line_text = text.split('\n').nth(line.checked_sub(1)?)?.as_bytes();
+    let end = column.min(line_text.len());
+    let before = &line_text[end.saturating_sub(14)..end];
+    // The last surrogate escape `\uXXXX` just before the error position.
+    let (hex, unit) = before.windows(6).rev().find_map(|w| {
+        let hex = std::str::from_utf8(w.strip_prefix(b"\\u")?).ok()?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&unit).then_some((hex, unit))
+    })?;
+    let half = match unit {
+        0xD800..=0xDBFF => "a high surrogate not followed by a low one (\\udc00-\\udfff)",
+        0xDC00..=0xDFFF => "a low surrogate without a high one (\\ud800-\\udbff) before it",
+        _ => return None,
+    };
+    Some(format!(
+        "\\u{hex} is a lone surrogate escape ({half}): a JSON string may hold a surrogate \
+         only as a pair (write the character itself, or both halves)"
+    ))
+}
+
 /// Keys that mark a `tokenizer_config.json` (none of them is a template key).
 const TOKENIZER_CONFIG_KEYS: &[&str] = &[
     "tokenizer_class",
@@ -160,23 +207,84 @@ const TOKENIZER_CONFIG_KEYS: &[&str] = &[
     "model_max_length",
 ];
 
+/// The compile budget of one template: the heap bytes of all its delimiters' DFAs (with their
+/// edge facts) and capture regexes together, 16 MiB. The largest vendored template needs about
+/// 1 MiB; a template of hundreds of fields whose delimiters each read a Unicode class (`\w+`
+/// in a named group is about 1 MiB of DFA and capture regex) used to take 17 s and 440 MB.
+/// Past it compiling stops with [`Kind::CompileBudget`] at the delimiter that crossed it, so
+/// both the time and the memory of a compile are bounded by it.
+pub const TEMPLATE_DFA_BUDGET: usize = 16 << 20;
+
+/// What a template's compile has spent of [`TEMPLATE_DFA_BUDGET`].
+#[derive(Default)]
+struct Budget {
+    used: usize,
+    delimiters: usize,
+}
+
+impl Budget {
+    /// Counts `d`'s DFAs and capture regexes; [`Kind::CompileBudget`] once the total passes
+    /// [`TEMPLATE_DFA_BUDGET`].
+    fn charge(&mut self, d: &Delimiter<Owned>) -> Result<(), Problem> {
+        fn dfa_bytes(dfa: &Dfa) -> usize {
+            match dfa {
+                Dfa::Owned(t) => t.dfa().memory_usage() + std::mem::size_of_val(t.edges()),
+                _ => 0,
+            }
+        }
+        for b in d.branches.iter() {
+            self.used += dfa_bytes(&b.dfa);
+            self.used += b.lookahead.as_ref().map_or(0, |l| dfa_bytes(&l.dfa));
+            self.used += b.captures.as_ref().map_or(0, |c| c.regex.memory_usage());
+        }
+        self.delimiters += 1;
+        if self.used <= TEMPLATE_DFA_BUDGET {
+            return Ok(());
+        }
+        Err(Problem::new(
+            Kind::CompileBudget,
+            format!(
+                "the template's delimiters need more than the compile budget of \
+                 {TEMPLATE_DFA_BUDGET} bytes of DFAs and capture regexes \
+                 (compile::TEMPLATE_DFA_BUDGET): {} bytes after {} delimiters, the last {}",
+                self.used,
+                self.delimiters,
+                excerpt(&d.source)
+            ),
+        ))
+    }
+}
+
 /// Compiles a validated model.
+///
+/// Errors: each delimiter that cannot be compiled, with its JSON path; past
+/// [`TEMPLATE_DFA_BUDGET`], [`Kind::CompileBudget`] at the delimiter that crossed it, and
+/// nothing after it is compiled.
 pub fn compile_model(model: &TemplateModel) -> Result<CompiledTemplate, TemplateErrors> {
     let mut errors = Vec::new();
     let mut fields = Vec::with_capacity(model.fields.len());
+    let mut budget = Budget::default();
     for field in &model.fields {
+        let mut over = false;
         let compiled = field.clone().map_delimiters(|spec, kind| {
-            compile_delimiter(&spec).map_err(|problem| {
-                let which = match kind {
-                    DelimiterKind::Open => "open",
-                    DelimiterKind::Close => "close",
-                };
-                problem.at(field_path(&field.name, &spec.key(which)))
-            })
+            let which = match kind {
+                DelimiterKind::Open => "open",
+                DelimiterKind::Close => "close",
+            };
+            let path = || field_path(&field.name, &spec.key(which));
+            let d = compile_delimiter(&spec).map_err(|problem| problem.at(path()))?;
+            budget.charge(&d).map_err(|problem| {
+                over = true;
+                problem.at(path())
+            })?;
+            Ok(d)
         });
         match compiled {
             Ok(f) => fields.push(f),
             Err(e) => errors.push(e),
+        }
+        if over {
+            break;
         }
     }
     if !errors.is_empty() {
@@ -299,8 +407,9 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
     let mut first_bytes = ByteSet::EMPTY;
     let mut can_be_empty = false;
     for b in &pattern.branches {
-        let dfa = branch_dfa(&b.main, b.behind.as_deref())
-            .map_err(|e| e.map_reason(|e| format!("cannot compile {:?} to a DFA: {e}", b.main)))?;
+        let dfa = branch_dfa(&b.main, b.behind.as_deref()).map_err(|e| {
+            e.map_reason(|e| format!("cannot compile {} to a DFA: {e}", excerpt(&b.main)))
+        })?;
         let (first, empty) = entry_facts(&dfa);
         first_bytes.union(&first);
         can_be_empty |= empty;
@@ -309,7 +418,9 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
             Some((negated, body)) => Some(Lookahead {
                 negated: *negated,
                 dfa: Dfa::Owned(dfa_table(body).map_err(|e| {
-                    e.map_reason(|e| format!("cannot compile look-ahead {body:?} to a DFA: {e}"))
+                    e.map_reason(|e| {
+                        format!("cannot compile look-ahead {} to a DFA: {e}", excerpt(body))
+                    })
                 })?),
             }),
         };
@@ -321,15 +432,16 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
                 // with the same NFA size limit just before.
                 Problem::new(
                     Kind::CaptureRegexBuild,
-                    format!("cannot compile {:?} for captures: {e}", b.main),
+                    format!("cannot compile {} for captures: {e}", excerpt(&b.main)),
                 )
             })?)
         };
+        let prefilter = prefilter_of(&b.main, b.behind.is_none().then_some(&dfa));
         branches.push(Branch {
             dfa: Dfa::Owned(dfa),
             lookahead,
             captures,
-            prefilter: prefilter(&b.main),
+            prefilter,
         });
     }
     if can_be_empty {
@@ -350,6 +462,12 @@ pub fn compile_delimiter(spec: &DelimiterSpec) -> Result<Delimiter<Owned>, Probl
 /// all non-ASCII bytes for a class with non-ASCII members) and the bytes that can start the
 /// rest. `None` when the rest can match the empty string, or cannot be compiled.
 pub fn prefilter(pattern: &str) -> Option<Prefilter> {
+    prefilter_of(pattern, None)
+}
+
+/// [`prefilter`], given the DFA of the whole pattern when it is at hand (built without a
+/// look-behind): a pattern without leading repetitions then needs no second DFA.
+fn prefilter_of(pattern: &str, whole: Option<&OwnedDfa>) -> Option<Prefilter> {
     use regex_syntax::hir::{Class, Hir, HirKind};
     let hir = parse_hir(pattern)?;
     let items: Vec<&Hir> = match hir.kind() {
@@ -401,9 +519,13 @@ pub fn prefilter(pattern: &str) -> Option<Prefilter> {
         }
         i += 1;
     }
-    let rest = Hir::concat(items[i..].iter().map(|h| (*h).clone()).collect());
-    let table = dfa_table(&rest.to_string()).ok()?;
-    let (first, empty) = entry_facts(&table);
+    let (first, empty) = match whole {
+        Some(whole) if i == 0 => entry_facts(whole),
+        _ => {
+            let rest = Hir::concat(items[i..].iter().map(|h| (*h).clone()).collect());
+            entry_facts(&dfa_table(&rest.to_string()).ok()?)
+        }
+    };
     if empty {
         return None;
     }
@@ -444,7 +566,7 @@ pub fn branch_dfa(pattern: &str, behind: Option<&[u8]>) -> Result<OwnedDfa, Prob
         Some(_) => Some(parse_hir(pattern).ok_or_else(|| {
             Problem::new(
                 Kind::DfaUnsupported,
-                format!("regex-syntax rejects {pattern:?}"),
+                format!("regex-syntax rejects {}", excerpt(pattern)),
             )
         })?),
         None => parse_hir(pattern).filter(word::needs_product),
@@ -465,14 +587,7 @@ pub fn branch_dfa(pattern: &str, behind: Option<&[u8]>) -> Result<OwnedDfa, Prob
         )
         .thompson(thompson::Config::new().nfa_size_limit(Some(DFA_SIZE_LIMIT)))
         .build(pattern)
-        .map_err(|e| {
-            let kind = if size_limit_exceeded(&e) {
-                Kind::DfaTooLarge
-            } else {
-                Kind::DfaUnsupported
-            };
-            Problem::new(kind, e.to_string())
-        })?;
+        .map_err(|e| build_problem(&e))?;
     let edge = edge_facts(&dfa, &word::entry_states(&dfa, false));
     Ok(OwnedDfa::new(dfa, edge, false))
 }
@@ -487,14 +602,34 @@ pub(crate) fn dfa_config() -> dense::Config {
         .determinize_size_limit(Some(DFA_SIZE_LIMIT))
 }
 
-/// Whether a DFA build failed on a size limit: of the DFA or its determinization
+/// The problem of a failed DFA build: [`Kind::DfaTooLarge`] naming the limit when it passed a
+/// size limit, of the DFA or its determinization
 /// ([`dense::BuildError::is_size_limit_exceeded`]), or of the NFA built first (the NFA's error,
-/// the DFA error's source, has a [`thompson::BuildError::size_limit`]).
-fn size_limit_exceeded(e: &dense::BuildError) -> bool {
-    e.is_size_limit_exceeded()
-        || std::error::Error::source(e)
-            .and_then(|source| source.downcast_ref::<thompson::BuildError>())
-            .is_some_and(|nfa| nfa.size_limit().is_some())
+/// the DFA error's source, has a [`thompson::BuildError::size_limit`]; its own message is only
+/// "error building NFA"); else [`Kind::DfaUnsupported`] with the builder's message.
+pub(crate) fn build_problem(e: &dense::BuildError) -> Problem {
+    let nfa_limit = std::error::Error::source(e)
+        .and_then(|source| source.downcast_ref::<thompson::BuildError>())
+        .and_then(thompson::BuildError::size_limit);
+    if let Some(limit) = nfa_limit {
+        Problem::new(
+            Kind::DfaTooLarge,
+            format!(
+                "its NFA is larger than the size limit of {limit} bytes per delimiter \
+                 (compile::DFA_SIZE_LIMIT)"
+            ),
+        )
+    } else if e.is_size_limit_exceeded() {
+        Problem::new(
+            Kind::DfaTooLarge,
+            format!(
+                "{e}: a delimiter's DFA may use at most {DFA_SIZE_LIMIT} bytes \
+                 (compile::DFA_SIZE_LIMIT)"
+            ),
+        )
+    } else {
+        Problem::new(Kind::DfaUnsupported, e.to_string())
+    }
 }
 
 /// [`first_facts`] from the states where a walk of `t` reads its first character.
@@ -755,6 +890,34 @@ mod tests {
         assert_eq!(errors.0[0].kind, Kind::NoResponseTemplate, "{errors}");
         let errors = load_file(Path::new("/nonexistent/template.json")).unwrap_err();
         assert_eq!(errors.0[0].kind, Kind::Io, "{errors}");
+    }
+
+    #[test]
+    fn prefilters_from_the_branch_dfa_equal_those_built_apart() {
+        // `compile_delimiter` takes a prefilter's first bytes from the branch DFA when the
+        // pattern has no leading repetition; `prefilter` builds a DFA of its own.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let model = model::load_str(&text).unwrap();
+            for field in &model.fields {
+                for spec in [&field.open, &field.close].into_iter().flatten() {
+                    let compiled = compile_delimiter(spec).unwrap();
+                    let pattern = spec.dfa_pattern();
+                    for (b, branch) in pattern.branches.iter().zip(compiled.branches.iter()) {
+                        let apart = prefilter(&b.main);
+                        assert_eq!(branch.prefilter, apart, "{}: {}", path.display(), b.main);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 50, "{compared}");
     }
 
     #[test]

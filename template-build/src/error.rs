@@ -123,6 +123,16 @@ pub enum TemplateErrorKind {
     /// A delimiter's DFA (`open`, `close`, `open_pattern`, `close_pattern`) exceeds a size
     /// limit ([`crate::compile::DFA_SIZE_LIMIT`]) or a hard limit of the DFA builder.
     DfaTooLarge,
+    /// A delimiter key (a pattern, a literal, or the literals of a list together),
+    /// `start_anchor_pattern` or `tag_pattern` is longer than
+    /// [`crate::model::MAX_PATTERN_BYTES`]; refused before anything is compiled (a 1 MB literal
+    /// used to take seconds and hundreds of MB to fail on the DFA size limit).
+    PatternTooLong,
+    /// The template's delimiters together pass the compile budget
+    /// ([`crate::compile::TEMPLATE_DFA_BUDGET`], the memory of all their DFAs and capture
+    /// regexes); the path is the delimiter that crossed it. Compiling stops there, so a
+    /// template of thousands of fields fails in bounded time and memory.
+    CompileBudget,
     /// The DFA builder cannot compile a delimiter pattern for another reason than a size limit
     /// (not expected: every translation is checked by regex-syntax first, and the Python
     /// translation never writes what the word-boundary compiler refuses, see

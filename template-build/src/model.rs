@@ -59,7 +59,7 @@ use parser_runtime_core::tables::{Field, Owned, Role, StartAnchor};
 use parser_runtime_core::transform::{has_placeholder, placeholder};
 use parser_runtime_core::ContentSpec;
 
-use crate::path::{index as index_path, key as key_path, quote};
+use crate::path::{excerpt, index as index_path, key as key_path, quote};
 
 use crate::error::{Problem, TemplateError, TemplateErrorKind as Kind, TemplateErrors};
 use crate::pyregex::{self, RegexIssue, RegexIssueKind};
@@ -237,9 +237,7 @@ pub fn load_str(text: &str) -> Result<TemplateModel, TemplateErrors> {
     match serde_json::from_str::<Value>(text) {
         Ok(value) => load(&value),
         Err(e) => {
-            let full = e.to_string();
-            let suffix = format!(" at line {} column {}", e.line(), e.column());
-            let message = full.strip_suffix(&suffix).unwrap_or(&full);
+            let message = crate::compile::json_cause(text, &e);
             Err(TemplateError::new(
                 "",
                 Kind::InvalidJson,
@@ -786,28 +784,30 @@ fn tag_pattern(
 ) -> Option<(Option<fancy_regex::Regex>, Option<String>)> {
     match args.get("tag_pattern") {
         None | Some(Value::Null) => Some((None, None)),
-        Some(Value::String(pattern)) => match compile_fancy(pattern) {
-            Ok(regex) => {
-                if regex.capture_names().flatten().any(|name| name == "key") {
-                    Some((Some(regex), Some(pattern.clone())))
-                } else {
-                    cx.error(
-                        path,
-                        Kind::TagPatternWithoutKey,
-                        format!(
-                            "'tag_pattern' {} has no named group 'key' (and should have one \
+        Some(Value::String(pattern)) => {
+            match check_length(pattern).and_then(|()| compile_fancy(pattern)) {
+                Ok(regex) => {
+                    if regex.capture_names().flatten().any(|name| name == "key") {
+                        Some((Some(regex), Some(pattern.clone())))
+                    } else {
+                        cx.error(
+                            path,
+                            Kind::TagPatternWithoutKey,
+                            format!(
+                                "'tag_pattern' {} has no named group 'key' (and should have one \
                              named 'value'), e.g. <(?P<key>\\w+)>(?P<value>.*?)</(?P=key)>",
-                            quote(pattern)
-                        ),
-                    );
+                                excerpt(pattern)
+                            ),
+                        );
+                        None
+                    }
+                }
+                Err(problem) => {
+                    cx.report(path, problem);
                     None
                 }
             }
-            Err(problem) => {
-                cx.report(path, problem);
-                None
-            }
-        },
+        }
         Some(other) => {
             cx.error(
                 path,
@@ -1014,7 +1014,11 @@ fn load_delimiter<T>(
     let mut result = Anchor::Absent;
     if let Some(raw) = literal {
         let path = key_path(parent, literal_key);
-        result = match literals(cx, &path, raw).map(|l| build(Written::Literals(l))) {
+        let checked = |l: Vec<String>| {
+            check_length(&l.concat())?;
+            build(Written::Literals(l))
+        };
+        result = match literals(cx, &path, raw).map(checked) {
             Some(Ok(spec)) => Anchor::Valid(spec),
             Some(Err(problem)) => {
                 cx.report(&path, problem);
@@ -1026,13 +1030,15 @@ fn load_delimiter<T>(
     if let Some(raw) = pattern {
         let path = key_path(parent, pattern_key);
         let checked = match raw {
-            Value::String(p) => match build(Written::Pattern(p.clone())) {
-                Ok(spec) => Some(spec),
-                Err(problem) => {
-                    cx.report(&path, problem);
-                    None
+            Value::String(p) => {
+                match check_length(p).and_then(|()| build(Written::Pattern(p.clone()))) {
+                    Ok(spec) => Some(spec),
+                    Err(problem) => {
+                        cx.report(&path, problem);
+                        None
+                    }
                 }
-            },
+            }
             other => {
                 cx.error(
                     &path,
@@ -1127,6 +1133,28 @@ fn literals(cx: &mut Ctx, path: &str, raw: &Value) -> Option<Vec<String>> {
     }
 }
 
+/// Most bytes of one pattern (`open_pattern`, `close_pattern`, `start_anchor_pattern`,
+/// `tag_pattern`) or of one literal delimiter key (a literal, or every literal of a list
+/// together): 32 KiB, a hundred times the longest delimiter of a published template. A longer
+/// one is [`Kind::PatternTooLong`], found before anything is compiled.
+pub const MAX_PATTERN_BYTES: usize = 32 << 10;
+
+/// [`Kind::PatternTooLong`] when `text` (a pattern, or the literals of one key) is longer than
+/// [`MAX_PATTERN_BYTES`].
+fn check_length(text: &str) -> Result<(), Problem> {
+    if text.len() <= MAX_PATTERN_BYTES {
+        return Ok(());
+    }
+    Err(Problem::new(
+        Kind::PatternTooLong,
+        format!(
+            "{} is longer than the budget of {MAX_PATTERN_BYTES} bytes per pattern or literal \
+             key (model::MAX_PATTERN_BYTES)",
+            excerpt(text)
+        ),
+    ))
+}
+
 /// Compiles a pattern for `fancy-regex` (start anchor, `tag_pattern`).
 fn compile_fancy(pattern: &str) -> Result<fancy_regex::Regex, Problem> {
     let translated = pyregex::to_fancy(pattern).map_err(|issue| regex_problem(pattern, &issue))?;
@@ -1140,7 +1168,7 @@ fn compile_fancy(pattern: &str) -> Result<fancy_regex::Regex, Problem> {
 fn regex_problem(pattern: &str, issue: &RegexIssue) -> Problem {
     Problem::new(
         Kind::Regex(issue.kind),
-        format!("invalid or unsupported regex {}: {issue}", quote(pattern)),
+        format!("invalid or unsupported regex {}: {issue}", excerpt(pattern)),
     )
 }
 
@@ -1170,7 +1198,7 @@ fn check_transform(cx: &mut Ctx, path: &str, transform: &Value) {
                         "transform string {} mixes a {{placeholder}} with other text; use a \
                          whole-string placeholder (e.g. \"{{content}}\") or a plain literal: \
                          string interpolation is not supported",
-                        quote(s)
+                        excerpt(s)
                     ),
                 );
             }

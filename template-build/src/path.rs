@@ -7,6 +7,23 @@ pub fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
+/// Most characters of a string that an error message quotes whole ([`excerpt`]).
+pub const EXCERPT_CHARS: usize = 120;
+
+/// `s` quoted like [`quote`] when it has at most [`EXCERPT_CHARS`] characters; a longer one is
+/// cut to its first [`EXCERPT_CHARS`] characters, with `…` before the closing quote and its
+/// whole length after it (`"aaaa…" (300000 bytes)`): a diagnostic never repeats a 300 KB
+/// pattern.
+pub fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT_CHARS) {
+        None => quote(s),
+        Some((cut, _)) => {
+            let head = quote(&s[..cut]);
+            format!("{}…\" ({} bytes)", &head[..head.len() - 1], s.len())
+        }
+    }
+}
+
 /// Whether `key` can appear bare in a dotted path: non-empty, only (Unicode) alphanumerics,
 /// `_` and `-`.
 pub fn is_plain_key(key: &str) -> bool {
@@ -53,5 +70,20 @@ mod tests {
         assert_eq!(key("", "start_anchor"), "start_anchor");
         assert_eq!(index("start_anchor", 2), "start_anchor[2]");
         assert_eq!(key("fields", "x\"y"), r#"fields["x\"y"]"#);
+    }
+
+    #[test]
+    fn excerpt_cuts_long_strings_and_names_their_length() {
+        assert_eq!(excerpt("a\"b"), "\"a\\\"b\"");
+        let long = "é".repeat(300_000);
+        let shown = excerpt(&long);
+        assert!(shown.len() < 400, "{shown}");
+        assert!(shown.starts_with("\"éé"), "{shown}");
+        assert!(shown.ends_with("é…\" (600000 bytes)"), "{shown}");
+        assert_eq!(shown.matches('é').count(), EXCERPT_CHARS);
+        assert_eq!(
+            excerpt(&"x".repeat(EXCERPT_CHARS)),
+            quote(&"x".repeat(EXCERPT_CHARS))
+        );
     }
 }

@@ -419,12 +419,16 @@ struct Product<'a> {
 }
 
 fn nfa_error(e: thompson::BuildError) -> Problem {
-    let kind = if e.size_limit().is_some() {
-        Kind::DfaTooLarge
-    } else {
-        Kind::DfaUnsupported
-    };
-    Problem::new(kind, e.to_string())
+    match e.size_limit() {
+        Some(limit) => Problem::new(
+            Kind::DfaTooLarge,
+            format!(
+                "{e}: a delimiter's NFA may use at most {limit} bytes \
+                 (compile::DFA_SIZE_LIMIT; in constrain, Limits::max_automaton_bytes)"
+            ),
+        ),
+        None => Problem::new(Kind::DfaUnsupported, e.to_string()),
+    }
 }
 
 impl Product<'_> {
@@ -722,14 +726,7 @@ pub fn build(hir: &Hir, size_limit: usize, behind: Option<&[u8]>) -> Result<Word
     let dfa = dense::Builder::new()
         .configure(crate::compile::dfa_config())
         .build_from_nfa(&nfa)
-        .map_err(|e| {
-            let kind = if e.is_size_limit_exceeded() {
-                Kind::DfaTooLarge
-            } else {
-                Kind::DfaUnsupported
-            };
-            Problem::new(kind, e.to_string())
-        })?;
+        .map_err(|e| crate::compile::build_problem(&e))?;
     Ok(WordDfa { dfa, context })
 }
 

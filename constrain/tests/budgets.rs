@@ -1,0 +1,135 @@
+//! Compile budgets of `constrain` on hostile requests (issue 17): each ends quickly, in a
+//! constraint or in a [`ConstrainError`] naming the budget ([`Budget`]), and each budget can be
+//! raised through [`Options`]. The reproducers follow the hostile-input campaign: an `enum` of
+//! 100,000 strings, a `pattern` of `.{1000}`, a response format of 5,000 properties.
+
+use std::time::{Duration, Instant};
+
+use constrain::dfa::Budget;
+use constrain::template::{compile, ConstrainError, Constraint, Options, Request};
+use serde_json::{json, Value};
+
+fn model() -> template_build::TemplateModel {
+    let value: Value = serde_json::from_str(templates::source("qwen3").unwrap()).unwrap();
+    template_build::model::load(&value).unwrap()
+}
+
+/// Compiles qwen3 with `schema` as the response format, timing it.
+fn with_schema(schema: Value, options: &Options) -> (Result<Constraint, ConstrainError>, Duration) {
+    let request = Request {
+        response_format: Some(json!({"type": "json_schema",
+            "json_schema": {"name": "x", "strict": true, "schema": schema}})),
+        ..Request::default()
+    };
+    let started = Instant::now();
+    let result = compile(&model(), &request, options);
+    (result, started.elapsed())
+}
+
+/// The error of a compile that must fail (a constraint's `Debug` is too long to print).
+fn refused(result: Result<Constraint, ConstrainError>) -> ConstrainError {
+    match result {
+        Ok(_) => panic!("compiled; a budget error was expected"),
+        Err(e) => e,
+    }
+}
+
+fn object(properties: serde_json::Map<String, Value>) -> Value {
+    let required: Vec<&String> = properties.keys().collect();
+    json!({"type": "object", "properties": properties, "required": required,
+           "additionalProperties": false})
+}
+
+fn one_property(schema: Value) -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert("a".into(), schema);
+    object(properties)
+}
+
+#[test]
+fn an_enum_of_100000_strings_compiles_quickly() {
+    // Over 40 s before (a quadratic duplicate check).
+    let values: Vec<String> = (0..100_000).map(|i| format!("value-{i}")).collect();
+    let (result, took) = with_schema(one_property(json!({"enum": values})), &Options::default());
+    let constraint = result.unwrap();
+    let table = &constraint.machine.table;
+    assert!(table.matches(br#"{"a":"value-99999"}<|im_end|>"#));
+    assert!(!table.matches(br#"{"a":"value-100000"}<|im_end|>"#));
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn a_long_counted_pattern_ends_quickly() {
+    // Over 40 s before: the position construction's candidate sets were not counted as work.
+    let (result, took) = with_schema(
+        one_property(json!({"type": "string", "pattern": ".{1000}"})),
+        &Options::default(),
+    );
+    match result {
+        Ok(c) => {
+            let text = format!("{{\"a\":\"{}\"}}<|im_end|>", "x".repeat(1000));
+            assert!(c.machine.table.matches(text.as_bytes()));
+        }
+        Err(e) => assert!(e.budget.is_some(), "{e}"),
+    }
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn five_thousand_properties_end_in_a_named_budget() {
+    // 19 s before "too large", which named no budget.
+    let mut properties = serde_json::Map::new();
+    for i in 0..5000 {
+        properties.insert(format!("p{i}"), json!({"type": "string"}));
+    }
+    let (result, took) = with_schema(object(properties.clone()), &Options::default());
+    let e = refused(result);
+    assert!(e.budget.is_some(), "{e}");
+    let budget = e.budget.unwrap();
+    assert!(e.reason.contains(budget.name()), "{e}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    // A smaller object of the same kind compiles.
+    let small: serde_json::Map<String, Value> = properties.into_iter().take(50).collect();
+    let (result, _) = with_schema(object(small), &Options::default());
+    result.unwrap();
+}
+
+#[test]
+fn each_budget_is_named_and_can_be_raised() {
+    let schema = || {
+        let mut properties = serde_json::Map::new();
+        for i in 0..40 {
+            properties.insert(format!("p{i}"), json!({"type": "integer"}));
+        }
+        object(properties)
+    };
+    let (result, _) = with_schema(schema(), &Options::default());
+    result.unwrap();
+    // States.
+    let mut options = Options::default();
+    options.limits.max_states = 100;
+    let e = refused(with_schema(schema(), &options).0);
+    assert_eq!(e.budget, Some(Budget::States), "{e}");
+    assert!(e.reason.contains("Limits::max_states"), "{e}");
+    // Schema size.
+    let mut options = Options::default();
+    options.json.max_nodes = 20;
+    let list = one_property(json!({"type": "array", "items": schema()}));
+    let e = refused(with_schema(list, &options).0);
+    assert_eq!(e.budget, Some(Budget::SchemaNodes), "{e}");
+    assert!(e.reason.contains("JsonOptions::max_nodes"), "{e}");
+    // Time: a budget already spent.
+    let options = Options {
+        time_budget: Some(Duration::ZERO),
+        ..Options::default()
+    };
+    let e = refused(with_schema(schema(), &options).0);
+    assert_eq!(e.budget, Some(Budget::Time), "{e}");
+    assert!(e.reason.contains("Options::time_budget"), "{e}");
+    // No time bound.
+    let options = Options {
+        time_budget: None,
+        ..Options::default()
+    };
+    with_schema(schema(), &options).0.unwrap();
+}
