@@ -65,7 +65,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "LiquidAI LFM2, Liquid Nanos, LFM2.5 (Python call lists, python-call-list)",
     ),
     ("lfm2.5", "LiquidAI LFM2.5 (Instruct, Thinking, VL), LFM2"),
-    ("llama3.1", "Llama 3.1, 3.2, 3.3 (JSON tool calls)"),
+    (
+        "llama3.1",
+        "Llama 3.1, 3.2, 3.3 (JSON tool calls: bare, `;`-separated, after <|python_tag|>)",
+    ),
     (
         "magistral",
         "Magistral Small/Medium 2507, 2509, Ministral-3 Reasoning",
