@@ -156,8 +156,11 @@ fn llama_call_lists_are_refused_by_name() {
     .unwrap_err();
     assert_eq!(e.at, "fields.tool_calls.content");
     assert!(e.reason.contains("json-call-list"), "{e}");
-    // Without tools the template is constrained as usual.
-    assert!(compile(&model("llama3.1"), &Request::default(), &Options::default()).is_ok());
+    // Without tools, content must avoid the call's open, a look-ahead (`{` followed by a
+    // `"name"` key), which constrained generation does not write either: also a clear error.
+    let e = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap_err();
+    assert_eq!(e.at, "fields.tool_calls.open_pattern");
+    assert!(e.reason.contains("look-ahead"), "{e}");
 }
 
 #[test]

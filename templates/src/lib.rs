@@ -52,6 +52,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("gpt-oss", "gpt-oss-20b / -120b (OpenAI harmony)"),
     (
+        "granite-3",
+        "IBM Granite 3.0-3.3 (JSON call lists after <|tool_call|>, json-call-list; 3.3 thinking)",
+    ),
+    (
         "granite-4",
         "IBM Granite 4.0 (H-Small, H-Tiny, H-Micro, Micro), Granite 3.3 thinking",
     ),
@@ -77,6 +81,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     (
         "mistral",
         "Mistral Small 3.2, Devstral, Ministral 3 (v11+ tokenizers)",
+    ),
+    (
+        "mistral-pre-v11",
+        "Mistral 7B v0.3, Mixtral 8x22B, Nemo, Small 2409 / 3.0 / 3.1, Ministral 8B (JSON call lists, json-call-list)",
     ),
     (
         "nemotron-3",
