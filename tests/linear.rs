@@ -2,11 +2,11 @@
 //! length, on every vendored template and on the shapes that used not to.
 //!
 //! Each check times one piece of work at two sizes four times apart and asserts that the time
-//! grows by less than [`RATIO`] (linear is about 4x, quadratic about 16x). The sizes are timed
+//! grows by less than [`ratio`] (linear is about 4x, quadratic about 16x). The sizes are timed
 //! in turn, five turns each, every turn repeated to at least 20 ms (three turns of 5 ms below
 //! full size), and the fastest turn of each kept; a ratio over the bound is measured again,
 //! up to four times, before it fails. There are no absolute time thresholds, so a slow or
-//! busy machine passes. The sweep over the vendored templates allows [`SWEEP_RATIO`]: some of
+//! busy machine passes. The sweep over the vendored templates allows [`sweep_ratio`]: some of
 //! its outputs parse at gigabytes per second, where the larger input no longer fits the
 //! caches and each byte costs up to about 1.6 times more.
 //!
@@ -23,11 +23,27 @@ use parser_runtime::{CompiledTemplate, ParseError, ParserOptions, ResponseParser
 use serde_json::{json, Value};
 use workspace_tests::{delimiter_pieces, workspace_root};
 
-/// The bound on t(4n) / t(n).
-const RATIO: f64 = 6.0;
+/// The bound on t(4n) / t(n): 6 at full size; 10 at a sixteenth, the debug run of `cargo
+/// test --workspace`, which shares the machine with the other test binaries (measured there
+/// under load: up to 7.6x on `.{100}X`). Quadratic is about 16.
+fn ratio() -> f64 {
+    if full() {
+        6.0
+    } else {
+        10.0
+    }
+}
 
-/// The bound on t(4n) / t(n) in the sweep over the vendored templates (memory-bound runs).
-const SWEEP_RATIO: f64 = 8.0;
+/// The bound on t(4n) / t(n) in the sweep over the vendored templates (memory-bound runs): 8
+/// at full size, 12 at a sixteenth (measured under load: up to 12.2x on deepseek-r1-0528's
+/// mixed output, whose fastest turn was 10.3x).
+fn sweep_ratio() -> f64 {
+    if full() {
+        8.0
+    } else {
+        12.0
+    }
+}
 
 /// Whether to run at full size (1 MB and 4 MB).
 fn full() -> bool {
@@ -61,10 +77,10 @@ fn reps_for(work: &impl Fn()) -> usize {
     (sample.as_nanos() / once.as_nanos()).clamp(1, 1000) as usize
 }
 
-/// Asserts that `run` on `make(4 * n)` takes less than [`RATIO`] times what it takes on
+/// Asserts that `run` on `make(4 * n)` takes less than [`ratio`] times what it takes on
 /// `make(n)`. The inputs are built outside the timing.
 fn assert_linear<I>(name: &str, n: usize, make: impl Fn(usize) -> I, run: impl Fn(&I)) {
-    assert_linear_within(RATIO, name, n, make, run);
+    assert_linear_within(ratio(), name, n, make, run);
 }
 
 /// [`assert_linear`] with the bound `bound`. The two sizes are timed in turn, five times
@@ -181,12 +197,13 @@ fn gemma4_string_delimiters() {
     );
 }
 
-/// DeepSeek-R1: a run of `<｜end▁of▁sentence｜>` with no `</think>`, whose open
-/// `(?=[\s\S]*?</think>)` stays pending to the end (each close commit rescanned to the end:
-/// the former "cascade"), one-shot and in 16-byte chunks.
+/// DeepSeek-R1 as trl publishes it (`templates/upstream/deepseek-r1.json`; the vendored
+/// `deepseek-r1.json` no longer has this open): a run of `<｜end▁of▁sentence｜>` with no
+/// `</think>`, whose open `(?=[\s\S]*?</think>)` stays pending to the end (each close commit
+/// rescanned to the end: the former "cascade"), one-shot and in 16-byte chunks.
 #[test]
 fn deepseek_r1_repeated_end_of_sentence() {
-    let t = template("deepseek-r1");
+    let t = template("upstream/deepseek-r1");
     let make = |size| repeat("<｜end▁of▁sentence｜>", size);
     assert_linear("deepseek-r1 one-shot", small(1 << 20), make, |out| {
         parser_runtime::parse_response(&t, out, "", &[]).unwrap();
@@ -467,14 +484,16 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     out
 }
 
-/// Every vendored template parses about 1 MB and 4 MB (a sixteenth by default) of each kind
-/// of hostile output in linear time: repeated and cycled delimiters, near-misses, unclosed
-/// regions with long strings, and a mix.
+/// Every vendored template, and every published original in `templates/upstream/`, parses
+/// about 1 MB and 4 MB (a sixteenth by default) of each kind of hostile output in linear
+/// time: repeated and cycled delimiters, near-misses, unclosed regions with long strings, and
+/// a mix.
 #[test]
 fn vendored_templates_on_hostile_output() {
     let dir = workspace_root().join("templates");
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
+    let mut names: Vec<_> = [dir.clone(), dir.join("upstream")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
         .filter_map(|e| {
             let path = e.unwrap().path();
             (path.extension()? == "json").then_some(path)
@@ -483,7 +502,11 @@ fn vendored_templates_on_hostile_output() {
     names.sort();
     assert!(names.len() >= 20, "{names:?}");
     for path in names {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = match path.parent() {
+            Some(p) if p.ends_with("upstream") => format!("upstream/{stem}"),
+            _ => stem,
+        };
         // `RTPL_LINEAR_ONLY=name` runs one template (to look at one failure).
         if std::env::var("RTPL_LINEAR_ONLY").is_ok_and(|only| only != name) {
             continue;
@@ -495,7 +518,7 @@ fn vendored_templates_on_hostile_output() {
         let kinds: Vec<&str> = hostile_outputs(&spec, 64).iter().map(|(k, _)| *k).collect();
         for kind in kinds {
             assert_linear_within(
-                SWEEP_RATIO,
+                sweep_ratio(),
                 &format!("{name}: {kind}"),
                 n,
                 |size| {

@@ -109,9 +109,15 @@ fn gemma_strings_may_hold_key_like_text() {
 fn tool_names_must_fit_the_name_group_and_may_prefix_other_text() {
     let params =
         json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
-    // gemma-4 reads names with `\w+`: `get-weather` cannot be written.
+    // The published gemma-4 entry (templates/upstream) reads names with `\w+`: `get-weather`
+    // cannot be written.
+    let upstream = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../templates/upstream/gemma-4.json"
+    );
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(upstream).unwrap()).unwrap();
     let e = compile(
-        &model("gemma-4"),
+        &template_build::model::load(&value).unwrap(),
         &Request {
             tools: vec![tool("get-weather", params.clone())],
             ..Request::default()
@@ -120,6 +126,12 @@ fn tool_names_must_fit_the_name_group_and_may_prefix_other_text() {
     )
     .unwrap_err();
     assert!(e.reason.contains("name group"), "{e}");
+    // The vendored gemma-4 takes the name up to `{`: it is written and parsed back.
+    assert!(accepts(
+        "gemma-4",
+        &[tool("get-weather", params.clone())],
+        "<|tool_call>call:get-weather{\"q\":\"x\"}<tool_call|><turn|>"
+    ));
     // Short names that occur in the rest of the delimiter compile and are written.
     assert!(accepts("qwen3-coder", &[tool("tool", params.clone())],
         "<tool_call>\n<function=tool>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call><|im_end|>"));

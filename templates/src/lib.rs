@@ -31,7 +31,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     (
         "deepseek-r1",
-        "DeepSeek-R1 (prefilled <think>), R1-Distill-Qwen / -Llama; no tool calls, not R1-0528",
+        "DeepSeek-R1 (prefilled <think>), R1-Distill-Qwen / -Llama, R1-0528 (tool calls in fenced JSON)",
     ),
     (
         "deepseek-r1-0528",
@@ -48,7 +48,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("gemma-4", "Google Gemma 4 (E2B, E4B, 26B A4B, 31B)"),
     (
         "glm-4.5",
-        "GLM-4.5, GLM-4.5-Air, GLM-4.6; GLM-4.7 / GLM-5 thinking-on answers only",
+        "GLM-4.5, GLM-4.5-Air, GLM-4.6, GLM-4.7, GLM-5 (thinking on or off, tool calls)",
     ),
     ("gpt-oss", "gpt-oss-20b / -120b (OpenAI harmony)"),
     (

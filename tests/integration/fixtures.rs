@@ -1,6 +1,7 @@
 //! Every fixture of every vendored template (`templates/fixtures/<name>/<stem>.txt` with
 //! `<stem>.prefix`, optional `<stem>.tools.json` and `<stem>.expected.json`) parses to its
-//! expected message one-shot, in 1-byte chunks and in token-like chunks. A fixture whose
+//! expected message one-shot, in 1-byte chunks and in token-like chunks; so do the published
+//! originals in `templates/upstream/` on their pinned fixtures. A fixture whose
 //! expected file is `{"expect_error": true}` documents a failure mode: every run must fail.
 
 use parser_runtime::ResponseParser;
@@ -66,13 +67,16 @@ fn start_index(chars: &[(usize, char)], byte: usize) -> usize {
     chars.iter().position(|&(b, _)| b == byte).unwrap_or(0)
 }
 
-#[test]
-fn fixtures_parse_to_expected_messages() {
-    let root = workspace_root().join("templates");
-    let fixtures = root.join("fixtures");
+/// Runs every fixture under `fixtures/<name>/` against `templates/<name>.json`; returns how
+/// many fixtures were checked and appends each mismatch (labelled `<label><name>/<stem> (how)`).
+fn check_fixtures(
+    templates: &std::path::Path,
+    fixtures: &std::path::Path,
+    label: &str,
+    failures: &mut Vec<String>,
+) -> usize {
     let mut checked = 0;
-    let mut failures = Vec::new();
-    let Ok(dirs) = std::fs::read_dir(&fixtures) else {
+    let Ok(dirs) = std::fs::read_dir(fixtures) else {
         panic!("no {}", fixtures.display())
     };
     let mut dirs: Vec<_> = dirs
@@ -82,7 +86,7 @@ fn fixtures_parse_to_expected_messages() {
     dirs.sort_by_key(|d| d.path());
     for dir in dirs {
         let name = dir.file_name().to_string_lossy().to_string();
-        let template_path = root.join(format!("{name}.json"));
+        let template_path = templates.join(format!("{name}.json"));
         let template = template_build::load_file(&template_path).unwrap_or_else(|e| panic!("{e}"));
         let mut stems: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -98,7 +102,7 @@ fn fixtures_parse_to_expected_messages() {
         for stem in stems {
             let read = |ext: &str| std::fs::read_to_string(dir.path().join(format!("{stem}{ext}")));
             let prefix = read(".prefix").unwrap_or_default();
-            let text = read(".txt").unwrap_or_else(|e| panic!("{name}/{stem}.txt: {e}"));
+            let text = read(".txt").unwrap_or_else(|e| panic!("{label}{name}/{stem}.txt: {e}"));
             let tools: Vec<Value> = read(".tools.json")
                 .ok()
                 .map(|t| serde_json::from_str(&t).unwrap())
@@ -122,14 +126,33 @@ fn fixtures_parse_to_expected_messages() {
             for (how, got) in runs {
                 if got != expected {
                     failures.push(format!(
-                        "{name}/{stem} ({how}):\n  want {expected}\n  got  {got}"
+                        "{label}{name}/{stem} ({how}):\n  want {expected}\n  got  {got}"
                     ));
                 }
             }
             checked += 1;
         }
     }
+    checked
+}
+
+#[test]
+fn fixtures_parse_to_expected_messages() {
+    let root = workspace_root().join("templates");
+    let mut failures = Vec::new();
+    let checked = check_fixtures(&root, &root.join("fixtures"), "", &mut failures);
     assert!(checked >= 150, "only {checked} fixtures found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The published originals that a vendored template changes (`templates/upstream/<name>.json`)
+/// parse their pinned fixtures (`templates/upstream/fixtures/<name>/`) as the reference does.
+#[test]
+fn upstream_fixtures_parse_to_expected_messages() {
+    let root = workspace_root().join("templates").join("upstream");
+    let mut failures = Vec::new();
+    let checked = check_fixtures(&root, &root.join("fixtures"), "upstream/", &mut failures);
+    assert!(checked >= 4, "only {checked} upstream fixtures found");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
