@@ -1077,6 +1077,17 @@ impl<'t> Layout<'t> {
                     Role::ToolCalls {
                         family: Some(family),
                     } => Some(family),
+                    // Named, so that a template of this project's call-list parser is not
+                    // refused as an unknown shape.
+                    _ if matches!(f.content, ContentSpec::JsonCallList { .. }) => {
+                        return Err(cerr(
+                            field_path(f, "content"),
+                            "the json-call-list content parser is not generated yet (several \
+                             calls in one region); constrained generation writes one call per \
+                             region: JSON in delimiters, the name in the open delimiter with \
+                             JSON arguments, or Qwen3-Coder's XML parameters",
+                        ))
+                    }
                     _ => return Err(cerr(
                         field_path(f, "transform"),
                         "not a generated tool-call family (JSON call in delimiters, name in the \
@@ -1587,6 +1598,26 @@ mod tests {
                 format!("{call} STOPx"),
             ],
         );
+    }
+
+    #[test]
+    fn json_call_lists_are_refused_by_name() {
+        // Several calls in one region are not generated: the error names the parser and the
+        // field's `content`, with tools; without tools the template is constrained as usual.
+        let template = serde_json::json!({"start_anchor": "<s>", "fields": {
+            "tool_calls": {"open": "[TOOL_CALLS]", "close": "</s>",
+                "content": "json-call-list", "transform_each": true,
+                "transform": {"type": "function",
+                    "function": {"name": "{name}", "arguments": "{arguments}"}}},
+            "content": {"close": "</s>"}}});
+        let with_tools = Request {
+            tools: weather(),
+            ..Request::default()
+        };
+        let e = compiled(template.clone(), &with_tools).err().unwrap();
+        assert_eq!(e.at, "fields.tool_calls.content");
+        assert!(e.reason.contains("json-call-list"), "{}", e.reason);
+        assert!(compiled(template, &Request::default()).is_ok());
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.

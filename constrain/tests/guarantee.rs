@@ -112,13 +112,9 @@ struct Case {
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let main = common::MAIN_TEMPLATES;
-    let more = [
-        "ernie-4.5",
-        "granite-4",
-        "llama3.1",
-        "qwen3-thinking",
-        "seed-oss",
-    ];
+    // llama3.1 reads its calls with `json-call-list` (several calls in one region), which
+    // constrained generation refuses by name (regressions.rs).
+    let more = ["ernie-4.5", "granite-4", "qwen3-thinking", "seed-oss"];
     let inline: Vec<&'static str> = common::word_boundary_templates()
         .iter()
         .map(|t| t.name)

@@ -149,16 +149,30 @@ fn tool_names_must_fit_the_name_group_and_may_prefix_other_text() {
 }
 
 #[test]
-fn llama_writes_its_own_call_form() {
+fn llama_call_lists_are_refused_by_name() {
+    // The vendored llama3.1 reads bare and `;`-separated JSON calls with `json-call-list`,
+    // which constrained generation does not write yet: a clear error naming the parser, not a
+    // constraint that lets the model write calls the parser would misread.
     let tools = [tool(
         "get_weather",
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
     )];
-    assert!(accepts(
-        "llama3.1",
-        &tools,
-        "{\"name\":\"get_weather\",\"parameters\":{\"city\":\"Paris\"}}<|eot_id|>"
-    ));
+    let e = compile(
+        &model("llama3.1"),
+        &Request {
+            tools: tools.to_vec(),
+            ..Request::default()
+        },
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.at, "fields.tool_calls.content");
+    assert!(e.reason.contains("json-call-list"), "{e}");
+    // Without tools, content must avoid the call's open, a look-ahead (`{` followed by a
+    // `"name"` key), which constrained generation does not write either: also a clear error.
+    let e = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap_err();
+    assert_eq!(e.at, "fields.tool_calls.open_pattern");
+    assert!(e.reason.contains("look-ahead"), "{e}");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! Reference: `transformers/utils/chat_parsing/content_parsers.py` (transformers 5.24.0),
 //! `parse_content` and the parsers of `CONTENT_PARSERS` (`text`, `int`, `float`, `bool`,
-//! `json`, `xml-inline`, `kv-lines`, `python-call-list`, the last in [`python_call_list`]).
+//! `json`, `xml-inline`, `kv-lines`, `python-call-list`, the last in [`python_call_list`]),
+//! and this project's `json-call-list` ([`json_call_list`]), which the reference does not have.
 //! 5.24.0 added `python-call-list` and changed `json`'s `unquoted_keys` and `xml-inline`'s
 //! `merge_duplicates`. The Python built-ins they rely on are reimplemented here
 //! with their exact rules: `str.strip()` ([`py_strip`]), `int(str)`, `float(str)`,
@@ -49,6 +50,7 @@ use crate::error::ContentError;
 use crate::groups;
 use crate::tables::ContentSpec;
 
+pub mod json_call_list;
 pub mod python_call_list;
 
 /// Parses a region body with its content parser (reference `parse_content`).
@@ -101,6 +103,20 @@ pub fn parse_content(body: &str, spec: &ContentSpec) -> Result<Value, ContentErr
             value_parser,
         } => kv_lines(body, line_sep, kv_sep, *strip, value_parser.as_deref()),
         ContentSpec::PythonCallList => python_call_list::python_call_list(body),
+        ContentSpec::JsonCallList {
+            brackets,
+            separator,
+            name_key,
+            arguments_keys,
+        } => json_call_list::json_call_list(
+            body,
+            &json_call_list::CallListShape {
+                brackets: *brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            },
+        ),
     }
 }
 
@@ -241,22 +257,45 @@ impl JsonError {
 /// unrepresentable), a duplicated key keeps its first position and its last value, control
 /// characters inside strings are rejected, trailing text is an error ("Extra data").
 pub(crate) fn json_loads(s: &str) -> Result<Value, JsonError> {
-    let mut p = JsonParser {
-        s,
-        b: s.as_bytes(),
-        i: 0,
-        unrepresentable: None,
-    };
-    p.ws();
-    let v = p.value()?;
-    p.ws();
-    if p.i != p.b.len() {
-        return Err(p.err(JsonFailure::Syntax, "Extra data", p.i));
+    let start = s.len() - s.trim_start_matches(JSON_WS).len();
+    let (v, end, unrepresentable) = json_value_raw(s, start)?;
+    let rest = s.len() - s[end..].trim_start_matches(JSON_WS).len();
+    if rest != s.len() {
+        // A syntax error is reported before an unrepresentable value, as Python would.
+        return Err(JsonError {
+            kind: JsonFailure::Syntax,
+            reason: "Extra data",
+            offset: rest,
+        });
     }
-    match p.unrepresentable {
+    match unrepresentable {
         Some(e) => Err(e),
         None => Ok(v),
     }
+}
+
+/// JSON whitespace (`[ \t\n\r]`).
+const JSON_WS: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// One JSON value (the rules of [`json_loads`]) starting at byte `start` of `s`, which must be
+/// a char boundary: the value and the byte offset just after it. Error offsets are in `s`.
+pub(crate) fn json_value_at(s: &str, start: usize) -> Result<(Value, usize), JsonError> {
+    match json_value_raw(s, start)? {
+        (_, _, Some(e)) => Err(e),
+        (v, end, None) => Ok((v, end)),
+    }
+}
+
+/// [`json_value_at`], with the first unrepresentable value kept apart from syntax errors.
+fn json_value_raw(s: &str, start: usize) -> Result<(Value, usize, Option<JsonError>), JsonError> {
+    let mut p = JsonParser {
+        s,
+        b: s.as_bytes(),
+        i: start,
+        unrepresentable: None,
+    };
+    let v = p.value()?;
+    Ok((v, p.i, p.unrepresentable))
 }
 
 enum Frame {

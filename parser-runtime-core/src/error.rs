@@ -42,6 +42,17 @@ pub enum ContentError {
         /// repeated keyword argument or dict key).
         offset: usize,
     },
+    /// `json-call-list` parser (this project's): the body is not a list or sequence of JSON
+    /// call objects in the shape its `content_args` give (see `content::json_call_list`).
+    #[error("json-call-list: {reason} at byte {offset}")]
+    InvalidJsonCalls {
+        /// What is wrong.
+        reason: String,
+        /// Byte offset in the region body: where the offending token starts (the call's `{`
+        /// for a call without a usable name or arguments; where JSON parsing failed inside a
+        /// call).
+        offset: usize,
+    },
     /// `json` with `string_delims`: the body contains the reserved sentinels `\x01`/`\x02`.
     #[error("json: input contains reserved sentinel characters (\\x01/\\x02)")]
     ReservedSentinel,

@@ -153,8 +153,8 @@ pub mod __private {
     #[cfg(feature = "alloc")]
     pub use parser_runtime_core::tables::CompiledTemplate;
     pub use parser_runtime_core::tables::{
-        Branch, ByteSet, Content, Delimiter, Field, JumpPlan, Lookahead, Prefilter, Role,
-        StartAnchor, Template, ToolFamily, Watch, Watched,
+        Branch, ByteSet, CallBrackets, Content, Delimiter, Field, JumpPlan, Lookahead, Prefilter,
+        Role, StartAnchor, Template, ToolFamily, Watch, Watched,
     };
     #[cfg(feature = "alloc")]
     pub use serde_json::Value;

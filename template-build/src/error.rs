@@ -166,6 +166,10 @@ pub enum TemplateErrorKind {
     EmptySeparator,
     /// `tag_pattern` (`xml-inline`) has no named group `key`.
     TagPatternWithoutKey,
+    /// A content argument of `json-call-list` (this project's parser) has a value it does not
+    /// take: `brackets` other than `required`/`optional`/`none`, a `separator` with whitespace
+    /// at an end, `arguments_keys` that is not a non-empty list of non-empty strings.
+    InvalidCallListArgument,
     /// `value_parser` objects nest more than [`crate::model::MAX_VALUE_PARSER_DEPTH`] deep.
     ValueParserTooDeep,
 

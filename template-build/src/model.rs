@@ -55,7 +55,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use parser_runtime_core::tables::{Field, Owned, Role, StartAnchor};
+use parser_runtime_core::tables::{CallBrackets, Field, Owned, Role, StartAnchor};
 use parser_runtime_core::transform::{has_placeholder, placeholder};
 use parser_runtime_core::ContentSpec;
 
@@ -93,11 +93,12 @@ const FIELD_KEYS: [&str; 11] = [
 ];
 
 /// The content parsers (reference: `CONTENT_PARSERS`), sorted by name for messages.
-const CONTENT_PARSERS: [&str; 8] = [
+const CONTENT_PARSERS: [&str; 9] = [
     "bool",
     "float",
     "int",
     "json",
+    "json-call-list",
     "kv-lines",
     "python-call-list",
     "text",
@@ -681,6 +682,7 @@ fn content_spec(
         }
         // Reads no arguments (the reference passes it `content_args` and ignores them).
         "python-call-list" => Some(ContentSpec::PythonCallList),
+        "json-call-list" => json_call_list_spec(cx, path, args),
         other => {
             // Callers pass only names from CONTENT_PARSERS.
             cx.error(
@@ -691,6 +693,99 @@ fn content_spec(
             None
         }
     }
+}
+
+/// The content arguments of `json-call-list` (this project's parser; see
+/// `parser_runtime_core::content::json_call_list`): `brackets` (`"required"`, `"optional"`,
+/// `"none"`), `separator` (a non-empty string without whitespace at either end: whitespace
+/// around it is skipped anyway), `name_key` (a non-empty string) and `arguments_keys` (a
+/// non-empty list of non-empty strings). Unlike the reference's parsers, it takes no key it
+/// does not read: an unknown one is an error.
+fn json_call_list_spec(cx: &mut Ctx, path: &str, args: &Map<String, Value>) -> Option<ContentSpec> {
+    const KEYS: [&str; 4] = ["brackets", "separator", "name_key", "arguments_keys"];
+    let mut valid = true;
+    for key in args.keys().filter(|k| !KEYS.contains(&k.as_str())) {
+        valid = false;
+        cx.error(
+            key_path(path, key),
+            Kind::UnknownKey,
+            format!(
+                "json-call-list takes no content argument {}; it takes {}",
+                quote(key),
+                KEYS.join(", ")
+            ),
+        );
+    }
+    let brackets = match args.get("brackets") {
+        None => Some(CallBrackets::Required),
+        Some(Value::String(s)) if CallBrackets::from_name(s).is_some() => {
+            CallBrackets::from_name(s)
+        }
+        Some(other) => {
+            cx.error(
+                key_path(path, "brackets"),
+                Kind::InvalidCallListArgument,
+                format!(
+                    "'brackets' must be \"required\", \"optional\" or \"none\", got {}",
+                    other
+                ),
+            );
+            None
+        }
+    };
+    // An empty key is reported like an empty separator.
+    let name_key = separator(cx, path, args, "name_key", "name");
+    let separator = separator(cx, path, args, "separator", ",").and_then(|s| {
+        if s.trim_matches([' ', '\t', '\n', '\r']) == s {
+            return Some(s);
+        }
+        cx.error(
+            key_path(path, "separator"),
+            Kind::InvalidCallListArgument,
+            format!(
+                "'separator' {} must not start or end with whitespace (whitespace around it is \
+                 skipped)",
+                quote(&s)
+            ),
+        );
+        None
+    });
+    let arguments_keys = match args.get("arguments_keys") {
+        None => Some(vec!["arguments".to_owned()]),
+        Some(Value::Array(items))
+            if !items.is_empty()
+                && items
+                    .iter()
+                    .all(|k| k.as_str().is_some_and(|k| !k.is_empty())) =>
+        {
+            Some(
+                items
+                    .iter()
+                    .filter_map(|k| k.as_str().map(str::to_owned))
+                    .collect(),
+            )
+        }
+        Some(other) => {
+            cx.error(
+                key_path(path, "arguments_keys"),
+                Kind::InvalidCallListArgument,
+                format!(
+                    "'arguments_keys' must be a non-empty list of non-empty strings, got {}",
+                    other
+                ),
+            );
+            None
+        }
+    };
+    if !valid {
+        return None;
+    }
+    Some(ContentSpec::JsonCallList {
+        brackets: brackets?,
+        separator: separator?,
+        name_key: name_key?,
+        arguments_keys: arguments_keys?,
+    })
 }
 
 /// `string_delims` of `json`: a list of `[open, close]` pairs of non-empty strings.
@@ -1849,6 +1944,79 @@ mod tests {
                 ));
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn json_call_list_arguments() {
+        let calls = |args: Value| json!({"content": "json-call-list", "content_args": args});
+        match content(calls(json!({}))) {
+            ContentSpec::JsonCallList {
+                brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            } => {
+                assert_eq!(brackets, CallBrackets::Required);
+                assert_eq!((separator.as_str(), name_key.as_str()), (",", "name"));
+                assert_eq!(arguments_keys, ["arguments"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        match content(calls(json!({"brackets": "none", "separator": ";",
+                                    "arguments_keys": ["parameters", "arguments"]})))
+        {
+            ContentSpec::JsonCallList {
+                brackets,
+                separator,
+                arguments_keys,
+                ..
+            } => {
+                assert_eq!(brackets, CallBrackets::Absent);
+                assert_eq!(separator, ";");
+                assert_eq!(arguments_keys, ["parameters", "arguments"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let at = "fields.x.content_args.";
+        for (args, key, kind) in [
+            (
+                json!({"brackets": "maybe"}),
+                "brackets",
+                Kind::InvalidCallListArgument,
+            ),
+            (
+                json!({"brackets": true}),
+                "brackets",
+                Kind::InvalidCallListArgument,
+            ),
+            (
+                json!({"separator": " ;"}),
+                "separator",
+                Kind::InvalidCallListArgument,
+            ),
+            (json!({"separator": ""}), "separator", Kind::EmptySeparator),
+            (json!({"separator": 1}), "separator", Kind::WrongType),
+            (json!({"name_key": ""}), "name_key", Kind::EmptySeparator),
+            (
+                json!({"arguments_keys": []}),
+                "arguments_keys",
+                Kind::InvalidCallListArgument,
+            ),
+            (
+                json!({"arguments_keys": ["a", ""]}),
+                "arguments_keys",
+                Kind::InvalidCallListArgument,
+            ),
+            (
+                json!({"arguments_keys": "a"}),
+                "arguments_keys",
+                Kind::InvalidCallListArgument,
+            ),
+            // Unlike the reference's parsers, an unknown argument is an error.
+            (json!({"strip": false}), "strip", Kind::UnknownKey),
+        ] {
+            assert_error(one_field(calls(args)), &format!("{at}{key}"), kind);
         }
     }
 

@@ -35,7 +35,8 @@ pub fn assign(fields: &mut [FieldModel]) {
 }
 
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
-/// generation writes (see [`ToolFamily`]).
+/// generation writes (see [`ToolFamily`]). Content parsers that give several calls per region
+/// (`python-call-list`, `json-call-list`) have none.
 fn family(field: &FieldModel) -> Option<ToolFamily> {
     let has_name = |d: Option<&crate::model::DelimiterSpec>| {
         d.is_some_and(|d| d.group_names().iter().any(|n| n == "name"))
@@ -139,18 +140,21 @@ mod tests {
     }
 
     #[test]
-    fn python_call_lists_are_tool_calls_without_a_family() {
-        // Constrained generation writes none of the families as Python calls.
-        let got = roles(serde_json::json!({
-            "start_anchor": "<|im_start|>assistant\n",
-            "fields": {"tool_calls": {
-                "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
-                "content": "python-call-list", "transform_each": true,
-                "transform": {"type": "function",
-                              "function": {"name": "{name}", "arguments": "{arguments}"}}
-            }}
-        }));
-        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    fn call_lists_are_tool_calls_without_a_family() {
+        // Constrained generation writes none of the families as Python calls, nor several JSON
+        // calls in one region.
+        for parser in ["python-call-list", "json-call-list"] {
+            let got = roles(serde_json::json!({
+                "start_anchor": "<|im_start|>assistant\n",
+                "fields": {"tool_calls": {
+                    "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
+                    "content": parser, "transform_each": true,
+                    "transform": {"type": "function",
+                                  "function": {"name": "{name}", "arguments": "{arguments}"}}
+                }}
+            }));
+            assert_eq!(got[0].1, Role::ToolCalls { family: None }, "{parser}");
+        }
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ),
     ("gpt-oss", "gpt-oss-20b / -120b (OpenAI harmony)"),
     (
+        "granite-3",
+        "IBM Granite 3.0-3.3 (JSON call lists after <|tool_call|>, json-call-list; 3.3 thinking)",
+    ),
+    (
         "granite-4",
         "IBM Granite 4.0 (H-Small, H-Tiny, H-Micro, Micro), Granite 3.3 thinking",
     ),
@@ -65,7 +69,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
         "LiquidAI LFM2, Liquid Nanos, LFM2.5 (Python call lists, python-call-list)",
     ),
     ("lfm2.5", "LiquidAI LFM2.5 (Instruct, Thinking, VL), LFM2"),
-    ("llama3.1", "Llama 3.1, 3.2, 3.3 (JSON tool calls)"),
+    (
+        "llama3.1",
+        "Llama 3.1, 3.2, 3.3 (JSON tool calls: bare, `;`-separated, after <|python_tag|>)",
+    ),
     (
         "magistral",
         "Magistral Small/Medium 2507, 2509, Ministral-3 Reasoning",
@@ -74,6 +81,10 @@ pub const FAMILIES: &[(&str, &str)] = &[
     (
         "mistral",
         "Mistral Small 3.2, Devstral, Ministral 3 (v11+ tokenizers)",
+    ),
+    (
+        "mistral-pre-v11",
+        "Mistral 7B v0.3, Mixtral 8x22B, Nemo, Small 2409 / 3.0 / 3.1, Ministral 8B (JSON call lists, json-call-list)",
     ),
     (
         "nemotron-3",

@@ -12,6 +12,7 @@ use serde_json::Value;
 use workspace_tests::{compiled_conformance, compiled_word_boundary, fixture_paths, pieces};
 
 parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
+parser_runtime::response_template!(Llama31 = "../../templates/llama3.1.json");
 // Word boundaries: `\bTHINK:`, `\bANSWER\b:?`, `<invoke\b[^>]*?\bname="...">`.
 parser_runtime::response_template!(WordBoundary = "../data/word-boundary.json");
 parser_runtime::response_template!(Qwen3Coder = "../../templates/qwen3-coder.json");
@@ -465,6 +466,44 @@ fn close_events_give_body_spans_and_values() {
             ),
         ]
     );
+}
+
+#[test]
+fn json_call_lists_are_raw_bodies_without_a_heap() {
+    // `json-call-list` is structured: the no-heap router gives the whole body of the calls as
+    // `Raw`, in any chunking, and the alloc parser reads both calls from that one region.
+    let text = "Both.<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": \"}<x>\"}}; \
+                {\"name\": \"g\", \"parameters\": {}}<|eom_id|>";
+    let body_start = text.find('{').unwrap();
+    let body_end = text.find("<|eom_id|>").unwrap();
+    for size in [1, 3, text.len()] {
+        let mut raw = Vec::new();
+        let mut router = Llama31::router::<256>().unwrap();
+        let mut on_event = |e: RegionEvent<'_, Llama31>| {
+            if let RegionEvent::Close {
+                field: Llama31::ToolCalls,
+                value: RegionValue::Raw(s),
+                ..
+            } = e
+            {
+                raw.push((s.start, s.end));
+            }
+        };
+        for piece in pieces(text, size) {
+            router.feed(piece, &mut on_event).unwrap();
+        }
+        router.finish(&mut on_event).unwrap();
+        assert_eq!(raw, [(body_start, body_end)], "chunks of {size}");
+    }
+    let message = Llama31::parse_response(text, "").unwrap();
+    assert_eq!(
+        message["tool_calls"],
+        serde_json::json!([
+            {"type": "function", "function": {"name": "f", "arguments": {"a": "}<x>"}}},
+            {"type": "function", "function": {"name": "g", "arguments": {}}}
+        ])
+    );
+    assert_eq!(message["content"], "Both.");
 }
 
 /// The value the router gives for a region, as the JSON the content parser gives (`None`:

@@ -77,6 +77,54 @@ pub enum Content<S: Storage> {
     /// `python-call-list`: a list of keyword-argument calls, `[f(a=1), g()]`, read into
     /// `[{"name", "arguments"}]` (no arguments: the reference reads none).
     PythonCallList,
+    /// `json-call-list` (this project's, not the reference's: transformers 5.24.0 refuses the
+    /// name at load): JSON call objects, in a bracketed list (`[{"name": .., "arguments":
+    /// {..}}, ..]`) or one after another with a separator (`{..}; {..}`), read into
+    /// `[{"name", "arguments"}]` like `python-call-list` (see `content::json_call_list`).
+    JsonCallList {
+        /// `brackets` (default `"required"`): whether the calls sit in `[` `]`.
+        brackets: CallBrackets,
+        /// `separator` (default `","`): what stands between two calls, whitespace around it
+        /// skipped.
+        separator: S::Str,
+        /// `name_key` (default `"name"`): the key of a call object that holds the tool name.
+        name_key: S::Str,
+        /// `arguments_keys` (default `["arguments"]`): the keys that may hold the arguments
+        /// object, in preference order; the first one a call has is read.
+        arguments_keys: S::List<S::Str>,
+    },
+}
+
+/// Whether a `json-call-list` body is a bracketed list (content argument `brackets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallBrackets {
+    /// `"required"`: `[` call, call `]` (an empty list is zero calls).
+    Required,
+    /// `"optional"`: a bracketed list when the body starts with `[`, else at least one bare call.
+    Optional,
+    /// `"none"`: at least one bare call, no brackets.
+    Absent,
+}
+
+impl CallBrackets {
+    /// The value as written in `content_args` (`required`, `optional`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Optional => "optional",
+            Self::Absent => "none",
+        }
+    }
+
+    /// Reads the `content_args` spelling; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "required" => Self::Required,
+            "optional" => Self::Optional,
+            "none" => Self::Absent,
+            _ => return None,
+        })
+    }
 }
 
 // `Debug` and `Clone` by hand: derived impls would bound `S::Nested`, which is `Content<S>`
@@ -125,6 +173,18 @@ impl<S: Storage> fmt::Debug for Content<S> {
                 .field("value_parser", value_parser)
                 .finish(),
             Self::PythonCallList => f.write_str("PythonCallList"),
+            Self::JsonCallList {
+                brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            } => f
+                .debug_struct("JsonCallList")
+                .field("brackets", brackets)
+                .field("separator", separator)
+                .field("name_key", name_key)
+                .field("arguments_keys", arguments_keys)
+                .finish(),
         }
     }
 }
@@ -170,12 +230,24 @@ impl<S: Storage> Clone for Content<S> {
                 value_parser: value_parser.clone(),
             },
             Self::PythonCallList => Self::PythonCallList,
+            Self::JsonCallList {
+                brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            } => Self::JsonCallList {
+                brackets: *brackets,
+                separator: separator.clone(),
+                name_key: name_key.clone(),
+                arguments_keys: arguments_keys.clone(),
+            },
         }
     }
 }
 
 impl<S: Storage> Content<S> {
-    /// Whether the parser is structured (json, xml-inline, kv-lines, python-call-list): its
+    /// Whether the parser is structured (json, xml-inline, kv-lines, python-call-list,
+    /// json-call-list): its
     /// chunks stream with `dirty: true`.
     pub fn is_structured(&self) -> bool {
         self.body_kind().value == ValueKind::Raw
@@ -191,7 +263,8 @@ impl<S: Storage> Content<S> {
             Self::Json { .. }
             | Self::XmlInline { .. }
             | Self::KvLines { .. }
-            | Self::PythonCallList => return BodyKind::RAW,
+            | Self::PythonCallList
+            | Self::JsonCallList { .. } => return BodyKind::RAW,
         };
         BodyKind { value, strip }
     }
@@ -250,6 +323,17 @@ impl Content<Static> {
                 value_parser: value_parser(vp.as_ref())?,
             },
             Content::PythonCallList => Content::PythonCallList,
+            Content::JsonCallList {
+                brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            } => Content::JsonCallList {
+                brackets,
+                separator: separator.to_owned(),
+                name_key: name_key.to_owned(),
+                arguments_keys: arguments_keys.iter().map(|k| (*k).to_owned()).collect(),
+            },
         })
     }
 }
@@ -330,6 +414,27 @@ impl Content<Owned> {
                 }
             }
             Self::PythonCallList => quote!(#path::PythonCallList),
+            Self::JsonCallList {
+                brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            } => {
+                let brackets = match brackets {
+                    CallBrackets::Required => quote!(Required),
+                    CallBrackets::Optional => quote!(Optional),
+                    CallBrackets::Absent => quote!(Absent),
+                };
+                let keys = arguments_keys.iter();
+                quote! {
+                    #path::JsonCallList {
+                        brackets: ::parser_runtime::__private::CallBrackets::#brackets,
+                        separator: #separator,
+                        name_key: #name_key,
+                        arguments_keys: &[ #( #keys ),* ],
+                    }
+                }
+            }
         }
     }
 }

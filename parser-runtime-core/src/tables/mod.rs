@@ -30,7 +30,7 @@ use regex_automata::util::start;
 use crate::router::{BodyKind, DelimiterKind, RouteDfa, Routes};
 
 mod content;
-pub use content::Content;
+pub use content::{CallBrackets, Content};
 
 #[cfg(feature = "alloc")]
 use alloc::{borrow::ToOwned, boxed::Box, string::String, string::ToString, vec::Vec};
