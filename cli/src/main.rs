@@ -109,6 +109,12 @@ struct ParseArgs {
     /// (only a backtracking start_anchor_pattern comes near it). 0: no limit.
     #[arg(long, default_value_t = 1000)]
     anchor_budget_ms: u64,
+    /// Lenient mode: a region that cannot be parsed is reported (a `region_malformed` event)
+    /// and its text kept as content instead of failing the message; a tool call cut off by
+    /// the end of the output is reported (`region_truncated`) and left out of `tool_calls`
+    /// (README, "Lenient mode"). Off by default: the reference's behaviour.
+    #[arg(long)]
+    lenient: bool,
     /// The model output (default: stdin).
     #[arg(default_value = "-")]
     input: String,
@@ -397,6 +403,7 @@ fn parser_options(args: &ParseArgs) -> ParserOptions {
         },
         start_anchor_budget: (args.anchor_budget_ms > 0)
             .then(|| std::time::Duration::from_millis(args.anchor_budget_ms)),
+        lenient: args.lenient,
     }
 }
 

@@ -1,0 +1,205 @@
+//! Lenient mode's closes ([`super::ParserOptions::lenient`]; README, "Lenient mode").
+//!
+//! Nothing the model wrote is lost: a region whose body its content parser (or transform, or
+//! `join`) rejects is reported by [`Event::RegionMalformed`] instead of failing the message,
+//! and a tool-call region the output ends in (no close delimiter) by
+//! [`Event::RegionTruncated`], left out of `tool_calls`. In both cases the region's raw text
+//! (its open delimiter, body and close delimiter, as written) goes to the content field,
+//! where it stands in the output:
+//!
+//! * when the content field is the implicit field (text outside every region, the usual
+//!   case) and neither joins nor repeats, the raw text is appended to the body of the content
+//!   region that gave the message its content, and the next content region goes on from
+//!   there: `Hello <tool_call>bogus</tool_call> Bye` has the content `Hello
+//!   <tool_call>bogus</tool_call> Bye`, in reading order;
+//! * when the content field joins or repeats, the raw text is one more region of it;
+//! * when the failed region is the content field itself, its raw body is its value (a
+//!   string);
+//! * without a content field, only the event has the text.
+//!
+//! The content field's value is made by its own content parser (a `text` field strips the
+//! merged text as usual); should that fail, the merged text is stored as a string. The
+//! content field gets its own `region_open`, `region_chunk` (the raw text) and
+//! `region_close` (the new value) events, so a streaming reader that renders content chunks
+//! shows the text where it stands.
+
+use alloc::string::String;
+use alloc::string::ToString;
+
+use serde_json::Value;
+
+use super::Collect;
+use crate::error::ParseError;
+use crate::event::Event;
+use crate::tables::Role;
+use crate::transform::process_field_limited;
+
+/// What lenient mode remembers about the open region and the content so far.
+#[derive(Debug, Default)]
+pub(super) struct Lenient {
+    /// The open delimiter's text (empty for the implicit region).
+    open_text: String,
+    /// The close delimiter's text, once it matched.
+    close_text: String,
+    /// Whether the open region is explicit (opened by its open delimiter).
+    explicit: bool,
+    /// Whether the open region's close delimiter matched.
+    closed_by_delimiter: bool,
+    /// Set by `finalize`: a close from now on may be the end of the output.
+    pub(super) at_eos: bool,
+    /// The raw body behind the content field's current value, when that field is the implicit
+    /// one (it neither joins nor repeats): the text a diverted region is appended to.
+    content_raw: Option<String>,
+    /// Whether the next content region goes on from `content_raw`.
+    seed: bool,
+}
+
+impl Lenient {
+    /// A region opened: `open` is its open delimiter's text (`None`: the implicit region).
+    pub(super) fn opened(&mut self, open: Option<&str>) {
+        self.open_text.clear();
+        self.open_text.push_str(open.unwrap_or(""));
+        self.close_text.clear();
+        self.explicit = open.is_some();
+        self.closed_by_delimiter = false;
+    }
+
+    /// The open region's close delimiter matched `text`.
+    pub(super) fn closed_by(&mut self, text: &str) {
+        self.close_text.clear();
+        self.close_text.push_str(text);
+        self.closed_by_delimiter = true;
+    }
+
+    /// The text the next content region starts from, once (after a diverted region).
+    pub(super) fn take_seed(&mut self) -> Option<String> {
+        if !core::mem::take(&mut self.seed) {
+            return None;
+        }
+        self.content_raw.clone()
+    }
+}
+
+/// The content field a diverted region's text goes to, and whether it is the plain implicit
+/// field (no `join`, no `repeats`), whose value is then rebuilt from its raw text.
+fn content_target(tpl: &crate::tables::CompiledTemplate) -> Option<(usize, bool)> {
+    let f = tpl.fields.iter().position(|f| f.role == Role::Content)?;
+    let field = &tpl.fields[f];
+    let plain = tpl.implicit == Some(f) && field.join.is_none() && !field.repeats;
+    Some((f, plain))
+}
+
+/// The region's raw text: open delimiter, body, close delimiter.
+fn raw_text(state: &Lenient, body: &str) -> String {
+    let mut text =
+        String::with_capacity(state.open_text.len() + body.len() + state.close_text.len());
+    text.push_str(&state.open_text);
+    text.push_str(body);
+    text.push_str(&state.close_text);
+    text
+}
+
+fn state<'s>(sink: &'s mut Collect<'_>) -> &'s mut Lenient {
+    sink.regions.lenient.as_deref_mut().expect("lenient mode")
+}
+
+/// Closes field `f`'s region in lenient mode.
+pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Result<(), ParseError> {
+    let tpl = sink.tpl;
+    let field = &tpl.fields[f];
+    let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
+    let truncated = lenient.at_eos
+        && lenient.explicit
+        && !lenient.closed_by_delimiter
+        && field.close.is_some()
+        && matches!(field.role, Role::ToolCalls { .. });
+    if truncated {
+        let text = raw_text(lenient, &sink.regions.body);
+        sink.events.push(Event::RegionTruncated {
+            field: sink.names[f].clone(),
+            text: text.clone(),
+        });
+        return divert(sink, f, text);
+    }
+    // The body behind the content field's value, kept for a later diverted region.
+    let content_body = (content_target(tpl) == Some((f, true))).then(|| sink.regions.body.clone());
+    match sink.close_parsed(f, at) {
+        Ok(()) => {
+            if content_body.is_some() {
+                state(sink).content_raw = content_body;
+            }
+            Ok(())
+        }
+        Err(ParseError::Content { source, .. }) => {
+            let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
+            let text = raw_text(lenient, &sink.regions.body);
+            sink.events.push(Event::RegionMalformed {
+                field: sink.names[f].clone(),
+                error: source.to_string(),
+                text: text.clone(),
+            });
+            divert(sink, f, text)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends the raw `text` of field `failed`'s region to the content field (module docs).
+fn divert(sink: &mut Collect<'_>, failed: usize, text: String) -> Result<(), ParseError> {
+    sink.regions.body.clear();
+    sink.regions.captures.clear();
+    let tpl = sink.tpl;
+    let Some((target, plain)) = content_target(tpl) else {
+        return Ok(());
+    };
+    let field = &tpl.fields[target];
+    let limit = sink.regions.transform_limit;
+    let value = if target == failed {
+        // The content field itself could not be parsed: its raw text is its value.
+        if plain {
+            state(sink).content_raw = Some(text.clone());
+        }
+        Value::String(text.clone())
+    } else {
+        let merged = if plain {
+            let lenient = state(sink);
+            let mut merged = lenient.content_raw.take().unwrap_or_default();
+            merged.push_str(&text);
+            lenient.content_raw = Some(merged.clone());
+            lenient.seed = true;
+            merged
+        } else {
+            text.clone()
+        };
+        match process_field_limited(&merged, field, &[], limit) {
+            Ok(value) => value,
+            Err(_) => Value::String(merged),
+        }
+    };
+    let stored = if plain {
+        sink.regions
+            .output
+            .insert(field.name.clone(), value.clone());
+        true
+    } else {
+        sink.regions.store(field, &value).is_ok()
+    };
+    if stored {
+        let name = sink.names[target].clone();
+        sink.events.push(Event::RegionOpen {
+            field: name.clone(),
+        });
+        sink.events.push(Event::RegionChunk {
+            field: name.clone(),
+            text,
+            dirty: field.dirty(),
+        });
+        sink.events.push(Event::RegionClose {
+            field: name,
+            value,
+            #[cfg(feature = "contracts")]
+            violations: alloc::vec::Vec::new(),
+        });
+    }
+    Ok(())
+}
