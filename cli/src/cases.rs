@@ -5,7 +5,7 @@
 //! `{"id", "ok": false, "error"}`; script cases add `script_log`.
 
 use parser_runtime::event::merge_chunks;
-use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
+use parser_runtime::{CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser};
 use serde_json::{json, Value};
 
 /// Events as JSON, merged when `merge`.
@@ -23,8 +23,13 @@ pub fn events_json(events: &[Event], merge: bool) -> Value {
 /// Runs one case, compiling its template at run time; `merge` merges adjacent chunks of one
 /// field in the events.
 pub fn run_case(case: &Value, merge: bool) -> Value {
+    run_case_options(case, merge, ParserOptions::default())
+}
+
+/// Like [`run_case`], with parser options (`rtpl run-cases --lenient`: lenient mode).
+pub fn run_case_options(case: &Value, merge: bool, options: ParserOptions) -> Value {
     match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
-        Ok(template) => run_case_with(case, &template, merge),
+        Ok(template) => run_case_with_options(case, &template, merge, options),
         Err(e) => {
             let id = case.get("id").cloned().unwrap_or(Value::Null);
             json!({"id": id, "ok": false,
@@ -36,6 +41,16 @@ pub fn run_case(case: &Value, merge: bool) -> Value {
 /// Runs one case with an already compiled `template` (the case's `template` key is ignored):
 /// how tables compiled ahead of time are checked against run-time ones.
 pub fn run_case_with(case: &Value, template: &CompiledTemplate, merge: bool) -> Value {
+    run_case_with_options(case, template, merge, ParserOptions::default())
+}
+
+/// Like [`run_case_with`], with parser options.
+pub fn run_case_with_options(
+    case: &Value,
+    template: &CompiledTemplate,
+    merge: bool,
+    options: ParserOptions,
+) -> Value {
     let id = case.get("id").cloned().unwrap_or(Value::Null);
     let fail = |e: String| json!({"id": id, "ok": false, "error": e});
     // Like the oracle: a missing `prefix` key is "", an explicit null is "not given" (an error).
@@ -54,7 +69,7 @@ pub fn run_case_with(case: &Value, template: &CompiledTemplate, merge: bool) -> 
         Some(Value::Array(list)) => list.clone(),
         _ => Vec::new(),
     };
-    let mut parser = match ResponseParser::with_tools(template, prefix, &tools) {
+    let mut parser = match ResponseParser::with_options(template, prefix, &tools, options) {
         Ok(p) => p,
         Err(e) => return fail(format!("ParseError: {e}")),
     };

@@ -24,7 +24,7 @@ use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictT
 use parser_runtime::{
     CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser, TransformLimit,
 };
-use rtpl::cases::run_case;
+use rtpl::cases::run_case_options;
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -66,6 +66,10 @@ enum Command {
         /// Merge adjacent region_chunk events of one field.
         #[arg(long)]
         merge_chunks: bool,
+        /// Run every case in lenient mode (README, "Lenient mode"; the differential run's
+        /// `--lenient`).
+        #[arg(long)]
+        lenient: bool,
     },
 }
 
@@ -204,7 +208,10 @@ fn main() -> ExitCode {
         Command::Constrain(args) => cmd_constrain(&args),
         Command::Check { templates } => cmd_check(&templates),
         Command::List => cmd_list(),
-        Command::RunCases { merge_chunks } => cmd_run_cases(merge_chunks),
+        Command::RunCases {
+            merge_chunks,
+            lenient,
+        } => cmd_run_cases(merge_chunks, lenient),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -523,7 +530,11 @@ fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
     }
 }
 
-fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
+fn cmd_run_cases(merge: bool, lenient: bool) -> Result<(), Failure> {
+    let options = ParserOptions {
+        lenient,
+        ..ParserOptions::default()
+    };
     let stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
     for line in stdin.lines() {
@@ -532,7 +543,7 @@ fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
             continue;
         }
         let result = match serde_json::from_str::<Value>(&line) {
-            Ok(case) => run_case(&case, merge),
+            Ok(case) => run_case_options(&case, merge, options),
             Err(e) => {
                 json!({"id": null, "ok": false, "error": format!("CaseError: invalid case JSON: {e}")})
             }

@@ -206,8 +206,10 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
         tools: &[Value],
         options: ParserOptions,
     ) -> Result<Self, ParseError> {
-        let driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
+        let mut driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
             .map_err(|e| route_error(&template, e))?;
+        driver.core.lenient = options.lenient;
+        driver.core.json_reset();
         let mut parser = Self {
             driver,
             names: template
@@ -386,12 +388,20 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
             .finish(&mut sink)
             .map_err(|stop| stop_error(&self.tpl, stop))?;
         let output = &self.regions.output;
+        // Lenient mode: a field left out because its region was malformed or truncated is
+        // reported by that event, not by a missing-field error.
+        let diverted = self
+            .regions
+            .lenient
+            .as_ref()
+            .map_or(&[][..], |l| &l.diverted);
         let missing: Vec<String> = self
             .tpl
             .fields
             .iter()
-            .filter(|f| !f.optional && !output.contains_key(&f.name))
-            .map(|f| f.name.clone())
+            .enumerate()
+            .filter(|(i, f)| !f.optional && !output.contains_key(&f.name) && !diverted.contains(i))
+            .map(|(_, f)| f.name.clone())
             .collect();
         if !missing.is_empty() {
             return Err(ParseError::MissingRequired(missing));

@@ -37,8 +37,9 @@ use crate::tables::{
 /// calls [`require_format`] in a constant, so a generator and a runtime that disagree fail to
 /// compile instead of misreading tables. 6: the capture patterns of delimiter branches and the
 /// `tag_pattern` may name further copies of a group name defined more than once, which the
-/// runtime merges ([`crate::groups`]).
-pub const FORMAT_VERSION: u32 = 6;
+/// runtime merges ([`crate::groups`]). 7: each watch list says whether its region's body is
+/// JSON with `"` strings (`Watch::json_strings`, lenient mode's JSON-aware closes).
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///
@@ -418,6 +419,7 @@ impl StaticTemplate {
                     delimiters: w.delimiters.to_vec(),
                     first: w.first,
                     jump: w.jump,
+                    json_strings: w.json_strings,
                 })
                 .collect(),
         })

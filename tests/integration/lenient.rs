@@ -161,3 +161,37 @@ fn lenient_cases() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The compiler marks the regions whose closes lenient mode keeps out of JSON strings: a
+/// `json` region with `"` strings, not one with `string_delims` (gemma-4's `<|"|>`), never
+/// the outside list.
+#[test]
+fn compiler_marks_json_regions() {
+    let load = |name: &str| {
+        template_build::load_file(&workspace_root().join(format!("templates/{name}.json"))).unwrap()
+    };
+    let field = |t: &parser_runtime::CompiledTemplate, name: &str| {
+        t.fields.iter().position(|f| f.name == name).unwrap()
+    };
+    let hermes = load("hermes");
+    assert!(
+        hermes
+            .watch(Some(field(&hermes, "tool_calls")))
+            .unwrap()
+            .json_strings
+    );
+    assert!(
+        !hermes
+            .watch(Some(field(&hermes, "reasoning_content")))
+            .unwrap()
+            .json_strings
+    );
+    assert!(!hermes.watch(None).unwrap().json_strings);
+    let gemma = load("gemma-4");
+    assert!(
+        !gemma
+            .watch(Some(field(&gemma, "tool_calls")))
+            .unwrap()
+            .json_strings
+    );
+}

@@ -52,6 +52,9 @@ pub(super) struct Lenient {
     content_raw: Option<String>,
     /// Whether the next content region goes on from `content_raw`.
     seed: bool,
+    /// Fields a region of which was malformed or truncated: `optional: false` does not fail
+    /// the message for them (the event says why the field is missing).
+    pub(super) diverted: alloc::vec::Vec<usize>,
 }
 
 impl Lenient {
@@ -111,7 +114,9 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     let truncated = lenient.at_eos
         && lenient.explicit
         && !lenient.closed_by_delimiter
-        && field.close.is_some()
+        // A close that can match the empty string (`</x>|$`) lets the region end with the
+        // output: then it is not cut off.
+        && field.close.as_ref().is_some_and(|d| !d.can_be_empty)
         && matches!(field.role, Role::ToolCalls { .. });
     if truncated {
         let text = raw_text(lenient, &sink.regions.body);
@@ -148,6 +153,10 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
 fn divert(sink: &mut Collect<'_>, failed: usize, text: String) -> Result<(), ParseError> {
     sink.regions.body.clear();
     sink.regions.captures.clear();
+    let diverted = &mut state(sink).diverted;
+    if !diverted.contains(&failed) {
+        diverted.push(failed);
+    }
     let tpl = sink.tpl;
     let Some((target, plain)) = content_target(tpl) else {
         return Ok(());
