@@ -49,6 +49,7 @@ use crate::error::ContentError;
 use crate::groups;
 use crate::tables::ContentSpec;
 
+pub mod py_literal;
 pub mod python_call_list;
 
 /// Parses a region body with its content parser (reference `parse_content`).

@@ -218,7 +218,11 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
                 .map(|f| Arc::from(f.name.as_str()))
                 .collect(),
             regions: Regions {
-                tools: ToolSchemas::from_tools(tools),
+                tools: {
+                    let mut schemas = ToolSchemas::from_tools(tools);
+                    schemas.set_lenient(options.lenient);
+                    schemas
+                },
                 transform_limit: options.transform_limit,
                 body: String::new(),
                 captures: Vec::new(),

@@ -44,6 +44,9 @@ A difference is classified
       tool call removed (other keys but content equal); where the reference fails,
   "lenient: the reference fails, lenient mode returns a message" when our chunked and
       one-shot runs agree;
+  "lenient: string arguments repaired by the tools' schemas" when the messages differ only
+      in tool-call arguments the reference left as a string holding a literal (`[...]`,
+      `{...}`, or a whole single-quoted string) that ours read;
   "UNEXPLAINED" otherwise (a crash or hang of ours always is).
 Prints `N cases, D differences (E explained, U unexplained)` last; writes every
 difference (case JSON, minimized when asked, with both engines' results) to --details.
@@ -76,6 +79,7 @@ STRICT = "deliberate: template checked strictly at load (bool types, content_arg
 PREFIX = "deliberate: streaming==one-shot at the prefix/output boundary (reference artefact)"
 LENIENT_RESCUE = "lenient: the reference fails, lenient mode returns a message"
 LENIENT_TRUNC = "lenient: a tool call cut off by the end of output is left out of tool_calls"
+LENIENT_REPAIR = "lenient: string arguments repaired by the tools' schemas"
 UNEXPLAINED = "UNEXPLAINED"
 SELF = "ours chunked vs ours one-shot"
 
@@ -186,6 +190,34 @@ def truncated_only(r, o):
     return canon(rm) == canon(om)
 
 
+def repaired_only(r, o):
+    """Lenient mode: whether the messages differ only where a string argument of the
+    reference's (a list or dict literal, or a whole single-quoted string) is read by ours."""
+    if not (r and o and r.get("ok") and o.get("ok")):
+        return False
+
+    def literal(s):
+        s = s.strip()
+        return s[:1] in ("[", "{", "(") or (len(s) >= 2 and s[0] == s[-1] == "'")
+
+    found = []
+
+    def same(a, b, in_args):
+        if canon(a) == canon(b):
+            return True
+        if in_args and isinstance(a, str) and not isinstance(b, str) or isinstance(b, str) and b != a:
+            if isinstance(a, str) and literal(a):
+                found.append(a)
+                return True
+        if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+            return all(same(a[k], b[k], in_args or k == "arguments") for k in a)
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return all(same(x, y, in_args) for x, y in zip(a, b))
+        return False
+
+    return same(r.get("message"), o.get("message"), False) and bool(found)
+
+
 def lenient_class(base, twin, ref, ours, entries):
     """The lenient classes (see the module docs), or None."""
     if any(w == SELF for w, _ in entries):
@@ -206,9 +238,14 @@ def lenient_class(base, twin, ref, ours, entries):
             classes.add(LENIENT_RESCUE)
         elif truncated_only(r, o):
             classes.add(LENIENT_TRUNC)
+        elif repaired_only(r, o):
+            classes.add(LENIENT_REPAIR)
         else:
             return None
-    return LENIENT_TRUNC if LENIENT_TRUNC in classes else LENIENT_RESCUE if classes else None
+    for cls in (LENIENT_TRUNC, LENIENT_REPAIR, LENIENT_RESCUE):
+        if cls in classes:
+            return cls
+    return None
 
 
 def analyse(base, twin, ref, ours, ours_is_ref=False, lenient=False):
@@ -608,10 +645,11 @@ def main():
         ref_ok = [b for b in bases if (ref.get(one_shot(b)) or {}).get("ok")]
         ref_err = [b for b in bases if not (ref.get(one_shot(b)) or {}).get("ok")]
         same = sum(1 for b in ref_ok if b["id"] not in diff_ids or
-                   by_id(records, b["id"])["class"] not in (UNEXPLAINED, LENIENT_TRUNC))
+                   by_id(records, b["id"])["class"] not in (UNEXPLAINED, LENIENT_TRUNC, LENIENT_REPAIR))
         rescued = sum(1 for b in ref_err if (ours.get(one_shot(b)) or {}).get("ok"))
         print(f"lenient: reference ok in {len(ref_ok)} cases: identical in {same}, "
-              f"{by_class.get(LENIENT_TRUNC, 0)} truncated tool calls left out; "
+              f"{by_class.get(LENIENT_TRUNC, 0)} truncated tool calls left out, "
+              f"{by_class.get(LENIENT_REPAIR, 0)} with arguments repaired; "
               f"reference fails in {len(ref_err)}: lenient returns a message in {rescued}")
     explained = len(records) - len(unexplained)
     print(f"{len(bases)} cases, {len(records)} differences ({explained} explained, {len(unexplained)} unexplained)")

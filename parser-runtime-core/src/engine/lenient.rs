@@ -31,7 +31,7 @@ use serde_json::Value;
 use super::Collect;
 use crate::error::ParseError;
 use crate::event::Event;
-use crate::tables::Role;
+use crate::tables::{Role, ToolFamily};
 use crate::transform::process_field_limited;
 
 /// What lenient mode remembers about the open region and the content so far.
@@ -128,7 +128,34 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     }
     // The body behind the content field's value, kept for a later diverted region.
     let content_body = (content_target(tpl) == Some((f, true))).then(|| sink.regions.body.clone());
-    match sink.close_parsed(f, at) {
+    // XML parameters (Qwen3-Coder): a `</parameter>` the structure shows is inside a value
+    // is hidden from the tag pattern while the body is parsed, then put back.
+    let masked = matches!(
+        field.role,
+        Role::ToolCalls {
+            family: Some(ToolFamily::XmlParameters)
+        }
+    ) && mask_inner_parameter_closes(&mut sink.regions.body);
+    let mut result = sink.close_parsed(f, at);
+    if masked {
+        unmask_field(sink, f, result.is_ok());
+    }
+    let json_region = tpl.watch(Some(f)).is_some_and(|w| w.json_strings);
+    if let (Err(ParseError::Content { .. }), true) = (&result, json_region) {
+        // A JSON body written with Python literals (`True`, `None`, single quotes): read it
+        // as one and parse its JSON form (README, "Lenient mode", repairs).
+        if let Some(value) = crate::content::py_literal::read(&sink.regions.body) {
+            let original = core::mem::replace(
+                &mut sink.regions.body,
+                serde_json::to_string(&value).unwrap_or_default(),
+            );
+            result = sink.close_parsed(f, at);
+            if result.is_err() {
+                sink.regions.body = original;
+            }
+        }
+    }
+    match result {
         Ok(()) => {
             if content_body.is_some() {
                 state(sink).content_raw = content_body;
@@ -146,6 +173,71 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
             divert(sink, f, text)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// The close of an XML parameter value.
+const PARAMETER_CLOSE: &str = "</parameter>";
+/// Stands for a `</parameter>` inside a value while the body is parsed (a private-use
+/// character; bodies that hold it are not masked).
+const MASK: char = '\u{F8FF}';
+
+/// Replaces each `</parameter>` of an XML-parameters body that is not followed (after
+/// whitespace) by the next `<parameter=` or by the end of the body (where `</function>` was)
+/// with [`MASK`]: the structure shows it is part of the value. Returns whether any was.
+fn mask_inner_parameter_closes(body: &mut String) -> bool {
+    if body.contains(MASK) {
+        return false;
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    let mut any = false;
+    while let Some(i) = rest.find(PARAMETER_CLOSE) {
+        let after = &rest[i + PARAMETER_CLOSE.len()..];
+        let next = after.trim_start_matches(|c: char| c.is_whitespace());
+        let inner = !next.is_empty() && !next.starts_with("<parameter=");
+        out.push_str(&rest[..i]);
+        if inner {
+            out.push(MASK);
+            any = true;
+        } else {
+            out.push_str(PARAMETER_CLOSE);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    if any {
+        *body = out;
+    }
+    any
+}
+
+/// Puts the masked `</parameter>`s back: in the body (when the close failed, for the raw
+/// text), or in the value just stored and its `region_close` event.
+fn unmask_field(sink: &mut Collect<'_>, f: usize, closed: bool) {
+    fn unmask(v: &mut Value) {
+        match v {
+            Value::String(s) if s.contains(MASK) => {
+                *s = s.replace(MASK, PARAMETER_CLOSE);
+            }
+            Value::Array(items) => items.iter_mut().for_each(unmask),
+            Value::Object(map) => map.values_mut().for_each(unmask),
+            _ => {}
+        }
+    }
+    if !closed {
+        sink.regions.body = sink.regions.body.replace(MASK, PARAMETER_CLOSE);
+        return;
+    }
+    let field = &sink.tpl.fields[f];
+    if let Some(v) = sink.regions.output.get_mut(&field.name) {
+        match v {
+            Value::Array(list) if field.repeats => list.last_mut().into_iter().for_each(unmask),
+            other => unmask(other),
+        }
+    }
+    if let Some(Event::RegionClose { value, .. }) = sink.events.last_mut() {
+        unmask(value);
     }
 }
 
