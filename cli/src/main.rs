@@ -22,7 +22,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictTools};
 use parser_runtime::{
-    CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser, TransformLimit,
+    CompiledTemplate, Event, ParseError, ParserOptions, ReasoningCalls, ResponseParser,
+    TransformLimit,
 };
 use rtpl::cases::run_case_options;
 use serde_json::{json, Value};
@@ -73,6 +74,13 @@ enum Command {
     },
 }
 
+/// `--reasoning-calls` (see `ReasoningCalls`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ReasoningCallsArg {
+    Keep,
+    Extract,
+}
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["template", "model"])))]
 struct ParseArgs {
@@ -119,6 +127,10 @@ struct ParseArgs {
     /// (README, "Lenient mode"). Off by default: the reference's behaviour.
     #[arg(long)]
     lenient: bool,
+    /// With --lenient: a tool call written inside the reasoning is kept as reasoning text
+    /// (`keep`, the default) or extracted as a tool call (`extract`).
+    #[arg(long, value_enum, default_value_t = ReasoningCallsArg::Keep, requires = "lenient")]
+    reasoning_calls: ReasoningCallsArg,
     /// The model output (default: stdin).
     #[arg(default_value = "-")]
     input: String,
@@ -411,6 +423,10 @@ fn parser_options(args: &ParseArgs) -> ParserOptions {
         start_anchor_budget: (args.anchor_budget_ms > 0)
             .then(|| std::time::Duration::from_millis(args.anchor_budget_ms)),
         lenient: args.lenient,
+        reasoning_calls: match args.reasoning_calls {
+            ReasoningCallsArg::Keep => ReasoningCalls::Keep,
+            ReasoningCallsArg::Extract => ReasoningCalls::Extract,
+        },
     }
 }
 

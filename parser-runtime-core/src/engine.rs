@@ -164,6 +164,24 @@ pub struct ParserOptions {
     /// (README, "Lenient mode"). Where the default mode succeeds, the message is the same,
     /// except for a tool-call region the output ends in (a truncated call).
     pub lenient: bool,
+    /// In lenient mode, what becomes of a tool call the model wrote inside its reasoning
+    /// (`<think>... <tool_call>{...}</tool_call> ...</think>`); default
+    /// [`ReasoningCalls::Keep`]. Ignored in the default mode (the reference keeps it).
+    pub reasoning_calls: ReasoningCalls,
+}
+
+/// The policy for tool calls written inside the reasoning (lenient mode; README, "Lenient
+/// mode").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningCalls {
+    /// Keep it as reasoning text, as the reference does: the model was thinking about the
+    /// call, and a call it means to make is written after the reasoning.
+    #[default]
+    Keep,
+    /// Extract it: each complete call in the reasoning becomes a tool call (before the calls
+    /// written after the reasoning), and the reasoning keeps the text around it. For models
+    /// that do call from inside their reasoning (Qwen3-Coder, issue 17).
+    Extract,
 }
 
 /// The default time budget of the start-anchor search: one second.
@@ -175,6 +193,7 @@ impl Default for ParserOptions {
             start_anchor_budget: Some(DEFAULT_START_ANCHOR_BUDGET),
             transform_limit: TransformLimit::DEFAULT,
             lenient: false,
+            reasoning_calls: ReasoningCalls::Keep,
         }
     }
 }
@@ -226,7 +245,11 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
                 transform_limit: options.transform_limit,
                 body: String::new(),
                 captures: Vec::new(),
-                lenient: options.lenient.then(Box::default),
+                lenient: options.lenient.then(|| {
+                    Box::new(Lenient::new(
+                        options.reasoning_calls == ReasoningCalls::Extract,
+                    ))
+                }),
                 output: template.defaults.clone(),
                 #[cfg(feature = "contracts")]
                 contract: None,

@@ -9,7 +9,7 @@
 //! what the output means, not from our own output.
 
 use parser_runtime::event::merge_chunks;
-use parser_runtime::{Event, ParseError, ParserOptions, ResponseParser};
+use parser_runtime::{Event, ParseError, ParserOptions, ReasoningCalls, ResponseParser};
 use serde_json::Value;
 use workspace_tests::{read_jsonl, workspace_root};
 
@@ -85,9 +85,14 @@ fn event_matches(got: &Event, want: &Value) -> bool {
         }
 }
 
-pub(crate) fn lenient() -> ParserOptions {
+/// Lenient options, with the case's `options` (`reasoning_calls`: `keep` or `extract`).
+pub(crate) fn lenient(case: &Value) -> ParserOptions {
     ParserOptions {
         lenient: true,
+        reasoning_calls: match case["options"]["reasoning_calls"].as_str() {
+            Some("extract") => ReasoningCalls::Extract,
+            _ => ReasoningCalls::Keep,
+        },
         ..ParserOptions::default()
     }
 }
@@ -115,7 +120,7 @@ fn lenient_cases() {
         let want_events = case["events"].as_array().unwrap();
         let mut streams = Vec::new();
         for chunk in [usize::MAX, 1] {
-            let (message, events) = match run(&template, case, lenient(), chunk) {
+            let (message, events) = match run(&template, case, lenient(case), chunk) {
                 Ok(r) => r,
                 Err(e) => {
                     failures.push(format!("{name} ({chunk}): lenient run failed: {e}"));

@@ -25,6 +25,7 @@
 
 use alloc::string::String;
 use alloc::string::ToString;
+use alloc::vec::Vec;
 
 use serde_json::Value;
 
@@ -55,9 +56,19 @@ pub(super) struct Lenient {
     /// Fields a region of which was malformed or truncated: `optional: false` does not fail
     /// the message for them (the event says why the field is missing).
     pub(super) diverted: alloc::vec::Vec<usize>,
+    /// [`super::ReasoningCalls::Extract`].
+    extract_calls: bool,
 }
 
 impl Lenient {
+    /// The state of a new parser; `extract_calls`: [`super::ReasoningCalls::Extract`].
+    pub(super) fn new(extract_calls: bool) -> Self {
+        Self {
+            extract_calls,
+            ..Self::default()
+        }
+    }
+
     /// A region opened: `open` is its open delimiter's text (`None`: the implicit region).
     pub(super) fn opened(&mut self, open: Option<&str>) {
         self.open_text.clear();
@@ -128,6 +139,12 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     }
     // The body behind the content field's value, kept for a later diverted region.
     let content_body = (content_target(tpl) == Some((f, true))).then(|| sink.regions.body.clone());
+    if lenient.extract_calls && field.role == Role::Reasoning {
+        if let Some(calls) = extract_calls(sink)? {
+            sink.close_parsed(f, at)?;
+            return add_calls(sink, calls);
+        }
+    }
     // XML parameters (Qwen3-Coder): a `</parameter>` the structure shows is inside a value
     // is hidden from the tag pattern while the body is parsed, then put back.
     let masked = matches!(
@@ -174,6 +191,91 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
         }
         Err(e) => Err(e),
     }
+}
+
+/// [`super::ReasoningCalls::Extract`]: parses the reasoning body with the same template (lenient,
+/// no prefix); when that finds tool calls, the body becomes the text outside them and the calls
+/// are returned (typed by the request's tools). `None`: no call, or the body cannot be parsed
+/// (the reasoning is kept as it is).
+fn extract_calls(sink: &mut Collect<'_>) -> Result<Option<Vec<Value>>, ParseError> {
+    let tpl = sink.tpl;
+    let Some(calls_field) = tpl
+        .fields
+        .iter()
+        .position(|f| matches!(f.role, Role::ToolCalls { .. }) && f.repeats)
+    else {
+        return Ok(None);
+    };
+    let options = super::ParserOptions {
+        lenient: true,
+        ..super::ParserOptions::default()
+    };
+    let run = || -> Result<(super::Message, Vec<Event>), ParseError> {
+        let mut nested = super::ResponseParser::with_options(tpl, "", &[], options)?;
+        nested.set_hold_limit(usize::MAX);
+        let mut events = nested.feed(&sink.regions.body)?;
+        let (message, last) = nested.finalize()?;
+        events.extend(last);
+        Ok((message, events))
+    };
+    let Ok((mut message, events)) = run() else {
+        return Ok(None);
+    };
+    let Some(Value::Array(mut calls)) = message.remove(&tpl.fields[calls_field].name) else {
+        return Ok(None);
+    };
+    if calls.is_empty() {
+        return Ok(None);
+    }
+    // The text outside the calls, in order (a malformed call's text included).
+    let calls_name = &sink.names[calls_field];
+    let mut text = String::new();
+    for e in &events {
+        if let Event::RegionChunk { field, text: t, .. } = e {
+            if field != calls_name {
+                text.push_str(t);
+            }
+        }
+    }
+    sink.regions.body = text;
+    for call in &mut calls {
+        sink.regions.tools.coerce(call);
+    }
+    Ok(Some(calls))
+}
+
+/// Appends calls extracted from the reasoning to the tool-call field, each with a
+/// `region_open` and `region_close` event.
+fn add_calls(sink: &mut Collect<'_>, calls: Vec<Value>) -> Result<(), ParseError> {
+    let tpl = sink.tpl;
+    let Some(f) = tpl
+        .fields
+        .iter()
+        .position(|f| matches!(f.role, Role::ToolCalls { .. }) && f.repeats)
+    else {
+        return Ok(());
+    };
+    let field = &tpl.fields[f];
+    for call in calls {
+        sink.regions
+            .store(field, &call)
+            .map_err(|source| ParseError::Content {
+                field: field.name.clone(),
+                offset: 0,
+                in_prefix: false,
+                source,
+            })?;
+        sink.events.push(Event::RegionOpen {
+            field: sink.names[f].clone(),
+        });
+        sink.events.push(Event::RegionClose {
+            field: sink.names[f].clone(),
+            value: call,
+            #[cfg(feature = "contracts")]
+            violations: alloc::vec::Vec::new(),
+        });
+    }
+    Ok(())
 }
 
 /// The close of an XML parameter value.
