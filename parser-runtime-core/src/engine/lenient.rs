@@ -193,17 +193,20 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     }
 }
 
+/// The tool-call field, when it repeats (calls are appended to it).
+fn repeated_calls_field(tpl: &crate::tables::CompiledTemplate) -> Option<usize> {
+    tpl.fields
+        .iter()
+        .position(|f| matches!(f.role, Role::ToolCalls { .. }) && f.repeats)
+}
+
 /// [`super::ReasoningCalls::Extract`]: parses the reasoning body with the same template (lenient,
 /// no prefix); when that finds tool calls, the body becomes the text outside them and the calls
 /// are returned (typed by the request's tools). `None`: no call, or the body cannot be parsed
 /// (the reasoning is kept as it is).
 fn extract_calls(sink: &mut Collect<'_>) -> Result<Option<Vec<Value>>, ParseError> {
     let tpl = sink.tpl;
-    let Some(calls_field) = tpl
-        .fields
-        .iter()
-        .position(|f| matches!(f.role, Role::ToolCalls { .. }) && f.repeats)
-    else {
+    let Some(calls_field) = repeated_calls_field(tpl) else {
         return Ok(None);
     };
     let options = super::ParserOptions {
@@ -248,11 +251,7 @@ fn extract_calls(sink: &mut Collect<'_>) -> Result<Option<Vec<Value>>, ParseErro
 /// `region_open` and `region_close` event.
 fn add_calls(sink: &mut Collect<'_>, calls: Vec<Value>) -> Result<(), ParseError> {
     let tpl = sink.tpl;
-    let Some(f) = tpl
-        .fields
-        .iter()
-        .position(|f| matches!(f.role, Role::ToolCalls { .. }) && f.repeats)
-    else {
+    let Some(f) = repeated_calls_field(tpl) else {
         return Ok(());
     };
     let field = &tpl.fields[f];
