@@ -283,8 +283,8 @@ const PARAMETER_CLOSE: &str = "</parameter>";
 /// character; bodies that hold it are not masked).
 const MASK: char = '\u{F8FF}';
 
-/// Replaces each `</parameter>` of an XML-parameters body that is not followed (after
-/// whitespace) by the next `<parameter=` or by the end of the body (where `</function>` was)
+/// Replaces each `</parameter>` of an XML-parameters body that is followed by another
+/// `</parameter>` before any next `<parameter=` (so the value's own close is still to come)
 /// with [`MASK`]: the structure shows it is part of the value. Returns whether any was.
 fn mask_inner_parameter_closes(body: &mut String) -> bool {
     if body.contains(MASK) {
@@ -296,7 +296,12 @@ fn mask_inner_parameter_closes(body: &mut String) -> bool {
     while let Some(i) = rest.find(PARAMETER_CLOSE) {
         let after = &rest[i + PARAMETER_CLOSE.len()..];
         let next = after.trim_start_matches(|c: char| c.is_whitespace());
-        let inner = !next.is_empty() && !next.starts_with("<parameter=");
+        // Inner: more of the body follows, and the value's own close comes before any next
+        // parameter (else this one closes a value and the next parameter follows).
+        let inner = !next.is_empty()
+            && after
+                .find(PARAMETER_CLOSE)
+                .is_some_and(|close| after.find("<parameter=").is_none_or(|open| close < open));
         out.push_str(&rest[..i]);
         if inner {
             out.push(MASK);
