@@ -5,7 +5,7 @@
 # python-call-list content parser (gen.py --python-call-list).
 #
 # usage: scripts/differential.sh [--seed N] [--count N] [--rtpl PATH|oracle] [--out DIR]
-#                                [--avoid TAG,..] [--only TAG,..] [--no-minimize]
+#                                [--avoid TAG,..] [--only TAG,..] [--no-minimize] [--lenient]
 #   --seed N      generator seed (default 1); --count N: base cases (default 300; each
 #                 chunked case also gets its one-shot twin)
 #   --rtpl PATH   the rtpl binary to test; default: cargo build --release -p rtpl.
@@ -16,12 +16,15 @@
 #                 (default target/differential/seed<N>-n<COUNT>)
 #   --avoid/--only  skip cases with / keep only cases with these tags (see gen.py)
 #   --no-minimize do not shrink unexplained cases
+#   --lenient     run ours in lenient mode (rtpl run-cases --lenient): where the reference
+#                 succeeds the result must be identical (a tool call cut off by the end of
+#                 output excepted, checked exactly); where it fails ours may succeed
 # Prints `N cases, D differences (E explained, U unexplained)`; exit status 1 if any
 # difference is unexplained. Details: DIR/differences.jsonl (case JSON, minimized,
 # and both engines' results, unexplained first).
 set -euo pipefail
 
-seed=1 count=300 rtpl="" out="" minimize=1 avoid="" only=""
+seed=1 count=300 rtpl="" out="" minimize=1 avoid="" only="" lenient=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed) seed=$2; shift 2 ;;
@@ -31,7 +34,8 @@ while [ $# -gt 0 ]; do
     --avoid) avoid=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --no-minimize) minimize=""; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --lenient) lenient=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "differential.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -45,7 +49,7 @@ if [ -z "$rtpl" ]; then
   cargo build --release -p rtpl
   rtpl=$PWD/target/release/rtpl
 fi
-out=${out:-target/differential/seed$seed-n$count}
+out=${out:-target/differential/seed$seed-n$count${lenient:+-lenient}}
 mkdir -p "$out"
 d=scripts/differential
 gen_args=(--seed "$seed" --count "$count")
@@ -68,8 +72,9 @@ if [ "$rtpl" = oracle ]; then
     --details "$out/selftest-ideal.jsonl"
 fi
 
-ours_cmd="$(printf '%q' "$rtpl") run-cases --merge-chunks"
+ours_cmd="$(printf '%q' "$rtpl") run-cases --merge-chunks${lenient:+ --lenient}"
 "$PY" "$d/run.py" --cmd "$ours_cmd" < "$out/cases.jsonl" > "$out/ours.jsonl"
 cmp_args=("$out/cases.jsonl" "$out/ref.jsonl" "$out/ours.jsonl" --details "$out/differences.jsonl")
 [ -n "$minimize" ] && cmp_args+=(--minimize --ours-cmd "$ours_cmd")
+[ -n "$lenient" ] && cmp_args+=(--lenient)
 exec "$PY" "$d/compare.py" "${cmp_args[@]}"

@@ -221,12 +221,14 @@ fn router_feeds_without_heap_allocations<F: FieldId>(
     s: &Stream,
     router: MakeRouter<F>,
     slot: fn(F) -> usize,
+    lenient: bool,
 ) {
     for chunk in [1usize, 4] {
         let input = pieces(&s.text, chunk);
         let mut tally = Tally::default();
         let (result, allocations) = count(|| {
             let mut router = router()?;
+            router.set_lenient(lenient);
             let mut on_event = |event: RegionEvent<'_, F>| match event {
                 RegionEvent::Open { field, .. } => tally.opens[slot(field)] += 1,
                 RegionEvent::Chunk { field, text } => tally.bytes[slot(field)] += text.len(),
@@ -266,13 +268,49 @@ fn core_router_feeds_without_heap_allocations() {
     assert!(s.text.len() >= 1 << 20);
     // Deserialize the embedded DFAs once (no heap either, but keep it out of the loop).
     SmolLm3::routes().expect("embedded tables");
-    router_feeds_without_heap_allocations("smollm3", &s, SmolLm3::router::<4096>, |field| {
-        match field {
-            SmolLm3::Thinking => 0,
-            SmolLm3::ToolCalls => 1,
-            SmolLm3::Content => 2,
-        }
-    });
+    router_feeds_without_heap_allocations(
+        "smollm3",
+        &s,
+        SmolLm3::router::<4096>,
+        smollm3_slot,
+        false,
+    );
+}
+
+fn smollm3_slot(field: SmolLm3) -> usize {
+    match field {
+        SmolLm3::Thinking => 0,
+        SmolLm3::ToolCalls => 1,
+        SmolLm3::Content => 2,
+    }
+}
+
+/// Lenient mode's JSON-aware closes in the no-heap router: every call's JSON holds its own
+/// close delimiter (and an escaped quote before it) inside a string, which must not close
+/// the region, and tracking the strings allocates nothing.
+fn lenient_router_feeds_without_heap_allocations() {
+    let s = stream_in(
+        &Format {
+            words: WORDS,
+            reasoning: ("<think>", "</think>", ""),
+            call: |i| {
+                let body = format!(
+                    "{{\"name\": \"web_search\", \"arguments\": {{\"query\": \"why \\\" </tool_call> ends {i}\"}}}}"
+                );
+                let call = format!("\n<tool_call>{body}</tool_call>");
+                (body, call)
+            },
+            end: "<|im_end|>",
+        },
+        1 << 20,
+    );
+    router_feeds_without_heap_allocations(
+        "smollm3 lenient",
+        &s,
+        SmolLm3::router::<4096>,
+        smollm3_slot,
+        true,
+    );
 }
 
 fn alloc_api_allocations_per_feed_and_region() {
@@ -332,12 +370,14 @@ fn word_boundary_router_feeds_without_heap_allocations() {
             WordBoundary::ToolCalls => 1,
             WordBoundary::Content => 2,
         },
+        false,
     );
 }
 
 fn main() {
     core_router_feeds_without_heap_allocations();
     word_boundary_router_feeds_without_heap_allocations();
+    lenient_router_feeds_without_heap_allocations();
     alloc_api_allocations_per_feed_and_region();
     println!("allocations: ok");
 }

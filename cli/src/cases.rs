@@ -5,7 +5,7 @@
 //! `{"id", "ok": false, "error"}`; script cases add `script_log`.
 
 use parser_runtime::event::merge_chunks;
-use parser_runtime::{CompiledTemplate, Event, ParseError, ResponseParser};
+use parser_runtime::{CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser};
 use serde_json::{json, Value};
 
 /// Events as JSON, merged when `merge`.
@@ -170,11 +170,16 @@ pub fn check_case(case: &Value) -> Result<(), CaseError> {
 /// field in the events. A case outside the schema ([`check_case`]) gives
 /// `{"id", "ok": false, "error": "CaseError: KEY: REASON"}`.
 pub fn run_case(case: &Value, merge: bool) -> Value {
+    run_case_options(case, merge, ParserOptions::default())
+}
+
+/// Like [`run_case`], with parser options (`rtpl run-cases --lenient`: lenient mode).
+pub fn run_case_options(case: &Value, merge: bool, options: ParserOptions) -> Value {
     if let Err(e) = check_case(case) {
         return case_error(case, &e.to_string());
     }
     match template_build::compile(case.get("template").unwrap_or(&Value::Null)) {
-        Ok(template) => run_case_with(case, &template, merge),
+        Ok(template) => run_case_with_options(case, &template, merge, options),
         Err(e) => {
             let id = case.get("id").cloned().unwrap_or(Value::Null);
             json!({"id": id, "ok": false,
@@ -193,6 +198,16 @@ pub fn case_error(case: &Value, what: &str) -> Value {
 /// how tables compiled ahead of time are checked against run-time ones. A case outside the
 /// schema is a `CaseError` result, as in [`run_case`].
 pub fn run_case_with(case: &Value, template: &CompiledTemplate, merge: bool) -> Value {
+    run_case_with_options(case, template, merge, ParserOptions::default())
+}
+
+/// Like [`run_case_with`], with parser options.
+pub fn run_case_with_options(
+    case: &Value,
+    template: &CompiledTemplate,
+    merge: bool,
+    options: ParserOptions,
+) -> Value {
     if let Err(e) = check_case(case) {
         return case_error(case, &e.to_string());
     }
@@ -209,7 +224,7 @@ pub fn run_case_with(case: &Value, template: &CompiledTemplate, merge: bool) -> 
         Some(Value::Array(list)) => list.clone(),
         _ => Vec::new(),
     };
-    let mut parser = match ResponseParser::with_tools(template, prefix, &tools) {
+    let mut parser = match ResponseParser::with_options(template, prefix, &tools, options) {
         Ok(p) => p,
         Err(e) => return fail(format!("ParseError: {e}")),
     };

@@ -26,9 +26,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use parser_runtime::structured_outputs::{self, Contract, ResponseFormat, StrictTools};
 use parser_runtime::{
-    CompiledTemplate, Event, ParseError, ParserOptions, ResponseParser, TransformLimit,
+    CompiledTemplate, Event, ParseError, ParserOptions, ReasoningCalls, ResponseParser,
+    TransformLimit,
 };
-use rtpl::cases::{case_error, check_case, run_case};
+use rtpl::cases::{case_error, check_case, run_case_options};
 use serde_json::{json, Value};
 
 #[derive(Parser)]
@@ -70,7 +71,18 @@ enum Command {
         /// Merge adjacent region_chunk events of one field.
         #[arg(long)]
         merge_chunks: bool,
+        /// Run every case in lenient mode (README, "Lenient mode"; the differential run's
+        /// `--lenient`).
+        #[arg(long)]
+        lenient: bool,
     },
+}
+
+/// `--reasoning-calls` (see `ReasoningCalls`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ReasoningCallsArg {
+    Keep,
+    Extract,
 }
 
 #[derive(Args)]
@@ -113,6 +125,16 @@ struct ParseArgs {
     /// (only a backtracking start_anchor_pattern comes near it). 0: no limit.
     #[arg(long, default_value_t = 1000)]
     anchor_budget_ms: u64,
+    /// Lenient mode: a region that cannot be parsed is reported (a `region_malformed` event)
+    /// and its text kept as content instead of failing the message; a tool call cut off by
+    /// the end of the output is reported (`region_truncated`) and left out of `tool_calls`
+    /// (README, "Lenient mode"). Off by default: the reference's behaviour.
+    #[arg(long)]
+    lenient: bool,
+    /// With --lenient: a tool call written inside the reasoning is kept as reasoning text
+    /// (`keep`, the default) or extracted as a tool call (`extract`).
+    #[arg(long, value_enum, default_value_t = ReasoningCallsArg::Keep, requires = "lenient")]
+    reasoning_calls: ReasoningCallsArg,
     /// The model output (default: stdin).
     #[arg(default_value = "-")]
     input: String,
@@ -222,7 +244,10 @@ fn main() -> ExitCode {
         Command::Constrain(args) => cmd_constrain(&args),
         Command::Check { templates } => cmd_check(&templates),
         Command::List => cmd_list(),
-        Command::RunCases { merge_chunks } => cmd_run_cases(merge_chunks),
+        Command::RunCases {
+            merge_chunks,
+            lenient,
+        } => cmd_run_cases(merge_chunks, lenient),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -421,6 +446,11 @@ fn parser_options(args: &ParseArgs) -> ParserOptions {
         },
         start_anchor_budget: (args.anchor_budget_ms > 0)
             .then(|| std::time::Duration::from_millis(args.anchor_budget_ms)),
+        lenient: args.lenient,
+        reasoning_calls: match args.reasoning_calls {
+            ReasoningCallsArg::Keep => ReasoningCalls::Keep,
+            ReasoningCallsArg::Extract => ReasoningCalls::Extract,
+        },
     }
 }
 
@@ -542,8 +572,12 @@ fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
 
 /// Runs the cases of stdin, one result line per case line. A line that is not UTF-8, not
 /// JSON, or not a case of the schema ([`check_case`]) gives a `CaseError` result naming the
-/// line (1-based) and the key, and the run goes on with the next line.
-fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
+/// line (1-based) and the key, and the run goes on with the next line. `lenient`: lenient mode.
+fn cmd_run_cases(merge: bool, lenient: bool) -> Result<(), Failure> {
+    let options = ParserOptions {
+        lenient,
+        ..ParserOptions::default()
+    };
     let mut stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
     let mut bytes = Vec::new();
@@ -568,7 +602,7 @@ fn cmd_run_cases(merge: bool) -> Result<(), Failure> {
                 Err(e) => error(format!("invalid case JSON: {e}")),
                 Ok(case) => match check_case(&case) {
                     Err(e) => case_error(&case, &format!("line {number}: {e}")),
-                    Ok(()) => run_case(&case, merge),
+                    Ok(()) => run_case_options(&case, merge, options),
                 },
             },
         };

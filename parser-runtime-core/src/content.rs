@@ -51,6 +51,7 @@ use crate::groups;
 use crate::tables::ContentSpec;
 
 pub mod json_call_list;
+pub mod py_literal;
 pub mod python_call_list;
 
 /// Parses a region body with its content parser (reference `parse_content`).

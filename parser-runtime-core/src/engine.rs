@@ -14,6 +14,7 @@
 //! advances each by one byte per input byte, so streaming cost is linear in the output length
 //! whatever the chunking; held text is never rescanned on a later feed.
 
+use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -31,6 +32,10 @@ use crate::tables::Role;
 use crate::tables::{CompiledTemplate, Delimiter, Owned, Routed};
 use crate::tools::ToolSchemas;
 use crate::transform::{process_field_limited, py_type_name, TransformLimit};
+
+mod lenient;
+
+use lenient::Lenient;
 
 /// The message: the assistant-message object (`{"role": ..., "content": ..., ...}`).
 pub type Message = Map<String, Value>;
@@ -119,6 +124,8 @@ struct Regions {
     transform_limit: TransformLimit,
     body: String,
     captures: Vec<(String, String)>,
+    /// Lenient mode's state (`None` in the default mode).
+    lenient: Option<Box<Lenient>>,
     output: Message,
     /// The contract checked on the message, if any.
     #[cfg(feature = "contracts")]
@@ -150,6 +157,31 @@ pub struct ParserOptions {
     pub start_anchor_budget: Option<core::time::Duration>,
     /// The cap on what a field's transform produces (see [`TransformLimit`]).
     pub transform_limit: TransformLimit,
+    /// Lenient mode (default off: the reference's behaviour). A region whose body cannot be
+    /// parsed no longer fails the message: it is reported by an [`Event::RegionMalformed`]
+    /// and its raw text goes to the content; a tool-call region cut off by the end of the
+    /// output is reported by an [`Event::RegionTruncated`] and left out of `tool_calls`
+    /// (README, "Lenient mode"). Where the default mode succeeds, the message is the same,
+    /// except for a tool-call region the output ends in (a truncated call).
+    pub lenient: bool,
+    /// In lenient mode, what becomes of a tool call the model wrote inside its reasoning
+    /// (`<think>... <tool_call>{...}</tool_call> ...</think>`); default
+    /// [`ReasoningCalls::Keep`]. Ignored in the default mode (the reference keeps it).
+    pub reasoning_calls: ReasoningCalls,
+}
+
+/// The policy for tool calls written inside the reasoning (lenient mode; README, "Lenient
+/// mode").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningCalls {
+    /// Keep it as reasoning text, as the reference does: the model was thinking about the
+    /// call, and a call it means to make is written after the reasoning.
+    #[default]
+    Keep,
+    /// Extract it: each complete call in the reasoning becomes a tool call (before the calls
+    /// written after the reasoning), and the reasoning keeps the text around it. For models
+    /// that do call from inside their reasoning (Qwen3-Coder, issue 17).
+    Extract,
 }
 
 /// The default time budget of the start-anchor search: one second.
@@ -160,6 +192,8 @@ impl Default for ParserOptions {
         Self {
             start_anchor_budget: Some(DEFAULT_START_ANCHOR_BUDGET),
             transform_limit: TransformLimit::DEFAULT,
+            lenient: false,
+            reasoning_calls: ReasoningCalls::Keep,
         }
     }
 }
@@ -191,8 +225,10 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
         tools: &[Value],
         options: ParserOptions,
     ) -> Result<Self, ParseError> {
-        let driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
+        let mut driver = Driver::heap(Routed::new(template.clone(), &[]), DEFAULT_HOLD_LIMIT)
             .map_err(|e| route_error(&template, e))?;
+        driver.core.lenient = options.lenient;
+        driver.core.json_reset();
         let mut parser = Self {
             driver,
             names: template
@@ -201,10 +237,19 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
                 .map(|f| Arc::from(f.name.as_str()))
                 .collect(),
             regions: Regions {
-                tools: ToolSchemas::from_tools(tools),
+                tools: {
+                    let mut schemas = ToolSchemas::from_tools(tools);
+                    schemas.set_lenient(options.lenient);
+                    schemas
+                },
                 transform_limit: options.transform_limit,
                 body: String::new(),
                 captures: Vec::new(),
+                lenient: options.lenient.then(|| {
+                    Box::new(Lenient::new(
+                        options.reasoning_calls == ReasoningCalls::Extract,
+                    ))
+                }),
                 output: template.defaults.clone(),
                 #[cfg(feature = "contracts")]
                 contract: None,
@@ -357,6 +402,9 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
             });
         }
         let mut events = Vec::new();
+        if let Some(lenient) = &mut self.regions.lenient {
+            lenient.at_eos = true;
+        }
         let mut sink = Collect {
             tpl: &self.tpl,
             names: &self.names,
@@ -367,12 +415,20 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
             .finish(&mut sink)
             .map_err(|stop| stop_error(&self.tpl, stop))?;
         let output = &self.regions.output;
+        // Lenient mode: a field left out because its region was malformed or truncated is
+        // reported by that event, not by a missing-field error.
+        let diverted = self
+            .regions
+            .lenient
+            .as_ref()
+            .map_or(&[][..], |l| &l.diverted);
         let missing: Vec<String> = self
             .tpl
             .fields
             .iter()
-            .filter(|f| !f.optional && !output.contains_key(&f.name))
-            .map(|f| f.name.clone())
+            .enumerate()
+            .filter(|(i, f)| !f.optional && !output.contains_key(&f.name) && !diverted.contains(i))
+            .map(|(_, f)| f.name.clone())
             .collect();
         if !missing.is_empty() {
             return Err(ParseError::MissingRequired(missing));
@@ -461,6 +517,9 @@ impl Sink for Collect<'_> {
         let open = self.tpl.fields[field].open.as_ref();
         self.regions.captures = resolve_captures(open, branch, hay, range, before);
         self.regions.body.clear();
+        if let Some(lenient) = &mut self.regions.lenient {
+            lenient.opened(Some(&hay[range.0..range.1]));
+        }
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),
         });
@@ -469,6 +528,14 @@ impl Sink for Collect<'_> {
 
     fn open_implicit(&mut self, field: usize) -> Result<(), ParseError> {
         self.regions.body.clear();
+        if let Some(lenient) = &mut self.regions.lenient {
+            lenient.opened(None);
+            // After a region's text went to the content, the next content region goes on
+            // from the merged text (see `Lenient::divert`).
+            if let Some(seed) = lenient.take_seed() {
+                self.regions.body.push_str(&seed);
+            }
+        }
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),
         });
@@ -495,6 +562,9 @@ impl Sink for Collect<'_> {
         range: (usize, usize),
         before: Option<char>,
     ) -> Result<(), ParseError> {
+        if let Some(lenient) = &mut self.regions.lenient {
+            lenient.closed_by(&hay[range.0..range.1]);
+        }
         let close = self.tpl.fields[field].close.as_ref();
         for (name, value) in resolve_captures(close, branch, hay, range, before) {
             match self.regions.captures.iter_mut().find(|(k, _)| *k == name) {
@@ -512,6 +582,16 @@ impl Sink for Collect<'_> {
         _value: RegionValue,
         at: (usize, bool),
     ) -> Result<(), ParseError> {
+        if self.regions.lenient.is_some() {
+            return lenient::close(self, field, at);
+        }
+        self.close_parsed(field, at)
+    }
+}
+
+impl Collect<'_> {
+    /// The default close: parse the body, store the value, report it.
+    fn close_parsed(&mut self, field: usize, at: (usize, bool)) -> Result<(), ParseError> {
         #[cfg(feature = "contracts")]
         let calls_before = self.regions.tool_call_count();
         let value = self.regions.close(self.tpl, field, at)?;
@@ -649,11 +729,24 @@ impl Regions {
         if !self.tools.is_empty() {
             self.tools.coerce(&mut value);
         }
+        self.store(field, &value).map_err(content_error)?;
+        self.body.clear();
+        self.captures.clear();
+        Ok(value)
+    }
+
+    /// Stores a region's value in the message (reference `_close_current`: `join`, `repeats`,
+    /// or replace).
+    fn store(
+        &mut self,
+        field: &crate::tables::FieldTable,
+        value: &Value,
+    ) -> Result<(), crate::ContentError> {
         if let Some(join) = &field.join {
-            let Value::String(s) = &value else {
-                return Err(content_error(crate::ContentError::JoinNotString {
-                    found: py_type_name(&value).into(),
-                }));
+            let Value::String(s) = value else {
+                return Err(crate::ContentError::JoinNotString {
+                    found: py_type_name(value).into(),
+                });
             };
             // Reference: `value if previous is None else previous + join + value`.
             let joined = match self.output.get(&field.name) {
@@ -665,9 +758,9 @@ impl Regions {
                     out
                 }
                 Some(other) => {
-                    return Err(content_error(crate::ContentError::JoinTargetNotString {
+                    return Err(crate::ContentError::JoinTargetNotString {
                         found: py_type_name(other).into(),
-                    }))
+                    })
                 }
             };
             self.output
@@ -681,17 +774,15 @@ impl Regions {
                         .insert(field.name.clone(), Value::Array(alloc::vec![value.clone()]));
                 }
                 Some(other) => {
-                    return Err(content_error(crate::ContentError::RepeatsTargetNotList {
+                    return Err(crate::ContentError::RepeatsTargetNotList {
                         found: py_type_name(other).into(),
-                    }))
+                    })
                 }
             }
         } else {
             self.output.insert(field.name.clone(), value.clone());
         }
-        self.body.clear();
-        self.captures.clear();
-        Ok(value)
+        Ok(())
     }
 }
 

@@ -14,7 +14,9 @@ use serde_json::Value;
 ///
 /// Serializes to `{"type": "region_open", "field": F}`,
 /// `{"type": "region_chunk", "field": F, "text": T, "dirty": D}` and
-/// `{"type": "region_close", "field": F, "value": V}`.
+/// `{"type": "region_close", "field": F, "value": V}`; in lenient mode also
+/// `{"type": "region_malformed", "field": F, "error": E, "text": T}` and
+/// `{"type": "region_truncated", "field": F, "text": T}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -47,6 +49,27 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         violations: alloc::vec::Vec<structured_outputs::Violation>,
     },
+    /// Lenient mode only ([`crate::ParserOptions::lenient`]): a region closed but its body
+    /// could not be parsed. It adds nothing to its field; `text` (the region as the model
+    /// wrote it: open delimiter, body, close delimiter) goes to the content instead (README,
+    /// "Lenient mode"). Comes where the region's `region_close` would have come.
+    RegionMalformed {
+        /// The field name.
+        field: Arc<str>,
+        /// Why the body could not be parsed (the message of the default mode's error).
+        error: String,
+        /// The region's raw text: open delimiter, body and close delimiter.
+        text: String,
+    },
+    /// Lenient mode only: the output ended inside a tool-call region (no close delimiter,
+    /// e.g. the generation hit its token limit). The region is left out of the field;
+    /// `text` (open delimiter and body) goes to the content instead.
+    RegionTruncated {
+        /// The field name.
+        field: Arc<str>,
+        /// The region's raw text: open delimiter and body.
+        text: String,
+    },
 }
 
 impl Event {
@@ -55,7 +78,9 @@ impl Event {
         match self {
             Self::RegionOpen { field }
             | Self::RegionChunk { field, .. }
-            | Self::RegionClose { field, .. } => field,
+            | Self::RegionClose { field, .. }
+            | Self::RegionMalformed { field, .. }
+            | Self::RegionTruncated { field, .. } => field,
         }
     }
 }

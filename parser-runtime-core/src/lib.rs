@@ -55,7 +55,7 @@ pub use engine::parse_response_checked;
 #[cfg(feature = "alloc")]
 pub use engine::{
     parse_response, parse_responses, Message, OwnedResponseParser, Parser, ParserOptions, Prefixes,
-    ResponseParser,
+    ReasoningCalls, ResponseParser,
 };
 #[cfg(feature = "alloc")]
 pub use error::{ContentError, ParseError};

@@ -38,8 +38,9 @@ use crate::tables::{
 /// compile instead of misreading tables. 6: the capture patterns of delimiter branches and the
 /// `tag_pattern` may name further copies of a group name defined more than once, which the
 /// runtime merges ([`crate::groups`]). 7: the `json-call-list` content parser
-/// (`Content::JsonCallList`, `CallBrackets`).
-pub const FORMAT_VERSION: u32 = 7;
+/// (`Content::JsonCallList`, `CallBrackets`). 8: each watch list says whether its region's body is
+/// JSON with `"` strings (`Watch::json_strings`, lenient mode's JSON-aware closes).
+pub const FORMAT_VERSION: u32 = 8;
 
 /// Compile-time guard used by generated code: `const _: () = require_format(N);`.
 ///
@@ -419,6 +420,7 @@ impl StaticTemplate {
                     delimiters: w.delimiters.to_vec(),
                     first: w.first,
                     jump: w.jump,
+                    json_strings: w.json_strings,
                 })
                 .collect(),
         })

@@ -69,6 +69,9 @@ pub struct ToolSchemas {
     /// Tool name -> (parameter name -> cast types). A tool whose `properties` is absent or
     /// empty maps to an empty list: its calls are not cast.
     tools: BTreeMap<String, Vec<(String, Vec<SchemaType>)>>,
+    /// Lenient mode's repairs of string arguments the reference casts leave as they are
+    /// ([`Self::set_lenient`]).
+    lenient: bool,
 }
 
 impl ToolSchemas {
@@ -91,7 +94,24 @@ impl ToolSchemas {
                 .collect();
             out.insert(String::from(tool.name), properties);
         }
-        Self { tools: out }
+        Self {
+            tools: out,
+            lenient: false,
+        }
+    }
+
+    /// Turns lenient mode's repairs on (README, "Lenient mode"): a string argument that no
+    /// declared type casts (reference `_coerce`) is read again, and kept when that gives a
+    /// declared type:
+    ///
+    /// * declared `array` or `object`: a Python literal (`"['python', 'tutorial']"` ->
+    ///   `["python", "tutorial"]`; single quotes, `True`/`False`/`None`, tuples; see
+    ///   [`crate::content::py_literal`]);
+    /// * a whole single-quoted string (`"'single'"`): its contents, cast again by the declared
+    ///   types (`"'True'"` -> `true` for a boolean), or kept as the string (`"single"`) when
+    ///   `string` is declared; an apostrophe inside a word stays (`"'it's'"` -> `"it's"`).
+    pub fn set_lenient(&mut self, on: bool) {
+        self.lenient = on;
     }
 
     /// Adds `other`'s tools, replacing tools of the same name.
@@ -138,25 +158,33 @@ impl ToolSchemas {
                 let Some(Value::Object(arguments)) = function.get_mut("arguments") else {
                     return;
                 };
-                coerce_arguments(arguments, properties);
+                coerce_arguments(arguments, properties, self.lenient);
             }
             _ => {}
         }
     }
 }
 
-fn coerce_arguments(arguments: &mut Map<String, Value>, properties: &[(String, Vec<SchemaType>)]) {
+fn coerce_arguments(
+    arguments: &mut Map<String, Value>,
+    properties: &[(String, Vec<SchemaType>)],
+    lenient: bool,
+) {
     for (key, argument) in arguments.iter_mut() {
         let Some((_, types)) = properties.iter().find(|(k, _)| k == key) else {
             continue;
         };
-        if types.is_empty() {
+        if types.is_empty() && !lenient {
             continue;
         }
         match argument {
             Value::String(raw) => {
                 if let Some(v) = coerce_str(raw, types) {
                     *argument = v;
+                } else if lenient {
+                    if let Some(v) = repair_str(raw, types) {
+                        *argument = v;
+                    }
                 }
             }
             Value::Array(items) if !types.contains(&SchemaType::Array) => {
@@ -170,6 +198,27 @@ fn coerce_arguments(arguments: &mut Map<String, Value>, properties: &[(String, V
             }
             _ => {}
         }
+    }
+}
+
+/// Lenient mode's repair of a string argument no declared type cast ([`ToolSchemas::set_lenient`]).
+/// `types` empty: only `string` (or an unknown type) is declared.
+fn repair_str(raw: &str, types: &[SchemaType]) -> Option<Value> {
+    use crate::content::py_literal;
+    let wants = |t| types.contains(&t);
+    if wants(SchemaType::Array) || wants(SchemaType::Object) {
+        match py_literal::read(raw) {
+            Some(v @ Value::Array(_)) if wants(SchemaType::Array) => return Some(v),
+            Some(v @ Value::Object(_)) if wants(SchemaType::Object) => return Some(v),
+            _ => {}
+        }
+    }
+    let inner = py_literal::unquote_single(raw)?;
+    match coerce_str(&inner, types) {
+        Some(v) => Some(v),
+        // Only `string` (or an unknown type) declared: the casts list no type.
+        None if types.is_empty() => Some(Value::String(inner)),
+        None => None,
     }
 }
 

@@ -36,6 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Event::RegionOpen { .. } => println!("[{what}] open"),
             Event::RegionChunk { text, .. } => println!("[{what}] {text:?}"),
             Event::RegionClose { value, .. } => println!("[{what}] close: {value}"),
+            // Lenient mode only (`ParserOptions::lenient`).
+            Event::RegionMalformed { error, .. } => println!("[{what}] malformed: {error}"),
+            Event::RegionTruncated { .. } => println!("[{what}] truncated"),
         }
     }
     let message = serde_json::Value::Object(message);

@@ -567,6 +567,7 @@ fn watch(w: &Watch<Owned>) -> TokenStream {
         quote!(::parser_runtime::__private::Watched { field: #field, kind: #kind })
     });
     let first = byte_set(&w.first);
+    let json_strings = w.json_strings;
     let jump = option(w.jump.map(|j| {
         let (lead, first) = (byte_set(&j.lead), byte_set(&j.first));
         let needles = j.needles.iter().map(|&b| Literal::u8_suffixed(b));
@@ -585,6 +586,7 @@ fn watch(w: &Watch<Owned>) -> TokenStream {
             delimiters: &[ #( #delimiters ),* ],
             first: #first,
             jump: #jump,
+            json_strings: #json_strings,
         }
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use parser_runtime_core::router::{DelimiterKind, EDGE_DELAYED, EDGE_GROW, EDGE_REACH, EDGE_SURE};
 use parser_runtime_core::tables::{
-    Branch, ByteSet, Captures, CompiledTemplate, Delimiter, Dfa, FieldTable, JumpPlan, Lookahead,
-    Owned, OwnedDfa, Prefilter, Watch, Watched,
+    Branch, ByteSet, Captures, CompiledTemplate, Content, Delimiter, Dfa, FieldTable, JumpPlan,
+    Lookahead, Owned, OwnedDfa, Prefilter, Watch, Watched,
 };
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
@@ -325,7 +325,7 @@ pub fn watch_lists(fields: &[FieldTable], implicit: Option<usize>) -> Vec<Watch<
             kind: DelimiterKind::Close,
         });
     }
-    let outside = watch(fields, outside);
+    let outside = watch(fields, outside, false);
     let mut lists = vec![outside.clone()];
     for (f, field) in fields.iter().enumerate() {
         lists.push(if Some(f) == implicit {
@@ -335,7 +335,7 @@ pub fn watch_lists(fields: &[FieldTable], implicit: Option<usize>) -> Vec<Watch<
                 field: f,
                 kind: DelimiterKind::Close,
             });
-            watch(fields, close.into_iter().collect())
+            watch(fields, close.into_iter().collect(), json_strings(field))
         });
     }
     lists
@@ -344,7 +344,7 @@ pub fn watch_lists(fields: &[FieldTable], implicit: Option<usize>) -> Vec<Watch<
 /// One watch list: the union of the first bytes, and the jump plan when every branch has a
 /// prefilter and no first byte is a lead byte (a match could then start inside a lead run the
 /// jump skips).
-fn watch(fields: &[FieldTable], delimiters: Vec<Watched>) -> Watch<Owned> {
+fn watch(fields: &[FieldTable], delimiters: Vec<Watched>, json_strings: bool) -> Watch<Owned> {
     let mut first = ByteSet::EMPTY;
     let mut lead = ByteSet::EMPTY;
     let mut jump_first = ByteSet::EMPTY;
@@ -391,7 +391,24 @@ fn watch(fields: &[FieldTable], delimiters: Vec<Watched>) -> Watch<Owned> {
         delimiters,
         first,
         jump,
+        json_strings,
     }
+}
+
+/// Whether an explicit region of `field` holds JSON whose strings are `"`-quoted, so that
+/// lenient mode may keep a close delimiter inside a string from closing it: the `json`
+/// parser without `string_delims` (other quotes; a `"` may then be plain text) and without
+/// `allow_non_json` (the reference then accepts a body that ends inside a string, so the
+/// lenient result would differ where the reference succeeds).
+fn json_strings(field: &FieldTable) -> bool {
+    matches!(
+        &field.content,
+        Content::Json {
+            string_delims,
+            allow_non_json: false,
+            ..
+        } if string_delims.is_empty()
+    )
 }
 
 /// The JSON path of a field key (see [`crate::path::field`]).

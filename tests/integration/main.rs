@@ -6,6 +6,7 @@ mod chunking;
 mod conformance;
 mod deliberate;
 mod fixtures;
+mod lenient;
 mod limits;
 mod memo;
 mod regressions;

@@ -52,6 +52,8 @@ fn parser_steps(template: &CompiledTemplate, text: &str, size: usize) -> Option<
             Event::RegionOpen { field } => steps.push(Step::Open(field.to_string())),
             Event::RegionChunk { field, text, .. } => push_text(&mut steps, &field, &text),
             Event::RegionClose { field, .. } => steps.push(Step::Close(field.to_string())),
+            // Lenient mode only; this parser is in the default mode.
+            Event::RegionMalformed { .. } | Event::RegionTruncated { .. } => return None,
         }
     }
     Some(steps)

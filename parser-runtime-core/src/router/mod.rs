@@ -105,6 +105,9 @@ pub trait Routes {
     /// delimiters in priority order, the union of their first bytes, and the prefilter jump
     /// plan (decided by the compiler).
     fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>);
+    /// Whether `region`'s body is JSON with `"` strings, whose closes lenient mode does not
+    /// start inside a string (the compiler's `Watch::json_strings`).
+    fn json_strings(&self, region: Option<usize>) -> bool;
     /// Number of fields.
     fn field_count(&self) -> usize;
     /// The implicit field (the one without an open delimiter), if any.
@@ -133,6 +136,9 @@ impl<T: Routes + ?Sized> Routes for &T {
     type Dfa = T::Dfa;
     fn watch(&self, region: Option<usize>) -> (&[Watched], ByteSet, Option<JumpPlan>) {
         (**self).watch(region)
+    }
+    fn json_strings(&self, region: Option<usize>) -> bool {
+        (**self).json_strings(region)
     }
     fn field_count(&self) -> usize {
         (**self).field_count()
@@ -517,6 +523,16 @@ impl<R: Routes, F: FieldId, const HOLD: usize, const WALKS: usize> Router<R, F, 
             (None, true) => Err(RouteError::Finished),
             (None, false) => Ok(()),
         }
+    }
+
+    /// Lenient mode's JSON-aware closes (off by default: the reference's routing): in a
+    /// region whose body is JSON with `"` strings (the compiler marks it:
+    /// [`crate::tables::Watch::json_strings`]), a close delimiter inside a JSON string of the
+    /// body does not close the region. Costs no allocation: two flags and a position. Set it
+    /// before the first [`Self::feed`].
+    pub fn set_lenient(&mut self, on: bool) {
+        self.driver.core.lenient = on;
+        self.driver.core.json_reset();
     }
 
     /// Output bytes fed so far.

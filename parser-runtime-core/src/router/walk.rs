@@ -207,6 +207,46 @@ pub(crate) struct Core<R, const W: usize> {
     memo: Option<Memo>,
     /// The dedup index for long walk lists (alloc API).
     dedup: Dedup,
+    /// Lenient mode: in a region whose body is JSON (`Routes::json_strings`), no close
+    /// delimiter starts inside a JSON string.
+    pub(crate) lenient: bool,
+    /// The JSON string state of the open region's body (lenient mode).
+    json: JsonStrings,
+}
+
+/// Where the body of a JSON region stands with respect to strings, tracked from the body's
+/// start up to `at` (absolute): inside a `"` string, and just after a backslash in one. Only
+/// the bytes `"` and `\` matter, so a close delimiter that a JSON string holds (`{"q": "what
+/// does </tool_call> do"}`) is told apart from one that closes the value. Reference: none
+/// (lenient mode, README); RFC 8259 section 7 for the string grammar.
+#[derive(Debug, Clone, Copy, Default)]
+struct JsonStrings {
+    /// Whether the open region is tracked (lenient mode and a JSON region).
+    on: bool,
+    /// Absolute position up to which the body was read.
+    at: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonStrings {
+    /// Reads `bytes` (the body from `at` on) and moves `at` to `end`, where they end.
+    fn read(&mut self, bytes: &[u8], end: usize) {
+        for &b in bytes {
+            if self.escaped {
+                self.escaped = false;
+            } else if self.in_string {
+                match b {
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+            } else if b == b'"' {
+                self.in_string = true;
+            }
+        }
+        self.at = end;
+    }
 }
 
 impl<R: Routes, const W: usize> Core<R, W> {
@@ -240,6 +280,8 @@ impl<R: Routes, const W: usize> Core<R, W> {
             values: Values::new(values),
             memo: new_memo(heap),
             dedup: Dedup::new(heap),
+            lenient: false,
+            json: JsonStrings::default(),
         };
         core.reset_scan()?;
         Ok(core)
@@ -447,6 +489,16 @@ impl<R: Routes, const W: usize> Core<R, W> {
         self.scan.walks.clear();
     }
 
+    /// Recomputes whether the open region's JSON strings are tracked (after `lenient`
+    /// changed; call it before routing any text of the region).
+    pub(crate) fn json_reset(&mut self) {
+        self.json = JsonStrings {
+            on: self.lenient && self.routes.json_strings(self.current),
+            at: self.pos,
+            ..JsonStrings::default()
+        };
+    }
+
     /// Turns the memo on or off (tests compare the two; it never changes a result).
     #[cfg(feature = "alloc")]
     pub(crate) fn set_memo(&mut self, on: bool) {
@@ -509,6 +561,9 @@ impl<R: Routes, const W: usize> Core<R, W> {
             let _ = scan.preferred.push(None);
         }
         scan.best = None;
+        // A region starts here (the watch list changes only when the region does): its body's
+        // JSON string state starts outside a string.
+        self.json_reset();
         Ok(())
     }
 
@@ -761,7 +816,7 @@ impl<R: Routes, const W: usize> Core<R, W> {
         let byte = self.byte_at(view, p);
         // New walks start only at char boundaries, and only if they could beat the best.
         let can_start = (byte & 0xC0) != 0x80 && self.scan.best.is_none_or(|b| p <= b.start);
-        if can_start && self.scan.first.contains(byte) {
+        if can_start && self.scan.first.contains(byte) && !self.in_json_string(view, p) {
             self.start_walks(view, p, byte)?;
         }
         let checkpoint = self.memo.as_ref().is_some_and(|m| m.at_checkpoint(p));
@@ -821,6 +876,23 @@ impl<R: Routes, const W: usize> Core<R, W> {
             });
         }
         Ok(())
+    }
+
+    /// Lenient mode, in a JSON region: whether absolute position `p` is inside a JSON string
+    /// of the body (a close delimiter cannot start there). The state is read forward from
+    /// where it stands; `p` never goes back within a region (the scan restarts only when the
+    /// region changes), and the bytes from the routed position on are in `view`.
+    #[inline]
+    fn in_json_string(&mut self, view: &str, p: usize) -> bool {
+        if !self.json.on {
+            return false;
+        }
+        if p > self.json.at {
+            let from = self.json.at.max(self.base);
+            self.json
+                .read(&view.as_bytes()[from - self.base..p - self.base], p);
+        }
+        self.json.in_string
     }
 
     /// Starts a walk at `p` for every branch of every watched delimiter that can start with
@@ -1222,6 +1294,12 @@ impl<R: Routes, const W: usize> Core<R, W> {
             sink.open_implicit(f).map_err(Stop::Sink)?;
         }
         self.body_any = true;
+        if self.json.on && to > self.json.at {
+            // Routed text leaves the buffer: read it for the JSON string state first.
+            let start = self.json.at.max(from);
+            self.json
+                .read(&view.as_bytes()[start - self.base..to - self.base], to);
+        }
         let text = &view[from - self.base..to - self.base];
         self.values.track(text, from);
         sink.chunk(f, text).map_err(Stop::Sink)

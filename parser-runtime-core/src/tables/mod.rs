@@ -203,6 +203,11 @@ pub struct Watch<S: Storage> {
     /// The jump plan, when every watched branch has a prefilter and no `first` byte of one is
     /// a `lead` byte of another.
     pub jump: Option<JumpPlan>,
+    /// Whether the region's body is JSON whose strings use `"` (a `json` content parser
+    /// without `string_delims` or `allow_non_json`): in lenient mode the router starts no
+    /// close delimiter inside a JSON string of the body (README, "Lenient mode"). False
+    /// outside explicit regions.
+    pub json_strings: bool,
 }
 
 /// A prefilter jump over a watch list: every match is a run of `lead` bytes then a `first`
@@ -916,6 +921,9 @@ impl<S: Storage, H: Deref<Target = Template<S>>> Routes for Routed<'_, S, H> {
             Some(w) => (w.delimiters.as_ref(), w.first, w.jump),
             None => (&[], ByteSet::EMPTY, None),
         }
+    }
+    fn json_strings(&self, region: Option<usize>) -> bool {
+        self.template.watch(region).is_some_and(|w| w.json_strings)
     }
     fn field_count(&self) -> usize {
         self.template.fields.as_ref().len()
