@@ -292,9 +292,16 @@ pub fn sample(pattern: &str, extra: &mut Vec<String>) -> String {
 
 /// The delimiters of a template (its JSON) as text, for hostile outputs built from them: literals as written, patterns as a sample match.
 pub fn delimiter_pieces(spec: &Value) -> Vec<String> {
+    delimiters_of(spec, &["open", "close"])
+}
+
+/// The delimiters of the kinds `keys` (`"open"`, `"close"`) of every field, field by field:
+/// the literals, and a string each pattern matches ([`sample`], with the bodies of its
+/// look-arounds); no empty ones.
+pub fn delimiters_of(spec: &Value, keys: &[&str]) -> Vec<String> {
     let mut pieces = Vec::new();
     for field in spec["fields"].as_object().unwrap().values() {
-        for key in ["open", "close"] {
+        for key in keys {
             match &field[key] {
                 Value::String(s) => pieces.push(s.clone()),
                 Value::Array(list) => {
@@ -311,4 +318,86 @@ pub fn delimiter_pieces(spec: &Value) -> Vec<String> {
     }
     pieces.retain(|p| !p.is_empty());
     pieces
+}
+
+/// One region step of a parse or a routing; consecutive chunks of a region are merged into
+/// one `Text` (chunk boundaries are free).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A region opened (field name).
+    Open(String),
+    /// Text routed to a region (field name, text).
+    Text(String, String),
+    /// A region closed (field name).
+    Close(String),
+}
+
+/// Appends `text` routed to `field`, merged into the last step when it is text of `field`.
+pub fn push_text(steps: &mut Vec<Step>, field: &str, text: &str) {
+    if let Some(Step::Text(f, t)) = steps.last_mut() {
+        if f == field {
+            t.push_str(text);
+            return;
+        }
+    }
+    steps.push(Step::Text(field.to_string(), text.to_string()));
+}
+
+/// The `ResponseParser`'s steps (no prefix, hold buffer unbounded) on `pieces` fed in turn, or
+/// `None` when it fails (e.g. a body that does not parse: the router does not parse bodies).
+pub fn parser_steps(template: &CompiledTemplate, pieces: &[&str]) -> Option<Vec<Step>> {
+    let mut parser = parser_runtime::ResponseParser::new(template, "").ok()?;
+    parser.set_hold_limit(usize::MAX);
+    let mut events = Vec::new();
+    for piece in pieces {
+        events.extend(parser.feed(piece).ok()?);
+    }
+    events.extend(parser.finalize().ok()?.1);
+    let mut steps = Vec::new();
+    for e in events {
+        match e {
+            Event::RegionOpen { field } => steps.push(Step::Open(field.to_string())),
+            Event::RegionChunk { field, text, .. } => push_text(&mut steps, &field, &text),
+            Event::RegionClose { field, .. } => steps.push(Step::Close(field.to_string())),
+            // Lenient mode only; this parser is in the default mode.
+            Event::RegionMalformed { .. } | Event::RegionTruncated { .. } => return None,
+        }
+    }
+    Some(steps)
+}
+
+/// What a parse gives: the message, the merged initial events and the merged events; or the
+/// error's text.
+pub type Outcome = Result<(Value, Vec<Event>, Vec<Event>), String>;
+
+/// Parses `text` fed with `feed_bytes` in chunks of `sizes` bytes (cycled, each at least 1;
+/// `[usize::MAX]`: one piece; cut anywhere, also inside a character), the hold buffer
+/// unbounded (as `parse_response`), then finalizes.
+pub fn parse_in_chunks(
+    template: &CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    text: &str,
+    sizes: &[usize],
+) -> Outcome {
+    let mut parser = parser_runtime::ResponseParser::with_tools(template, prefix, tools)
+        .map_err(|e| e.to_string())?;
+    parser.set_hold_limit(usize::MAX);
+    let initial = merge_chunks(parser.initial_events());
+    let bytes = text.as_bytes();
+    let mut events = Vec::new();
+    let (mut at, mut i) = (0, 0);
+    while at < bytes.len() {
+        let n = sizes[i % sizes.len()].max(1).min(bytes.len() - at);
+        events.extend(
+            parser
+                .feed_bytes(&bytes[at..at + n])
+                .map_err(|e| e.to_string())?,
+        );
+        at += n;
+        i += 1;
+    }
+    let (message, fin) = parser.finalize().map_err(|e| e.to_string())?;
+    events.extend(fin);
+    Ok((Value::Object(message), initial, merge_chunks(&events)))
 }

@@ -13,15 +13,16 @@
 //! Sizes: about 1 MB and 4 MB of output with `RTPL_LINEAR_FULL=1` (CI runs this binary on a
 //! release build that way: `.ci/run`); by default a sixteenth of that, which keeps `cargo test`
 //! in debug builds quick while a quadratic cost still shows (the ratio does not depend on
-//! the size once fixed costs are small). `RTPL_LINEAR_ONLY=name` runs the sweep on one
-//! template, `RTPL_LINEAR_VERBOSE=1` prints every measurement and `RTPL_LINEAR_NO_MEMO=1`
+//! the size once fixed costs are small). The sweep has one test per vendored template
+//! (`hostile_NAME`: `cargo test --test linear hostile_gemma_4` runs one), `RTPL_LINEAR_VERBOSE=1`
+//! prints every measurement and `RTPL_LINEAR_NO_MEMO=1`
 //! turns the router's outcome memo off (to see what it saves).
 
 use std::time::{Duration, Instant};
 
 use parser_runtime::{CompiledTemplate, ParseError, ParserOptions, ResponseParser, TransformLimit};
 use serde_json::{json, Value};
-use workspace_tests::{delimiter_pieces, workspace_root};
+use workspace_tests::{delimiter_pieces, delimiters_of, workspace_root};
 
 /// The bound on t(4n) / t(n): 6 at full size; 10 at a sixteenth, the debug run of `cargo
 /// test --workspace`, which shares the machine with the other test binaries (measured there
@@ -428,6 +429,10 @@ fn transform_output_is_capped() {
 /// The hostile outputs of a template, by name, each `size` bytes or a little more.
 fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     let pieces = delimiter_pieces(spec);
+    let (opens, closes) = (
+        delimiters_of(spec, &["open"]),
+        delimiters_of(spec, &["close"]),
+    );
     // Near-misses: each delimiter without its last character, and with it changed.
     let near: Vec<String> = pieces
         .iter()
@@ -436,6 +441,11 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
             [p[..cut].to_owned(), format!("{}#", &p[..cut])]
         })
         .filter(|p| !p.is_empty())
+        .collect();
+    // Partial delimiters: every proper prefix of every delimiter, shortest first.
+    let prefixes: Vec<&str> = pieces
+        .iter()
+        .flat_map(|p| p.char_indices().skip(1).map(move |(i, _)| &p[..i]))
         .collect();
     let junk = [
         "\"", "{", "}", "\\", "<", ">", "\n", " ", "a", "<|", "|>", ":", ",", "[", "]", "(", ")",
@@ -450,7 +460,12 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     ));
     // All delimiters in turn, over and over.
     out.push(("cycled", repeat(&pieces.concat(), size)));
+    // Opens that are never closed (each open inside the region the previous one opened),
+    // and closes with nothing open.
+    out.push(("opens only", repeat(&opens.concat(), size)));
+    out.push(("closes only", repeat(&closes.concat(), size)));
     out.push(("near-misses", repeat(&near.join(" "), size)));
+    out.push(("partial delimiters", repeat(&prefixes.concat(), size)));
     // Each opening delimiter followed by one long string that never ends (and no close).
     let long = |opens: &[String], quoted: bool| {
         let mut s = String::new();
@@ -466,6 +481,20 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     };
     out.push(("unclosed long strings", long(&pieces, true)));
     out.push(("unclosed long text", long(&pieces, false)));
+    // Each open, then a JSON string of escapes and escaped quotes that never ends, with the
+    // closes written inside it (a JSON-aware reader stays in the string throughout).
+    let mut escapes = String::new();
+    let each = size / opens.len().max(1) + 1;
+    for o in &opens {
+        escapes.push_str(o);
+        escapes.push_str("{\"k\": [\"");
+        let start = escapes.len();
+        while escapes.len() - start < each {
+            escapes.push_str("\\\\\\\"");
+            escapes.push_str(&closes.concat());
+        }
+    }
+    out.push(("unterminated escapes", escapes));
     // A deterministic mix of delimiters, near-misses and JSON/XML-ish junk.
     let mut mixed = String::new();
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
@@ -484,54 +513,86 @@ fn hostile_outputs(spec: &Value, size: usize) -> Vec<(&'static str, String)> {
     out
 }
 
-/// Every vendored template, and every published original in `templates/upstream/`, parses
-/// about 1 MB and 4 MB (a sixteenth by default) of each kind of hostile output in linear
-/// time: repeated and cycled delimiters, near-misses, unclosed regions with long strings, and
-/// a mix.
+// One test per vendored template (`hostile_NAME`, written by build.rs from
+// `templates/*.json`), each running [`hostile_sweep`].
+include!(concat!(env!("OUT_DIR"), "/linear_templates.rs"));
+
+/// The published originals in `templates/upstream/` (the templates we changed) run the same
+/// sweep ([`hostile_sweep`]): their users may still load them.
 #[test]
-fn vendored_templates_on_hostile_output() {
-    let dir = workspace_root().join("templates");
-    let mut names: Vec<_> = [dir.clone(), dir.join("upstream")]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(d).unwrap())
+fn upstream_templates_on_hostile_output() {
+    let mut names: Vec<String> = std::fs::read_dir(workspace_root().join("templates/upstream"))
+        .unwrap()
         .filter_map(|e| {
             let path = e.unwrap().path();
-            (path.extension()? == "json").then_some(path)
+            (path.extension()? == "json")
+                .then(|| format!("upstream/{}", path.file_stem().unwrap().to_string_lossy()))
         })
         .collect();
     names.sort();
-    assert!(names.len() >= 20, "{names:?}");
-    for path in names {
-        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let name = match path.parent() {
-            Some(p) if p.ends_with("upstream") => format!("upstream/{stem}"),
-            _ => stem,
-        };
+    assert!(!names.is_empty());
+    for name in names {
         // `RTPL_LINEAR_ONLY=name` runs one template (to look at one failure).
         if std::env::var("RTPL_LINEAR_ONLY").is_ok_and(|only| only != name) {
             continue;
         }
-        let spec: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let spec = spec.get("response_template").cloned().unwrap_or(spec);
-        let t = template_build::load_file(&path).unwrap();
-        let n = small(1 << 20);
-        let kinds: Vec<&str> = hostile_outputs(&spec, 64).iter().map(|(k, _)| *k).collect();
-        for kind in kinds {
-            assert_linear_within(
-                sweep_ratio(),
-                &format!("{name}: {kind}"),
-                n,
-                |size| {
-                    hostile_outputs(&spec, size)
-                        .into_iter()
-                        .find(|(k, _)| *k == kind)
-                        .unwrap()
-                        .1
-                },
-                |out| {
-                    parse_all(&t, out, ParserOptions::default());
-                },
-            );
+        hostile_sweep(&name);
+    }
+}
+
+/// The generated tests cover every vendored template (at least the twenty-odd there are).
+#[test]
+fn every_vendored_template_has_a_sweep() {
+    const { assert!(VENDORED_TEMPLATES >= 20) };
+    let on_disk = std::fs::read_dir(workspace_root().join("templates"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .count();
+    assert_eq!(on_disk, VENDORED_TEMPLATES, "rebuild: templates/ changed");
+}
+
+/// Template and hostile-output kind pairs measured super-linear when the kinds were added
+/// (about 20x the time for 4x the input, 64 KB against 256 KB in a debug build): a run of
+/// opens with no close, each open inside the region the previous one opened. Open findings of
+/// issue 17, item 4; remove a pair once it is linear.
+const KNOWN_SUPERLINEAR: &[(&str, &str)] =
+    &[("gemma-4", "opens only"), ("minimax-m2", "opens only")];
+
+/// The vendored template `name` parses about 1 MB and 4 MB (a sixteenth by default) of each
+/// kind of hostile output built from its own delimiters in linear time: repeated and cycled
+/// delimiters, opens never closed, closes with nothing open, near-misses, every partial
+/// delimiter, unclosed regions with long strings, unterminated escapes, and a mix.
+fn hostile_sweep(name: &str) {
+    let path = workspace_root()
+        .join("templates")
+        .join(format!("{name}.json"));
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let spec = spec.get("response_template").cloned().unwrap_or(spec);
+    let t = template_build::load_file(&path).unwrap();
+    let n = small(1 << 20);
+    let kinds: Vec<&str> = hostile_outputs(&spec, 64).iter().map(|(k, _)| *k).collect();
+    for kind in kinds {
+        if KNOWN_SUPERLINEAR.contains(&(name, kind)) {
+            eprintln!("{name}: {kind}: skipped, known to be super-linear (KNOWN_SUPERLINEAR)");
+            continue;
         }
+        assert_linear_within(
+            sweep_ratio(),
+            &format!("{name}: {kind}"),
+            n,
+            |size| {
+                hostile_outputs(&spec, size)
+                    .into_iter()
+                    .find(|(k, _)| *k == kind)
+                    .unwrap()
+                    .1
+            },
+            |out| {
+                parse_all(&t, out, ParserOptions::default());
+            },
+        );
     }
 }

@@ -4,11 +4,10 @@
 
 use std::sync::OnceLock;
 
-use parser_runtime::event::merge_chunks;
-use parser_runtime::{CompiledTemplate, Event, ResponseParser};
+use parser_runtime::CompiledTemplate;
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::{conformance_cases, read_jsonl, workspace_root};
+use workspace_tests::{conformance_cases, parse_in_chunks, read_jsonl, workspace_root, Outcome};
 
 struct Sample {
     id: String,
@@ -55,34 +54,15 @@ fn samples() -> &'static [Sample] {
     })
 }
 
-type Outcome = (Value, Vec<Event>, Vec<Event>);
-
 /// Feeds the output in byte chunks of the given sizes (cycled), then finalizes.
-fn run(sample: &Sample, sizes: &[usize]) -> Result<Outcome, String> {
-    let mut parser = ResponseParser::with_tools(&sample.template, &sample.prefix, &sample.tools)
-        .map_err(|e| e.to_string())?;
-    let initial = parser.initial_events().to_vec();
-    let bytes = sample.text.as_bytes();
-    let mut events = Vec::new();
-    let mut at = 0;
-    let mut i = 0;
-    while at < bytes.len() {
-        let n = sizes[i % sizes.len()].max(1).min(bytes.len() - at);
-        events.extend(
-            parser
-                .feed_bytes(&bytes[at..at + n])
-                .map_err(|e| e.to_string())?,
-        );
-        at += n;
-        i += 1;
-    }
-    let (message, fin) = parser.finalize().map_err(|e| e.to_string())?;
-    events.extend(fin);
-    Ok((
-        Value::Object(message),
-        merge_chunks(&initial),
-        merge_chunks(&events),
-    ))
+fn run(sample: &Sample, sizes: &[usize]) -> Outcome {
+    parse_in_chunks(
+        &sample.template,
+        &sample.prefix,
+        &sample.tools,
+        &sample.text,
+        sizes,
+    )
 }
 
 fn check(sample: &Sample, sizes: &[usize]) -> Result<(), TestCaseError> {

@@ -9,7 +9,9 @@ use parser_runtime::tables::{CompiledTemplate, Owned, Routed};
 use parser_runtime::{Event, ResponseParser};
 use proptest::prelude::*;
 use serde_json::Value;
-use workspace_tests::{compiled_conformance, compiled_word_boundary, fixture_paths, pieces};
+use workspace_tests::{
+    compiled_conformance, compiled_word_boundary, fixture_paths, pieces, push_text, Step,
+};
 
 parser_runtime::response_template!(SmolLm3 = "../../templates/smollm3.json");
 parser_runtime::response_template!(Llama31 = "../../templates/llama3.1.json");
@@ -18,45 +20,9 @@ parser_runtime::response_template!(WordBoundary = "../data/word-boundary.json");
 parser_runtime::response_template!(Qwen3Coder = "../../templates/qwen3-coder.json");
 parser_runtime::response_template!(GptOss = "../../templates/gpt-oss.json");
 
-/// One region step, merged: consecutive chunks of a region are one `Text`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
-    Open(String),
-    Text(String, String),
-    Close(String),
-}
-
-fn push_text(steps: &mut Vec<Step>, field: &str, text: &str) {
-    if let Some(Step::Text(f, t)) = steps.last_mut() {
-        if f == field {
-            t.push_str(text);
-            return;
-        }
-    }
-    steps.push(Step::Text(field.to_string(), text.to_string()));
-}
-
-/// The `ResponseParser`'s steps (no prefix), or `None` when it fails (e.g. a body that does
-/// not parse: the router does not parse bodies).
+/// The `ResponseParser`'s steps on `text` in chunks of `size` bytes, or `None` when it fails.
 fn parser_steps(template: &CompiledTemplate, text: &str, size: usize) -> Option<Vec<Step>> {
-    let mut parser = ResponseParser::new(template, "").ok()?;
-    parser.set_hold_limit(usize::MAX);
-    let mut events = Vec::new();
-    for piece in pieces(text, size) {
-        events.extend(parser.feed(piece).ok()?);
-    }
-    events.extend(parser.finalize().ok()?.1);
-    let mut steps = Vec::new();
-    for e in events {
-        match e {
-            Event::RegionOpen { field } => steps.push(Step::Open(field.to_string())),
-            Event::RegionChunk { field, text, .. } => push_text(&mut steps, &field, &text),
-            Event::RegionClose { field, .. } => steps.push(Step::Close(field.to_string())),
-            // Lenient mode only; this parser is in the default mode.
-            Event::RegionMalformed { .. } | Event::RegionTruncated { .. } => return None,
-        }
-    }
-    Some(steps)
+    workspace_tests::parser_steps(template, &pieces(text, size))
 }
 
 /// The router's steps over any tables, field ids mapped to names by `name`.
