@@ -113,6 +113,9 @@ fn raw_text(state: &Lenient, body: &str) -> String {
     text
 }
 
+/// The lenient state. Every function of this module runs under [`close`], which the engine
+/// calls only when `regions.lenient` is set (`ParserOptions::lenient`), so the `expect`s here
+/// state an invariant of the engine, not a property of the input.
 fn state<'s>(sink: &'s mut Collect<'_>) -> &'s mut Lenient {
     sink.regions.lenient.as_deref_mut().expect("lenient mode")
 }
