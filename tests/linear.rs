@@ -218,6 +218,29 @@ fn deepseek_r1_repeated_end_of_sentence() {
     });
 }
 
+/// Many regions of a field with `join` (DeepSeek-R1's content, joined with `\n\n`, closed by
+/// each of its closes written with nothing open): each region appends to the joined value
+/// (a copy of the whole value per region was quadratic: 1 MB 2 s, 4 MB 30 s), one-shot and in
+/// 4 KiB chunks; the message is checked against the join written out.
+#[test]
+fn many_joined_regions() {
+    let t = template_build::compile(&json!({"start_anchor": "S", "fields": {
+        "content": {"close_pattern": "\\s*</c>", "repeats": true, "join": "\n\n"}}}))
+    .unwrap();
+    let make = |size| repeat("ab </c>", size);
+    let expected = |out: &str| {
+        let parts: Vec<&str> = out.split(" </c>").filter(|p| !p.is_empty()).collect();
+        parts.join("\n\n")
+    };
+    assert_linear("joined regions one-shot", small(1 << 20), make, |out| {
+        let m = parser_runtime::parse_response(&t, out, "", &[]).unwrap();
+        assert_eq!(m["content"].as_str(), Some(expected(out).as_str()));
+    });
+    assert_linear("joined regions 4 KiB chunks", small(1 << 20), make, |out| {
+        assert_eq!(parse_all(&t, out, ParserOptions::default()), 0);
+    });
+}
+
 /// The cascade in general: a long-pending delimiter (an open over any text without `<`, a
 /// whole-text look-ahead that never matches, a greedy part that gives up late) with
 /// commits behind it.
@@ -554,17 +577,6 @@ fn every_vendored_template_has_a_sweep() {
     assert_eq!(on_disk, VENDORED_TEMPLATES, "rebuild: templates/ changed");
 }
 
-/// Template and hostile-output kind pairs known to be super-linear, skipped with a message.
-/// Open finding of issue 17 (README "Known limits"): deepseek-r1 and deepseek-r1-0528 on
-/// "closes only" (their close delimiters repeated with nothing open) take about 35x the time
-/// for 4x the input at full size (release: 1 MB 0.2 s, 4 MB 7.7 s), though linear at a
-/// sixteenth. gemma-4's and minimax-m2's "opens only", measured at about 20x while the machine
-/// ran several builds, are 4.0x alone (no skip). Remove a pair once it is linear.
-const KNOWN_SUPERLINEAR: &[(&str, &str)] = &[
-    ("deepseek-r1", "closes only"),
-    ("deepseek-r1-0528", "closes only"),
-];
-
 /// The vendored template `name` parses about 1 MB and 4 MB (a sixteenth by default) of each
 /// kind of hostile output built from its own delimiters in linear time: repeated and cycled
 /// delimiters, opens never closed, closes with nothing open, near-misses, every partial
@@ -579,10 +591,6 @@ fn hostile_sweep(name: &str) {
     let n = small(1 << 20);
     let kinds: Vec<&str> = hostile_outputs(&spec, 64).iter().map(|(k, _)| *k).collect();
     for kind in kinds {
-        if KNOWN_SUPERLINEAR.contains(&(name, kind)) {
-            eprintln!("{name}: {kind}: skipped, known to be super-linear (KNOWN_SUPERLINEAR)");
-            continue;
-        }
         assert_linear_within(
             sweep_ratio(),
             &format!("{name}: {kind}"),

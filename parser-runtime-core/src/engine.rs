@@ -748,23 +748,24 @@ impl Regions {
                     found: py_type_name(value).into(),
                 });
             };
-            // Reference: `value if previous is None else previous + join + value`.
-            let joined = match self.output.get(&field.name) {
-                None | Some(Value::Null) => s.clone(),
+            // Reference: `value if previous is None else previous + join + value`, appended in
+            // place (a copy of the whole string per region would be quadratic in the number of
+            // regions: deepseek-r1's content closes repeated).
+            match self.output.get_mut(&field.name) {
+                None | Some(Value::Null) => {
+                    self.output
+                        .insert(field.name.clone(), Value::String(s.clone()));
+                }
                 Some(Value::String(prev)) => {
-                    let mut out = prev.clone();
-                    out.push_str(join);
-                    out.push_str(s);
-                    out
+                    prev.push_str(join);
+                    prev.push_str(s);
                 }
                 Some(other) => {
                     return Err(crate::ContentError::JoinTargetNotString {
                         found: py_type_name(other).into(),
                     })
                 }
-            };
-            self.output
-                .insert(field.name.clone(), Value::String(joined));
+            }
         } else if field.repeats {
             // Reference: `setdefault(name, []).append(value)`.
             match self.output.get_mut(&field.name) {
