@@ -380,7 +380,26 @@ pub fn parse_in_chunks(
     text: &str,
     sizes: &[usize],
 ) -> Outcome {
-    let mut parser = parser_runtime::ResponseParser::with_tools(template, prefix, tools)
+    parse_in_chunks_with(
+        template,
+        prefix,
+        tools,
+        text,
+        sizes,
+        parser_runtime::ParserOptions::default(),
+    )
+}
+
+/// [`parse_in_chunks`] with the parser's `options` (lenient mode).
+pub fn parse_in_chunks_with(
+    template: &CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    text: &str,
+    sizes: &[usize],
+    options: parser_runtime::ParserOptions,
+) -> Outcome {
+    let mut parser = parser_runtime::ResponseParser::with_options(template, prefix, tools, options)
         .map_err(|e| e.to_string())?;
     parser.set_hold_limit(usize::MAX);
     let initial = merge_chunks(parser.initial_events());

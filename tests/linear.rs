@@ -5,13 +5,18 @@
 //! grows by less than [`ratio`] (linear is about 4x, quadratic about 16x). The sizes are timed
 //! in turn, five turns each, every turn repeated to at least 20 ms (three turns of 5 ms below
 //! full size), and the fastest turn of each kept; a ratio over the bound is measured again,
-//! up to four times, before it fails. There are no absolute time thresholds, so a slow or
+//! up to four times, and then once more at the next size up (4n against 16n), before it
+//! fails: work that only copies memory runs from the caches at n but not at 4n (up to about
+//! 12x for 4x the input), while past the caches a linear cost is about 4x and a quadratic one
+//! 16x again. There are no absolute time thresholds, so a slow or
 //! busy machine passes. The sweep over the vendored templates allows [`sweep_ratio`]: some of
 //! its outputs parse at gigabytes per second, where the larger input no longer fits the
 //! caches and each byte costs up to about 1.6 times more.
 //!
 //! Sizes: about 1 MB and 4 MB of output with `RTPL_LINEAR_FULL=1` (CI runs this binary on a
-//! release build that way: `.ci/run`); by default a sixteenth of that, which keeps `cargo test`
+//! release build that way: `.ci/run`, with `GLIBC_TUNABLES` keeping glibc's allocator from
+//! handing pages back to the system between runs, whose page faults would be paid above 1 MB
+//! only); by default a sixteenth of that, which keeps `cargo test`
 //! in debug builds quick while a quadratic cost still shows (the ratio does not depend on
 //! the size once fixed costs are small). The sweep has one test per vendored template
 //! (`hostile_NAME`: `cargo test --test linear hostile_gemma_4` runs one), `RTPL_LINEAR_VERBOSE=1`
@@ -122,8 +127,36 @@ fn assert_linear_within<I>(
             return;
         }
     }
+    // Over the bound at n -> 4n: measured again at 4n -> 16n before it fails. Work that only
+    // copies memory runs from the caches (and reuses the allocator's pages) at n but not at
+    // 4n, which can cost up to about 12x for 4x the input (seen on lenient mode's copies of
+    // a 4 MB region); past the caches, both sizes pay the same per byte, so a linear cost is
+    // about 4x there, while a quadratic one is 16x again.
+    let c = make(16 * n);
+    let run_c = || run(&c);
+    let reps = reps_for(&run_b);
+    run_c();
+    let mut next = f64::INFINITY;
+    for _ in 0..turns {
+        let tb = time(reps, &run_b);
+        let tc = time(reps, &run_c);
+        next = next.min(tc.as_secs_f64() / tb.as_secs_f64().max(1e-9));
+        if std::env::var_os("RTPL_LINEAR_VERBOSE").is_some() {
+            eprintln!(
+                "{name}: {} bytes: {tb:?}, {}: {tc:?} (next size)",
+                4 * n,
+                16 * n
+            );
+        }
+    }
+    if next < bound {
+        eprintln!(
+            "{name}: 4x the input took {best:.1}x the time, but {next:.1}x at the next size (past the caches)"
+        );
+        return;
+    }
     panic!(
-        "{name}: 4x the input took {best:.1}x the time (bound {bound}x): {}",
+        "{name}: 4x the input took {best:.1}x the time (bound {bound}x), and {next:.1}x at the next size: {}",
         seen.join(", ")
     );
 }
@@ -239,6 +272,49 @@ fn many_joined_regions() {
     assert_linear("joined regions 4 KiB chunks", small(1 << 20), make, |out| {
         assert_eq!(parse_all(&t, out, ParserOptions::default()), 0);
     });
+}
+
+/// Lenient mode on many regions that fail: each one's raw text goes to the content, in
+/// reading order (the content's value was remade from all the text so far at each one, and
+/// each event carried it: 256 KB 16.6 s and 3.3 GB), and an XML parameter value holding many
+/// `</parameter>`s (each looked for the next `<parameter=` to the end of the body).
+#[test]
+fn lenient_regions_that_fail() {
+    let lenient = ParserOptions {
+        lenient: true,
+        ..ParserOptions::default()
+    };
+    let hermes = template("hermes");
+    let piece = "Hi <tool_call>bogus</tool_call> ";
+    assert_linear(
+        "hermes malformed calls (lenient)",
+        small(1 << 20),
+        |size| repeat(piece, size),
+        |out| {
+            let mut p = ResponseParser::with_options(&hermes, "", &[], lenient).unwrap();
+            for chunk in out.as_bytes().chunks(4096) {
+                p.feed_bytes(chunk).unwrap();
+            }
+            let (m, _) = p.finalize().unwrap();
+            // Nothing lost: the whole output is the content (stripped, as a text field is).
+            assert_eq!(m["content"].as_str(), Some(out.trim()));
+        },
+    );
+    let coder = template("qwen3-coder");
+    let value_with_closes = |size| {
+        let mut out = String::from("<tool_call>\n<function=f>\n<parameter=x>\n");
+        out.push_str(&repeat("a</parameter>", size));
+        out.push_str("\n</parameter>\n</function>\n</tool_call>");
+        out
+    };
+    assert_linear(
+        "qwen3-coder </parameter> in a value (lenient)",
+        small(1 << 20),
+        value_with_closes,
+        |out| {
+            assert_eq!(parse_all(&coder, out, lenient), 0);
+        },
+    );
 }
 
 /// The cascade in general: a long-pending delimiter (an open over any text without `<`, a
@@ -590,10 +666,16 @@ fn hostile_sweep(name: &str) {
     let t = template_build::load_file(&path).unwrap();
     let n = small(1 << 20);
     let kinds: Vec<&str> = hostile_outputs(&spec, 64).iter().map(|(k, _)| *k).collect();
-    for kind in kinds {
+    let lenient = ParserOptions {
+        lenient: true,
+        ..ParserOptions::default()
+    };
+    for (kind, (mode, options)) in kinds.iter().flat_map(|kind| {
+        [("", ParserOptions::default()), (" (lenient)", lenient)].map(|mode| (*kind, mode))
+    }) {
         assert_linear_within(
             sweep_ratio(),
-            &format!("{name}: {kind}"),
+            &format!("{name}: {kind}{mode}"),
             n,
             |size| {
                 hostile_outputs(&spec, size)
@@ -603,7 +685,7 @@ fn hostile_sweep(name: &str) {
                     .1
             },
             |out| {
-                parse_all(&t, out, ParserOptions::default());
+                parse_all(&t, out, options);
             },
         );
     }

@@ -32,7 +32,7 @@ use serde_json::Value;
 #[path = "../../tests/lib.rs"]
 mod workspace_tests;
 
-pub use workspace_tests::{parse_in_chunks, parser_steps, push_text, Step};
+pub use workspace_tests::{parse_in_chunks, parse_in_chunks_with, parser_steps, push_text, Step};
 
 /// The escape byte of a delimiter piece in an output (never in valid UTF-8).
 pub const PIECE: u8 = 0xF8;
@@ -176,6 +176,33 @@ pub fn assert_streaming_equals_one_shot(
         plain,
         one_shot.map(|(m, _, _)| m),
         "parse_response differs from feed + finalize on {output:?}"
+    );
+}
+
+/// Lenient mode (`ParserOptions::lenient`, both reasoning-call policies): streaming in chunks
+/// of `sizes` gives exactly the one-shot message, merged events or error.
+pub fn assert_lenient_streaming_equals_one_shot(
+    template: &CompiledTemplate,
+    prefix: &str,
+    tools: &[Value],
+    output: &str,
+    sizes: &[usize],
+    extract: bool,
+) {
+    let options = parser_runtime::ParserOptions {
+        lenient: true,
+        reasoning_calls: if extract {
+            parser_runtime::ReasoningCalls::Extract
+        } else {
+            parser_runtime::ReasoningCalls::Keep
+        },
+        ..parser_runtime::ParserOptions::default()
+    };
+    let one_shot = parse_in_chunks_with(template, prefix, tools, output, &[usize::MAX], options);
+    let streamed = parse_in_chunks_with(template, prefix, tools, output, sizes, options);
+    assert_eq!(
+        one_shot, streamed,
+        "lenient mode (extract {extract}): streaming in chunks of {sizes:?} differs from one-shot on {output:?} (prefix {prefix:?})"
     );
 }
 

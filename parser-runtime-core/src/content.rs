@@ -121,6 +121,31 @@ pub fn parse_content(body: &str, spec: &ContentSpec) -> Result<Value, ContentErr
     }
 }
 
+/// Lenient mode: for a call-list parser (`python-call-list`, `json-call-list`), the complete
+/// calls at the start of a body that does not parse whole, as a body of those calls alone
+/// that the parser reads, and the byte offset in `body` where the last of them ends. `None`
+/// for other parsers, or when not even the first call is complete.
+pub(crate) fn complete_calls(body: &str, spec: &ContentSpec) -> Option<(String, usize)> {
+    match spec {
+        ContentSpec::PythonCallList => python_call_list::complete_calls(body),
+        ContentSpec::JsonCallList {
+            brackets,
+            separator,
+            name_key,
+            arguments_keys,
+        } => json_call_list::complete_calls(
+            body,
+            &json_call_list::CallListShape {
+                brackets: *brackets,
+                separator,
+                name_key,
+                arguments_keys,
+            },
+        ),
+        _ => None,
+    }
+}
+
 /// Reference `_text`: the body, stripped with [`py_strip`] when `strip` is set.
 fn text(body: &str, strip: bool) -> &str {
     if strip {

@@ -414,6 +414,7 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
         self.driver
             .finish(&mut sink)
             .map_err(|stop| stop_error(&self.tpl, stop))?;
+        lenient::settle(&mut self.regions, &self.tpl);
         let output = &self.regions.output;
         // Lenient mode: a field left out because its region was malformed or truncated is
         // reported by that event, not by a missing-field error.
@@ -531,10 +532,8 @@ impl Sink for Collect<'_> {
         if let Some(lenient) = &mut self.regions.lenient {
             lenient.opened(None);
             // After a region's text went to the content, the next content region goes on
-            // from the merged text (see `Lenient::divert`).
-            if let Some(seed) = lenient.take_seed() {
-                self.regions.body.push_str(&seed);
-            }
+            // from the merged text (see `lenient::divert`).
+            lenient.content_opened();
         }
         self.events.push(Event::RegionOpen {
             field: self.names[field].clone(),

@@ -105,6 +105,42 @@ pub(crate) fn json_call_list(body: &str, shape: &CallListShape<'_>) -> Result<Va
     Ok(Value::Array(calls))
 }
 
+/// Lenient mode: the complete calls at the start of a body that does not parse whole (a
+/// list cut off by the end of the output, or a bad call after good ones). Returns a body of
+/// those calls alone that [`json_call_list`] reads (the text up to the end of the last
+/// complete call, closed with `]` when the list is bracketed) and the byte offset in `body`
+/// where that call ends; `None` when not even the first call is complete.
+pub(crate) fn complete_calls(body: &str, shape: &CallListShape<'_>) -> Option<(String, usize)> {
+    let b = body.as_bytes();
+    let start = skip_ws(b, 0);
+    let bracketed = match shape.brackets {
+        CallBrackets::Required if b.get(start) != Some(&b'[') => return None,
+        CallBrackets::Required => true,
+        CallBrackets::Optional => b.get(start) == Some(&b'['),
+        CallBrackets::Absent => false,
+    };
+    let mut i = if bracketed {
+        skip_ws(b, start + 1)
+    } else {
+        start
+    };
+    let mut last = None;
+    while let Ok((_, end)) = call(body, i, shape) {
+        last = Some(end);
+        let next = skip_ws(b, end);
+        if !body[next..].starts_with(shape.separator) {
+            break;
+        }
+        i = skip_ws(b, next + shape.separator.len());
+    }
+    let end = last?;
+    let mut calls = String::from(&body[..end]);
+    if bracketed {
+        calls.push(']');
+    }
+    Some((calls, end))
+}
+
 fn fail(offset: usize, reason: impl Into<String>) -> ContentError {
     ContentError::InvalidJsonCalls {
         reason: reason.into(),
@@ -125,8 +161,12 @@ fn call(body: &str, at: usize, shape: &CallListShape<'_>) -> Result<(Value, usiz
     if body.as_bytes().get(at) != Some(&b'{') {
         return Err(fail(at, "expected '{' to open a call"));
     }
-    let (value, end) = json_value_at(body, at)
-        .map_err(|e| fail(e.offset, format!("invalid JSON in a call: {}", e.reason)))?;
+    let (value, end) = json_value_at(body, at).map_err(|e| {
+        // json.loads' reasons that point at a place end in "at" ("Unterminated string
+        // starting at"): the message's own "at byte N" completes them.
+        let reason = e.reason.strip_suffix(" at").unwrap_or(e.reason);
+        fail(e.offset, format!("invalid JSON in a call: {reason}"))
+    })?;
     let Value::Object(mut object) = value else {
         // A value that starts with `{` is an object.
         return Err(fail(at, "expected a call object"));
@@ -307,6 +347,39 @@ mod tests {
     }
 
     #[test]
+    fn complete_calls_before_a_cut_or_a_bad_call() {
+        let keys = args();
+        let list = shape(CallBrackets::Required, ",", &keys);
+        let a = r#"{"name": "a", "arguments": {"x": 1}}"#;
+        // Cut off inside the second call: the first is kept, the list closed after it.
+        let body = format!(r#" [{a}, {{"name": "b", "argu"#);
+        let (calls, end) = complete_calls(&body, &list).unwrap();
+        assert_eq!(calls, format!(" [{a}]"));
+        assert_eq!(&body[end..], r#", {"name": "b", "argu"#);
+        assert_eq!(
+            json_call_list(&calls, &list).unwrap(),
+            json!([{"name": "a", "arguments": {"x": 1}}])
+        );
+        // A bad second call; a complete call followed by junk.
+        let body = format!(r#"[{a}, {{"name": b}}]"#);
+        assert_eq!(
+            &body[complete_calls(&body, &list).unwrap().1..],
+            r#", {"name": b}]"#
+        );
+        let body = format!("[{a} junk");
+        assert_eq!(&body[complete_calls(&body, &list).unwrap().1..], " junk");
+        // Nothing complete: the first call cut off, no `[`, a call without arguments.
+        assert_eq!(complete_calls(r#"[{"name": "a", "argu"#, &list), None);
+        assert_eq!(complete_calls(a, &list), None);
+        assert_eq!(complete_calls(r#"[{"name": "a"}, "#, &list), None);
+        // Bare calls with a separator: no `]` added.
+        let bare = shape(CallBrackets::Absent, ";", &keys);
+        let body = format!(r#"{a}; {{"name": "#);
+        let (calls, end) = complete_calls(&body, &bare).unwrap();
+        assert_eq!((calls.as_str(), end), (a, a.len()));
+    }
+
+    #[test]
     fn call_errors_name_the_offset() {
         let keys = args();
         let s = shape(CallBrackets::Required, ",", &keys);
@@ -314,9 +387,19 @@ mod tests {
         let (offset, reason) = err(r#"[{"name": "f", "arguments": {"a": tru}}]"#, &s);
         assert_eq!(offset, 34, "{reason}");
         assert!(reason.starts_with("invalid JSON in a call"), "{reason}");
-        // Truncated output: the call never closes.
-        let (offset, _) = err(r#"[{"name": "f", "arguments": {"a": "b"#, &s);
+        // Truncated output: the call never closes. The message reads as one sentence
+        // (json.loads' "starting at" and the error's "at byte N" not doubled).
+        let (offset, reason) = err(r#"[{"name": "f", "arguments": {"a": "b"#, &s);
         assert_eq!(offset, 34);
+        assert_eq!(
+            reason,
+            "invalid JSON in a call: Unterminated string starting"
+        );
+        let e = json_call_list(r#"[{"name": "f", "arguments": {"a": "b"#, &s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "json-call-list: invalid JSON in a call: Unterminated string starting at byte 34"
+        );
         // Shape errors at the call's `{`.
         assert_eq!(
             err(r#"[{"name": "f", "arguments": {}}, {"arguments": {}}]"#, &s),

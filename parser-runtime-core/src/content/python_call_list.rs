@@ -68,6 +68,32 @@ pub(crate) fn python_call_list(body: &str) -> Result<Value, ContentError> {
     Ok(Value::Array(calls))
 }
 
+/// Lenient mode: the complete calls at the start of a body that does not parse whole (a
+/// list cut off by the end of the output, or a bad call after good ones). Returns a body of
+/// those calls alone that [`python_call_list`] reads (the text up to the end of the last
+/// complete call, closed with `]`) and the byte offset in `body` where that call ends; `None`
+/// when the body does not open with `[` or not even the first call is complete.
+pub(crate) fn complete_calls(body: &str) -> Option<(String, usize)> {
+    let mut r = Reader {
+        s: body,
+        b: body.as_bytes(),
+        i: 0,
+    };
+    r.expect(b'[', "").ok()?;
+    let mut last = None;
+    while r.call().is_ok() {
+        last = Some(r.i);
+        if !r.at(b',') {
+            break;
+        }
+        r.i += 1;
+    }
+    let end = last?;
+    let mut calls = String::from(&body[..end]);
+    calls.push(']');
+    Some((calls, end))
+}
+
 /// A cursor over the body; `i` is a byte offset, always at a char boundary.
 struct Reader<'a> {
     s: &'a str,
@@ -466,6 +492,25 @@ mod tests {
         }
         assert!(count >= 150, "only {count} cases");
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn complete_calls_before_a_cut_or_a_bad_call() {
+        let body = r#"[f(a=1), g(b="x"), h(c="#;
+        let (calls, end) = complete_calls(body).unwrap();
+        assert_eq!(calls, r#"[f(a=1), g(b="x")]"#);
+        assert_eq!(&body[end..], r#", h(c="#);
+        assert_eq!(
+            parse(&calls).unwrap(),
+            serde_json::json!([{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"b": "x"}}])
+        );
+        // A positional argument in the second call; junk after the first.
+        assert_eq!(complete_calls("[f(a=1), g(2)]").unwrap().1, 7);
+        assert_eq!(complete_calls("[f(a=1) g()]").unwrap().1, 7);
+        // Nothing complete.
+        assert_eq!(complete_calls("[f(a=1"), None);
+        assert_eq!(complete_calls("f(a=1)"), None);
+        assert_eq!(complete_calls("[f(a=1, a=2)]"), None);
     }
 
     #[test]

@@ -51,8 +51,16 @@ pub(super) struct Lenient {
     /// The raw body behind the content field's current value, when that field is the implicit
     /// one (it neither joins nor repeats): the text a diverted region is appended to.
     content_raw: Option<String>,
-    /// Whether the next content region goes on from `content_raw`.
+    /// Whether the next content region goes on from `content_raw` (a region's text was
+    /// diverted to the content since the last content region).
     seed: bool,
+    /// Whether the open content region goes on from `content_raw`: its body is appended to it
+    /// when it closes.
+    continuing: bool,
+    /// Whether the content field's value is behind `content_raw`: [`settle`] makes it the
+    /// value of the merged text once, at the end of the output (making it at every region
+    /// would copy the whole content each time: quadratic).
+    stale: bool,
     /// Fields a region of which was malformed or truncated: `optional: false` does not fail
     /// the message for them (the event says why the field is missing).
     pub(super) diverted: alloc::vec::Vec<usize>,
@@ -85,13 +93,31 @@ impl Lenient {
         self.closed_by_delimiter = true;
     }
 
-    /// The text the next content region starts from, once (after a diverted region).
-    pub(super) fn take_seed(&mut self) -> Option<String> {
-        if !core::mem::take(&mut self.seed) {
-            return None;
-        }
-        self.content_raw.clone()
+    /// The implicit content region opened: after a diverted region it goes on from the
+    /// merged text (its body is appended to it when it closes).
+    pub(super) fn content_opened(&mut self) {
+        self.continuing = core::mem::take(&mut self.seed);
     }
+}
+
+/// At the end of the output: when text was diverted to the plain content field, its value
+/// becomes that of the merged text (the field's content parser on it; the text itself if
+/// that fails), once.
+pub(super) fn settle(regions: &mut super::Regions, tpl: &crate::tables::CompiledTemplate) {
+    let Some(lenient) = regions.lenient.as_deref_mut() else {
+        return;
+    };
+    if !core::mem::take(&mut lenient.stale) {
+        return;
+    }
+    let (Some((target, true)), Some(merged)) = (content_target(tpl), lenient.content_raw.as_ref())
+    else {
+        return;
+    };
+    let field = &tpl.fields[target];
+    let value = process_field_limited(merged, field, &[], regions.transform_limit)
+        .unwrap_or_else(|_| Value::String(merged.clone()));
+    regions.output.insert(field.name.clone(), value);
 }
 
 /// The content field a diverted region's text goes to, and whether it is the plain implicit
@@ -133,6 +159,11 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
         && field.close.as_ref().is_some_and(|d| !d.can_be_empty)
         && matches!(field.role, Role::ToolCalls { .. });
     if truncated {
+        // A list of calls cut off: the complete calls before the cut are kept.
+        if keep_complete_calls(sink, f, at, None)? {
+            return Ok(());
+        }
+        let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
         let text = raw_text(lenient, &sink.regions.body);
         sink.events.push(Event::RegionTruncated {
             field: sink.names[f].clone(),
@@ -177,12 +208,27 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     }
     match result {
         Ok(()) => {
-            if content_body.is_some() {
-                state(sink).content_raw = content_body;
+            if let Some(body) = content_body {
+                let lenient = state(sink);
+                if core::mem::take(&mut lenient.continuing) {
+                    // Goes on from the merged text: the value is settled at the end.
+                    lenient
+                        .content_raw
+                        .get_or_insert_with(String::new)
+                        .push_str(&body);
+                    lenient.stale = true;
+                } else {
+                    lenient.content_raw = Some(body);
+                    lenient.stale = false;
+                }
             }
             Ok(())
         }
         Err(ParseError::Content { source, .. }) => {
+            // A list of calls with a bad one: the complete calls before it are kept.
+            if keep_complete_calls(sink, f, at, Some(&source))? {
+                return Ok(());
+            }
             let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
             let text = raw_text(lenient, &sink.regions.body);
             sink.events.push(Event::RegionMalformed {
@@ -194,6 +240,55 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
         }
         Err(e) => Err(e),
     }
+}
+
+/// A call-list region (`python-call-list`, `json-call-list`) that did not parse whole, or was
+/// cut off by the end of the output (`error: None`): when its body starts with complete
+/// calls, they are the region's value (closed as usual, typed by the tools), and the rest of
+/// the region's text (from the end of the last complete call to the close delimiter) is
+/// reported by `region_malformed` (with `error`) or `region_truncated` and goes to the
+/// content. Returns whether it did; `false` leaves the region as it was.
+fn keep_complete_calls(
+    sink: &mut Collect<'_>,
+    f: usize,
+    at: (usize, bool),
+    error: Option<&crate::ContentError>,
+) -> Result<bool, ParseError> {
+    let field = &sink.tpl.fields[f];
+    if !matches!(field.role, Role::ToolCalls { .. }) {
+        return Ok(false);
+    }
+    let Some((calls, end)) = crate::content::complete_calls(&sink.regions.body, &field.content)
+    else {
+        return Ok(false);
+    };
+    let full = core::mem::replace(&mut sink.regions.body, calls);
+    let captures = sink.regions.captures.clone();
+    if sink.close_parsed(f, at).is_err() {
+        sink.regions.body = full;
+        sink.regions.captures = captures;
+        return Ok(false);
+    }
+    let mut rest = String::from(&full[end..]);
+    rest.push_str(&state(sink).close_text);
+    // A list cut off right after its `]` (or after a complete bare call) lost nothing.
+    if error.is_none() && matches!(rest.trim(), "" | "]") {
+        return Ok(true);
+    }
+    let name = sink.names[f].clone();
+    sink.events.push(match error {
+        Some(source) => Event::RegionMalformed {
+            field: name,
+            error: source.to_string(),
+            text: rest.clone(),
+        },
+        None => Event::RegionTruncated {
+            field: name,
+            text: rest.clone(),
+        },
+    });
+    divert(sink, f, rest)?;
+    Ok(true)
 }
 
 /// The tool-call field, when it repeats (calls are appended to it).
@@ -290,31 +385,42 @@ const MASK: char = '\u{F8FF}';
 /// `</parameter>` before any next `<parameter=` (so the value's own close is still to come)
 /// with [`MASK`]: the structure shows it is part of the value. Returns whether any was.
 fn mask_inner_parameter_closes(body: &mut String) -> bool {
+    const PARAMETER_OPEN: &str = "<parameter=";
     if body.contains(MASK) {
         return false;
     }
-    let mut out = String::with_capacity(body.len());
-    let mut rest = body.as_str();
+    let s = body.as_str();
+    let mut out = String::with_capacity(s.len());
+    let mut pos = 0;
     let mut any = false;
-    while let Some(i) = rest.find(PARAMETER_CLOSE) {
-        let after = &rest[i + PARAMETER_CLOSE.len()..];
-        let next = after.trim_start_matches(|c: char| c.is_whitespace());
+    // The next `<parameter=` at or after where it was last looked for (`None`: there is none
+    // after that point); looked for again only once the scan has passed it, so the whole
+    // scan is linear in the body's length.
+    let mut next_open: Option<usize> = s.find(PARAMETER_OPEN);
+    while let Some(rel) = s[pos..].find(PARAMETER_CLOSE) {
+        let i = pos + rel;
+        let after = i + PARAMETER_CLOSE.len();
+        if next_open.is_some_and(|o| o < after) {
+            next_open = s[after..].find(PARAMETER_OPEN).map(|o| after + o);
+        }
+        let rest = &s[after..];
+        let next = rest.trim_start_matches(|c: char| c.is_whitespace());
         // Inner: more of the body follows, and the value's own close comes before any next
         // parameter (else this one closes a value and the next parameter follows).
         let inner = !next.is_empty()
-            && after
+            && rest
                 .find(PARAMETER_CLOSE)
-                .is_some_and(|close| after.find("<parameter=").is_none_or(|open| close < open));
-        out.push_str(&rest[..i]);
+                .is_some_and(|close| next_open.is_none_or(|open| after + close < open));
+        out.push_str(&s[pos..i]);
         if inner {
             out.push(MASK);
             any = true;
         } else {
             out.push_str(PARAMETER_CLOSE);
         }
-        rest = after;
+        pos = after;
     }
-    out.push_str(rest);
+    out.push_str(&s[pos..]);
     if any {
         *body = out;
     }
@@ -367,29 +473,40 @@ fn divert(sink: &mut Collect<'_>, failed: usize, text: String) -> Result<(), Par
     let value = if target == failed {
         // The content field itself could not be parsed: its raw text is its value.
         if plain {
-            state(sink).content_raw = Some(text.clone());
+            let lenient = state(sink);
+            if core::mem::take(&mut lenient.continuing) {
+                let merged = lenient.content_raw.get_or_insert_with(String::new);
+                merged.push_str(&text);
+                lenient.stale = true;
+            } else {
+                lenient.content_raw = Some(text.clone());
+                lenient.stale = false;
+            }
         }
         Value::String(text.clone())
     } else {
-        let merged = if plain {
+        if plain {
+            // Appended to the merged text, whose value is settled at the end (`settle`); the
+            // events carry the value of this text alone.
             let lenient = state(sink);
-            let mut merged = lenient.content_raw.take().unwrap_or_default();
-            merged.push_str(&text);
-            lenient.content_raw = Some(merged.clone());
+            lenient
+                .content_raw
+                .get_or_insert_with(String::new)
+                .push_str(&text);
             lenient.seed = true;
-            merged
-        } else {
-            text.clone()
-        };
-        match process_field_limited(&merged, field, &[], limit) {
+            lenient.stale = true;
+        }
+        match process_field_limited(&text, field, &[], limit) {
             Ok(value) => value,
-            Err(_) => Value::String(merged),
+            Err(_) => Value::String(text.clone()),
         }
     };
     let stored = if plain {
-        sink.regions
-            .output
-            .insert(field.name.clone(), value.clone());
+        if target == failed {
+            sink.regions
+                .output
+                .insert(field.name.clone(), value.clone());
+        }
         true
     } else {
         sink.regions.store(field, &value).is_ok()
