@@ -103,21 +103,31 @@ pub fn parse_content(body: &str, spec: &ContentSpec) -> Result<Value, ContentErr
             strip,
             value_parser,
         } => kv_lines(body, line_sep, kv_sep, *strip, value_parser.as_deref()),
-        ContentSpec::PythonCallList => python_call_list::python_call_list(body),
+        // `call_list_shape` is `None` only for `python-call-list` here.
+        ContentSpec::PythonCallList | ContentSpec::JsonCallList { .. } => {
+            match call_list_shape(spec) {
+                Some(shape) => json_call_list::json_call_list(body, &shape),
+                None => python_call_list::python_call_list(body),
+            }
+        }
+    }
+}
+
+/// The shape of a `json-call-list` setting (`None` for other parsers).
+fn call_list_shape(spec: &ContentSpec) -> Option<json_call_list::CallListShape<'_>> {
+    match spec {
         ContentSpec::JsonCallList {
             brackets,
             separator,
             name_key,
             arguments_keys,
-        } => json_call_list::json_call_list(
-            body,
-            &json_call_list::CallListShape {
-                brackets: *brackets,
-                separator,
-                name_key,
-                arguments_keys,
-            },
-        ),
+        } => Some(json_call_list::CallListShape {
+            brackets: *brackets,
+            separator,
+            name_key,
+            arguments_keys,
+        }),
+        _ => None,
     }
 }
 
@@ -128,21 +138,7 @@ pub fn parse_content(body: &str, spec: &ContentSpec) -> Result<Value, ContentErr
 pub(crate) fn complete_calls(body: &str, spec: &ContentSpec) -> Option<(String, usize)> {
     match spec {
         ContentSpec::PythonCallList => python_call_list::complete_calls(body),
-        ContentSpec::JsonCallList {
-            brackets,
-            separator,
-            name_key,
-            arguments_keys,
-        } => json_call_list::complete_calls(
-            body,
-            &json_call_list::CallListShape {
-                brackets: *brackets,
-                separator,
-                name_key,
-                arguments_keys,
-            },
-        ),
-        _ => None,
+        _ => json_call_list::complete_calls(body, &call_list_shape(spec)?),
     }
 }
 
