@@ -109,7 +109,8 @@ pub(crate) fn json_call_list(body: &str, shape: &CallListShape<'_>) -> Result<Va
 /// list cut off by the end of the output, or a bad call after good ones). Returns a body of
 /// those calls alone that [`json_call_list`] reads (the text up to the end of the last
 /// complete call, closed with `]` when the list is bracketed) and the byte offset in `body`
-/// where that call ends; `None` when not even the first call is complete.
+/// where that call ends, or just past the list's own `]` when it follows (an empty list
+/// included); `None` when not even the first call is complete.
 pub(crate) fn complete_calls(body: &str, shape: &CallListShape<'_>) -> Option<(String, usize)> {
     let b = body.as_bytes();
     let start = skip_ws(b, 0);
@@ -124,7 +125,8 @@ pub(crate) fn complete_calls(body: &str, shape: &CallListShape<'_>) -> Option<(S
     } else {
         start
     };
-    let mut last = None;
+    // An empty list is complete when its `]` follows.
+    let mut last = (bracketed && b.get(i) == Some(&b']')).then_some(i);
     while let Ok((_, end)) = call(body, i, shape) {
         last = Some(end);
         let next = skip_ws(b, end);
@@ -134,6 +136,10 @@ pub(crate) fn complete_calls(body: &str, shape: &CallListShape<'_>) -> Option<(S
         i = skip_ws(b, next + shape.separator.len());
     }
     let end = last?;
+    let close = skip_ws(b, end);
+    if bracketed && b.get(close) == Some(&b']') {
+        return Some((String::from(&body[..=close]), close + 1));
+    }
     let mut calls = String::from(&body[..end]);
     if bracketed {
         calls.push(']');
@@ -368,6 +374,14 @@ mod tests {
         );
         let body = format!("[{a} junk");
         assert_eq!(&body[complete_calls(&body, &list).unwrap().1..], " junk");
+        // The list's own `]` stays with the calls; an empty list is complete.
+        let body = format!("[{a} ] then text");
+        let (calls, end) = complete_calls(&body, &list).unwrap();
+        assert_eq!(
+            (calls.as_str(), &body[end..]),
+            (&body[..body.len() - 10], " then text")
+        );
+        assert_eq!(complete_calls(" [ ]x", &list), Some((" [ ]".into(), 4)));
         // Nothing complete: the first call cut off, no `[`, a call without arguments.
         assert_eq!(complete_calls(r#"[{"name": "a", "argu"#, &list), None);
         assert_eq!(complete_calls(a, &list), None);

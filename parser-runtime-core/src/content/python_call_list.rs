@@ -71,8 +71,9 @@ pub(crate) fn python_call_list(body: &str) -> Result<Value, ContentError> {
 /// Lenient mode: the complete calls at the start of a body that does not parse whole (a
 /// list cut off by the end of the output, or a bad call after good ones). Returns a body of
 /// those calls alone that [`python_call_list`] reads (the text up to the end of the last
-/// complete call, closed with `]`) and the byte offset in `body` where that call ends; `None`
-/// when the body does not open with `[` or not even the first call is complete.
+/// complete call, closed with `]`) and the byte offset in `body` where that call ends, or
+/// just past the list's own `]` when it follows (an empty list included); `None` when the
+/// body does not open with `[` or not even the first call is complete.
 pub(crate) fn complete_calls(body: &str) -> Option<(String, usize)> {
     let mut r = Reader {
         s: body,
@@ -80,7 +81,8 @@ pub(crate) fn complete_calls(body: &str) -> Option<(String, usize)> {
         i: 0,
     };
     r.expect(b'[', "").ok()?;
-    let mut last = None;
+    // An empty list is complete when its `]` follows.
+    let mut last = r.at(b']').then_some(r.i);
     while r.call().is_ok() {
         last = Some(r.i);
         if !r.at(b',') {
@@ -89,6 +91,10 @@ pub(crate) fn complete_calls(body: &str) -> Option<(String, usize)> {
         r.i += 1;
     }
     let end = last?;
+    r.i = end;
+    if r.at(b']') {
+        return Some((String::from(&body[..=r.i]), r.i + 1));
+    }
     let mut calls = String::from(&body[..end]);
     calls.push(']');
     Some((calls, end))
@@ -507,6 +513,9 @@ mod tests {
         // A positional argument in the second call; junk after the first.
         assert_eq!(complete_calls("[f(a=1), g(2)]").unwrap().1, 7);
         assert_eq!(complete_calls("[f(a=1) g()]").unwrap().1, 7);
+        // The list's own `]` stays with the calls; an empty list is complete.
+        assert_eq!(complete_calls("[f(a=1) ]<"), Some(("[f(a=1) ]".into(), 9)));
+        assert_eq!(complete_calls("[ ] x"), Some(("[ ]".into(), 3)));
         // Nothing complete.
         assert_eq!(complete_calls("[f(a=1"), None);
         assert_eq!(complete_calls("f(a=1)"), None);

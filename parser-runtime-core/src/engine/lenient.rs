@@ -51,8 +51,10 @@ pub(super) struct Lenient {
     /// The raw body behind the content field's current value, when that field is the implicit
     /// one (it neither joins nor repeats): the text a diverted region is appended to.
     content_raw: Option<String>,
-    /// Whether the next content region goes on from `content_raw` (a region's text was
-    /// diverted to the content since the last content region).
+    /// Whether content regions go on from `content_raw`: set by the first region whose
+    /// text is diverted to the content, for the rest of the output (a later content region
+    /// that replaced the merged text, as content regions replace each other in the
+    /// reference, would lose what was diverted).
     seed: bool,
     /// Whether the open content region goes on from `content_raw`: its body is appended to it
     /// when it closes.
@@ -96,7 +98,7 @@ impl Lenient {
     /// The implicit content region opened: after a diverted region it goes on from the
     /// merged text (its body is appended to it when it closes).
     pub(super) fn content_opened(&mut self) {
-        self.continuing = core::mem::take(&mut self.seed);
+        self.continuing = self.seed;
     }
 }
 
