@@ -100,6 +100,22 @@ impl Lenient {
     pub(super) fn content_opened(&mut self) {
         self.continuing = self.seed;
     }
+
+    /// The plain content field's region closed with the raw `text`: appended to the merged
+    /// text when the region goes on from it (its value is then settled at the end), else the
+    /// raw text behind the value the region stored.
+    fn record_content(&mut self, text: String) {
+        if core::mem::take(&mut self.continuing) {
+            match &mut self.content_raw {
+                Some(merged) => merged.push_str(&text),
+                None => self.content_raw = Some(text),
+            }
+            self.stale = true;
+        } else {
+            self.content_raw = Some(text);
+            self.stale = false;
+        }
+    }
 }
 
 /// At the end of the output: when text was diverted to the plain content field, its value
@@ -131,8 +147,12 @@ fn content_target(tpl: &crate::tables::CompiledTemplate) -> Option<(usize, bool)
     Some((f, plain))
 }
 
-/// The region's raw text: open delimiter, body, close delimiter.
-fn raw_text(state: &Lenient, body: &str) -> String {
+/// The open region's raw text: open delimiter, body, close delimiter.
+fn region_text(sink: &Collect<'_>) -> String {
+    let body = &sink.regions.body;
+    let Some(state) = sink.regions.lenient.as_deref() else {
+        return body.clone();
+    };
     let mut text =
         String::with_capacity(state.open_text.len() + body.len() + state.close_text.len());
     text.push_str(&state.open_text);
@@ -152,7 +172,9 @@ fn state<'s>(sink: &'s mut Collect<'_>) -> &'s mut Lenient {
 pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Result<(), ParseError> {
     let tpl = sink.tpl;
     let field = &tpl.fields[f];
-    let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
+    let Some(lenient) = sink.regions.lenient.as_deref() else {
+        return sink.close_parsed(f, at);
+    };
     let truncated = lenient.at_eos
         && lenient.explicit
         && !lenient.closed_by_delimiter
@@ -165,8 +187,7 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
         if keep_complete_calls(sink, f, at, None)? {
             return Ok(());
         }
-        let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
-        let text = raw_text(lenient, &sink.regions.body);
+        let text = region_text(sink);
         sink.events.push(Event::RegionTruncated {
             field: sink.names[f].clone(),
             text: text.clone(),
@@ -211,18 +232,7 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
     match result {
         Ok(()) => {
             if let Some(body) = content_body {
-                let lenient = state(sink);
-                if core::mem::take(&mut lenient.continuing) {
-                    // Goes on from the merged text: the value is settled at the end.
-                    lenient
-                        .content_raw
-                        .get_or_insert_with(String::new)
-                        .push_str(&body);
-                    lenient.stale = true;
-                } else {
-                    lenient.content_raw = Some(body);
-                    lenient.stale = false;
-                }
+                state(sink).record_content(body);
             }
             Ok(())
         }
@@ -231,8 +241,7 @@ pub(super) fn close(sink: &mut Collect<'_>, f: usize, at: (usize, bool)) -> Resu
             if keep_complete_calls(sink, f, at, Some(&source))? {
                 return Ok(());
             }
-            let lenient = sink.regions.lenient.as_deref().expect("lenient mode");
-            let text = raw_text(lenient, &sink.regions.body);
+            let text = region_text(sink);
             sink.events.push(Event::RegionMalformed {
                 field: sink.names[f].clone(),
                 error: source.to_string(),
@@ -274,7 +283,7 @@ fn keep_complete_calls(
     let mut rest = String::from(&full[end..]);
     rest.push_str(&state(sink).close_text);
     // A list cut off right after its `]` (or after a complete bare call) lost nothing.
-    if error.is_none() && matches!(rest.trim(), "" | "]") {
+    if error.is_none() && rest.trim().is_empty() {
         return Ok(true);
     }
     let name = sink.names[f].clone();
@@ -475,15 +484,7 @@ fn divert(sink: &mut Collect<'_>, failed: usize, text: String) -> Result<(), Par
     let value = if target == failed {
         // The content field itself could not be parsed: its raw text is its value.
         if plain {
-            let lenient = state(sink);
-            if core::mem::take(&mut lenient.continuing) {
-                let merged = lenient.content_raw.get_or_insert_with(String::new);
-                merged.push_str(&text);
-                lenient.stale = true;
-            } else {
-                lenient.content_raw = Some(text.clone());
-                lenient.stale = false;
-            }
+            state(sink).record_content(text.clone());
         }
         Value::String(text.clone())
     } else {
