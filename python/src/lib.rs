@@ -9,6 +9,8 @@
 
 use pyo3::prelude::*;
 
+mod convert;
+mod errors;
 mod matcher;
 mod parse;
 

@@ -1,0 +1,311 @@
+//! JSON values to and from Python objects, and events to the event dicts of transformers.
+//!
+//! `serde_json::Value` -> Python: objects become `dict`s in the value's key order (the
+//! workspace's serde_json keeps insertion order), arrays `list`s, integers `int` (i64 or u64),
+//! other numbers `float`, strings `str`, `null` `None`.
+//!
+//! Python -> `serde_json::Value` (templates, tools, response formats): `dict` with `str` keys,
+//! `list`/`tuple`, `str`, `bool`, `int` (within i64/u64; a larger one becomes the `float` that
+//! holds it exactly when there is one, as `json.loads` of its digits would give serde_json),
+//! finite `float`, `None`. Anything else is a `TypeError` naming the place (a JSON pointer) and
+//! the Python type; a non-finite float or an integer no JSON number holds is a `ValueError`.
+
+use parser_runtime::Event;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// Nesting deeper than this is refused (a `ValueError`), so that a self-referencing or
+/// absurdly deep structure cannot exhaust the stack.
+const MAX_DEPTH: usize = 256;
+
+/// The Python object of a JSON value (see the module documentation).
+pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => number_to_py(py, n)?,
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => map_to_py(py, map)?.into_any(),
+    })
+}
+
+/// The `dict` of a JSON object, keys in the object's order.
+pub fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, item) in map {
+        dict.set_item(key, to_py(py, item)?)?;
+    }
+    Ok(dict)
+}
+
+fn number_to_py<'py>(py: Python<'py>, n: &Number) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(i) = n.as_i64() {
+        Ok(i.into_pyobject(py)?.into_any())
+    } else if let Some(u) = n.as_u64() {
+        Ok(u.into_pyobject(py)?.into_any())
+    } else {
+        // Neither integer type: serde_json holds it as an f64.
+        Ok(PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any())
+    }
+}
+
+/// The JSON value of a Python object (see the module documentation). Errors: `TypeError` for
+/// an object JSON has no place for, `ValueError` for a non-finite float, an integer no JSON
+/// number holds exactly, or nesting deeper than 256 levels; each names the JSON pointer.
+pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let mut pointer = String::new();
+    from_py_at(obj, &mut pointer, 0)
+}
+
+fn place(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "the top level".to_owned()
+    } else {
+        format!("JSON pointer {pointer:?}")
+    }
+}
+
+fn from_py_at(obj: &Bound<'_, PyAny>, pointer: &mut String, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "nested more than {MAX_DEPTH} levels deep at {}",
+            place(pointer)
+        )));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    // bool before int: Python's bool is a subclass of int.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_cow()?.into_owned()));
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        // Beyond 64 bits: the float that holds it exactly, if any.
+        let f: f64 = obj.extract()?;
+        let back = PyFloat::new(obj.py(), f).call_method0(intern!(obj.py(), "__int__"))?;
+        if f.is_finite() && back.eq(obj)? {
+            if let Some(n) = Number::from_f64(f) {
+                return Ok(Value::Number(n));
+            }
+        }
+        return Err(PyValueError::new_err(format!(
+            "the integer at {} does not fit a JSON number (64-bit integer or exact float)",
+            place(pointer)
+        )));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        let v = f.value();
+        return Number::from_f64(v).map(Value::Number).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "the float at {} is {v}, which JSON cannot hold",
+                place(pointer)
+            ))
+        });
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(dict.len());
+        for (key, item) in dict.iter() {
+            let key = key.cast::<PyString>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "a dict key at {} is {}, not str",
+                    place(pointer),
+                    type_name(&key)
+                ))
+            })?;
+            let key = key.to_cow()?.into_owned();
+            let len = pointer.len();
+            pointer.push('/');
+            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            let value = from_py_at(&item, pointer, depth + 1)?;
+            pointer.truncate(len);
+            map.insert(key, value);
+        }
+        return Ok(Value::Object(map));
+    }
+    if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
+        let mut items = Vec::new();
+        for (i, item) in obj.try_iter()?.enumerate() {
+            let len = pointer.len();
+            pointer.push('/');
+            pointer.push_str(&i.to_string());
+            items.push(from_py_at(&item?, pointer, depth + 1)?);
+            pointer.truncate(len);
+        }
+        return Ok(Value::Array(items));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{} at {} is not a JSON value (dict, list, tuple, str, int, float, bool or None)",
+        type_name(obj),
+        place(pointer)
+    )))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "an object".to_owned())
+}
+
+/// The dict of one event, as transformers builds it: `{"type": "region_open", "field": F}`,
+/// `{"type": "region_chunk", "field": F, "text": T, "dirty": D}`,
+/// `{"type": "region_close", "field": F, "value": V}` (plus `"violations"` when a contract
+/// found some), and in lenient mode `region_malformed` (`field`, `error`, `text`) and
+/// `region_truncated` (`field`, `text`).
+pub fn event_to_py<'py>(py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    let kind = intern!(py, "type");
+    let field = intern!(py, "field");
+    let text = intern!(py, "text");
+    match event {
+        Event::RegionOpen { field: f } => {
+            dict.set_item(kind, intern!(py, "region_open"))?;
+            dict.set_item(field, &**f)?;
+        }
+        Event::RegionChunk {
+            field: f,
+            text: t,
+            dirty,
+        } => {
+            dict.set_item(kind, intern!(py, "region_chunk"))?;
+            dict.set_item(field, &**f)?;
+            dict.set_item(text, t)?;
+            dict.set_item(intern!(py, "dirty"), *dirty)?;
+        }
+        Event::RegionClose {
+            field: f,
+            value,
+            violations,
+        } => {
+            dict.set_item(kind, intern!(py, "region_close"))?;
+            dict.set_item(field, &**f)?;
+            dict.set_item(intern!(py, "value"), to_py(py, value)?)?;
+            if !violations.is_empty() {
+                dict.set_item(intern!(py, "violations"), violations_to_py(py, violations)?)?;
+            }
+        }
+        Event::RegionMalformed {
+            field: f,
+            error,
+            text: t,
+        } => {
+            dict.set_item(kind, intern!(py, "region_malformed"))?;
+            dict.set_item(field, &**f)?;
+            dict.set_item(intern!(py, "error"), error)?;
+            dict.set_item(text, t)?;
+        }
+        Event::RegionTruncated { field: f, text: t } => {
+            dict.set_item(kind, intern!(py, "region_truncated"))?;
+            dict.set_item(field, &**f)?;
+            dict.set_item(text, t)?;
+        }
+    }
+    Ok(dict)
+}
+
+/// Contract violations as a list of dicts `{"kind", "pointer", "expected", "found"}` (the
+/// serde form of `structured_outputs::Violation`; `kind` in snake_case).
+pub fn violations_to_py<'py>(
+    py: Python<'py>,
+    violations: &[parser_runtime::structured_outputs::Violation],
+) -> PyResult<Bound<'py, PyList>> {
+    let value = serde_json::to_value(violations)
+        .map_err(|e| PyValueError::new_err(format!("cannot convert violations: {e}")))?;
+    Ok(to_py(py, &value)?.cast_into::<PyList>()?)
+}
+
+/// Event dicts for one streaming parser, built cheaply: each field's name is one Python string
+/// made once, and a `region_chunk` dict is a copy of a prototype made once per field and
+/// `dirty` value, with only its `text` set (a feed of a few characters usually gives one such
+/// event, so this is most of what `feed` costs besides the call itself).
+#[derive(Default)]
+pub struct EventConverter {
+    /// The field names seen so far with their Python strings and `region_chunk` prototypes
+    /// (`[clean, dirty]`).
+    fields: Vec<ConvertedField>,
+}
+
+struct ConvertedField {
+    name: std::sync::Arc<str>,
+    py_name: Py<PyString>,
+    chunk: [Option<Py<PyDict>>; 2],
+}
+
+impl EventConverter {
+    fn field(&mut self, py: Python<'_>, name: &std::sync::Arc<str>) -> usize {
+        if let Some(i) = self
+            .fields
+            .iter()
+            .position(|f| std::sync::Arc::ptr_eq(&f.name, name) || *f.name == **name)
+        {
+            return i;
+        }
+        self.fields.push(ConvertedField {
+            name: std::sync::Arc::clone(name),
+            py_name: PyString::new(py, name).unbind(),
+            chunk: [None, None],
+        });
+        self.fields.len() - 1
+    }
+
+    /// The list of event dicts (the same dicts as [`event_to_py`] gives).
+    pub fn events<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &[Event],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for event in events {
+            match event {
+                Event::RegionChunk { field, text, dirty } => {
+                    let i = self.field(py, field);
+                    let converted = &mut self.fields[i];
+                    let slot = &mut converted.chunk[usize::from(*dirty)];
+                    let proto = match slot {
+                        Some(proto) => proto.bind(py).clone(),
+                        None => {
+                            let proto = PyDict::new(py);
+                            proto.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
+                            proto.set_item(intern!(py, "field"), converted.py_name.bind(py))?;
+                            proto.set_item(intern!(py, "text"), intern!(py, ""))?;
+                            proto.set_item(intern!(py, "dirty"), *dirty)?;
+                            *slot = Some(proto.clone().unbind());
+                            proto
+                        }
+                    };
+                    let dict = proto.copy()?;
+                    dict.set_item(intern!(py, "text"), text)?;
+                    list.append(dict)?;
+                }
+                Event::RegionOpen { field } => {
+                    let i = self.field(py, field);
+                    let dict = PyDict::new(py);
+                    dict.set_item(intern!(py, "type"), intern!(py, "region_open"))?;
+                    dict.set_item(intern!(py, "field"), self.fields[i].py_name.bind(py))?;
+                    list.append(dict)?;
+                }
+                other => list.append(event_to_py(py, other)?)?,
+            }
+        }
+        Ok(list)
+    }
+}

@@ -1,0 +1,211 @@
+//! Errors raised to Python. The exception classes are defined once, in Python
+//! (`response_templates/_errors.py`); this module builds their instances from the Rust errors:
+//!
+//! - `template_build::TemplateErrors` -> `ResponseTemplateError` (`.problems`: one dict per
+//!   problem with `file`, `path`, `field`, `line`, `column`, `kind`, `reason`);
+//! - `parser_runtime::ParseError` -> `ResponseParseError` (`.kind`, `.field`, `.offset` in
+//!   bytes, `.in_prefix`, `.fields`), except `Finalized` -> `RuntimeError` and
+//!   `MissingPrefix` -> `ValueError`, as transformers raises them;
+//! - `structured_outputs::SchemaErrors` -> `SchemaError` (`.problems`: `pointer`, `keyword`,
+//!   `reason`);
+//! - a message that breaks its contract -> `ContractViolation` (`.message`, `.violations`).
+
+use parser_runtime::structured_outputs::{SchemaErrors, Violation};
+use parser_runtime::{Message, ParseError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use template_build::TemplateErrors;
+
+use crate::convert;
+
+/// The exception class `name` of `response_templates._errors`.
+fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("response_templates._errors")?.getattr(name)
+}
+
+/// An instance of the class `name` built with `message` and the keyword arguments.
+fn raise(py: Python<'_>, name: &str, message: String, kwargs: &Bound<'_, PyDict>) -> PyErr {
+    match class(py, name).and_then(|cls| cls.call((message,), Some(kwargs))) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
+/// The field a template problem's JSON path names (`fields.tool_calls.open_pattern` ->
+/// `tool_calls`, `fields["a.b"].open` -> `a.b`), if it is under `fields`.
+pub fn field_of_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("response_template.").unwrap_or(path);
+    if let Some(rest) = rest.strip_prefix("fields.") {
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        return (end > 0).then(|| rest[..end].to_owned());
+    }
+    let rest = rest.strip_prefix("fields[")?;
+    // A quoted key: a JSON string up to the `]` that follows its closing quote.
+    let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+    match stream.next() {
+        Some(Ok(name)) => Some(name),
+        _ => None,
+    }
+}
+
+/// `ResponseTemplateError` for every problem of a template; the message has one problem a
+/// line, each `FILE:LINE:COLUMN: PATH: REASON` (parts that are unknown left out).
+pub fn template_error(py: Python<'_>, errors: &TemplateErrors) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let problems = PyList::empty(py);
+        let mut lines = Vec::new();
+        for e in errors.iter() {
+            let problem = PyDict::new(py);
+            problem.set_item("file", e.file.as_deref())?;
+            problem.set_item("path", &e.path)?;
+            problem.set_item("field", field_of_path(&e.path))?;
+            problem.set_item("line", e.line_col.map(|(l, _)| l))?;
+            problem.set_item("column", e.line_col.map(|(_, c)| c))?;
+            problem.set_item("kind", format!("{:?}", e.kind))?;
+            problem.set_item("reason", &e.reason)?;
+            problems.append(problem)?;
+            let mut line = String::new();
+            if let Some(file) = &e.file {
+                line.push_str(file);
+                line.push(':');
+            }
+            if let Some((l, c)) = e.line_col {
+                line.push_str(&format!("{l}:{c}:"));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            if !e.path.is_empty() {
+                line.push_str(&e.path);
+                line.push_str(": ");
+            }
+            line.push_str(&e.reason);
+            lines.push(line);
+        }
+        let head = match lines.len() {
+            1 => "invalid response template: ".to_owned(),
+            n => format!("invalid response template ({n} problems):\n  "),
+        };
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("problems", problems)?;
+        Ok(raise(
+            py,
+            "ResponseTemplateError",
+            format!("{head}{}", lines.join("\n  ")),
+            &kwargs,
+        ))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// The Python exception of a parse error (see the module documentation).
+pub fn parse_error(py: Python<'_>, error: &ParseError) -> PyErr {
+    let (kind, field, offset, in_prefix, fields): (_, Option<&str>, Option<usize>, bool, _) =
+        match error {
+            ParseError::Finalized => return PyRuntimeError::new_err(error.to_string()),
+            ParseError::MissingPrefix => return PyValueError::new_err(error.to_string()),
+            ParseError::Content {
+                field,
+                offset,
+                in_prefix,
+                ..
+            } => ("content", Some(field), Some(*offset), *in_prefix, None),
+            ParseError::MissingRequired(names) => {
+                ("missing_required", None, None, false, Some(names.clone()))
+            }
+            ParseError::BatchLengthMismatch { .. } => {
+                ("batch_length_mismatch", None, None, false, None)
+            }
+            ParseError::NoProgress {
+                field,
+                offset,
+                in_prefix,
+            } => ("no_progress", Some(field), Some(*offset), *in_prefix, None),
+            ParseError::InvalidUtf8 { offset } => {
+                ("invalid_utf8", None, Some(*offset), false, None)
+            }
+            ParseError::HoldOverflow { offset, .. } => {
+                ("hold_overflow", None, Some(*offset), false, None)
+            }
+            ParseError::StartAnchor(_) => ("start_anchor", None, None, true, None),
+            ParseError::Route(_) => ("route", None, None, false, None),
+            ParseError::Tables(_) => ("tables", None, None, false, None),
+        };
+    let build = || -> PyResult<PyErr> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("kind", kind)?;
+        kwargs.set_item("field", field)?;
+        kwargs.set_item("offset", offset)?;
+        kwargs.set_item("in_prefix", in_prefix)?;
+        kwargs.set_item("fields", fields)?;
+        Ok(raise(py, "ResponseParseError", error.to_string(), &kwargs))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// `SchemaError` for a response format or tool list outside the supported schema subset;
+/// `what` says which argument (`response_format`, `tools`).
+pub fn schema_error(py: Python<'_>, what: &str, errors: &SchemaErrors) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let problems = PyList::empty(py);
+        for e in &errors.0 {
+            let problem = PyDict::new(py);
+            problem.set_item("pointer", &e.pointer)?;
+            problem.set_item("keyword", &e.keyword)?;
+            problem.set_item("reason", &e.reason)?;
+            problems.append(problem)?;
+        }
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("problems", problems)?;
+        Ok(raise(
+            py,
+            "SchemaError",
+            format!("{what}: unsupported schema: {errors}"),
+            &kwargs,
+        ))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// `ContractViolation` for a parsed `message` that breaks its contract.
+pub fn contract_violation(py: Python<'_>, message: &Message, violations: &[Violation]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("message", convert::map_to_py(py, message)?)?;
+        kwargs.set_item("violations", convert::violations_to_py(py, violations)?)?;
+        let summary: Vec<String> = violations
+            .iter()
+            .take(5)
+            .map(|v| {
+                format!(
+                    "{} at {:?}: expected {}, found {}",
+                    serde_json::to_value(v.kind)
+                        .ok()
+                        .and_then(|k| k.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    v.pointer,
+                    v.expected,
+                    v.found
+                )
+            })
+            .collect();
+        let more = if violations.len() > 5 {
+            format!("; and {} more", violations.len() - 5)
+        } else {
+            String::new()
+        };
+        Ok(raise(
+            py,
+            "ContractViolation",
+            format!(
+                "the message breaks its contract ({} violation{}): {}{more}",
+                violations.len(),
+                if violations.len() == 1 { "" } else { "s" },
+                summary.join("; ")
+            ),
+            &kwargs,
+        ))
+    };
+    build().unwrap_or_else(|e| e)
+}
