@@ -554,10 +554,14 @@ impl StreamParser {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let text = text.to_cow()?;
+        // The UTF-8 bytes Python encodes, borrowed (no second copy); they are valid UTF-8, as
+        // Python's encoder refuses lone surrogates (a UnicodeEncodeError).
+        let bytes = text.encode_utf8()?;
+        let text = std::str::from_utf8(bytes.as_bytes())
+            .map_err(|e| PyValueError::new_err(format!("feed: text is not UTF-8: {e}")))?;
         let events = self
             .parser
-            .feed(&text)
+            .feed(text)
             .map_err(|e| errors::parse_error(py, &e))?;
         self.converter.events(py, &events)
     }
