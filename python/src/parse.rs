@@ -405,6 +405,17 @@ pub fn parse_batch<'py>(
     Ok(list)
 }
 
+/// The number of threads a batch may use: `std::thread::available_parallelism`, read once (on
+/// Linux it reads the cgroup's CPU quota from files, tens of microseconds a call).
+fn parallelism() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
 type Outcome = Result<(Message, Vec<Violation>), ParseError>;
 
 /// Parses `texts` on up to `available_parallelism` threads, each taking a contiguous run of
@@ -423,10 +434,11 @@ fn run_parallel(
         }
     };
     let one = |i: usize| Some(setup.run(template, &texts[i], prefix(i)));
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(texts.len());
+    let threads = if texts.len() <= 1 {
+        1
+    } else {
+        parallelism().min(texts.len())
+    };
     if threads <= 1 {
         return (0..texts.len()).map(one).collect();
     }
