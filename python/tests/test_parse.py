@@ -179,3 +179,48 @@ def test_template_dicts_are_compiled_once():
     changed = dict(template, defaults={"role": "robot"})
     assert _api._template(changed) is not first
     assert rt.parse_response("hi", changed, prefix="")["role"] == "robot"
+
+
+def steps_of_another_thread_during(call):
+    """How many steps another Python thread made while `call` ran. The switch interval is set
+    to 10 s, so the calling thread never hands the GIL over on its own: the other thread (which
+    gives the GIL back after each step) only runs while the call has released the GIL."""
+    import sys
+    import threading
+    import time
+
+    counter = [0]
+    stop = threading.Event()
+
+    def side():
+        while not stop.is_set():
+            counter[0] += 1
+            time.sleep(0)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    thread = threading.Thread(target=side)
+    try:
+        thread.start()
+        time.sleep(0.05)
+        before = counter[0]
+        call()
+        return counter[0] - before
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old)
+
+
+def test_parsing_releases_the_gil():
+    import json
+
+    # The measure itself: a C call that holds the GIL (json's decoder) gives the other thread
+    # no step.
+    data = json.dumps(["x" * 100] * 200_000)
+    assert steps_of_another_thread_during(lambda: json.loads(data)) == 0
+    fx = next(f for f in FIXTURE_LIST if f.id == "qwen3/tool-call")
+    assert "</think>" in fx.text
+    big = fx.text.replace("</think>", "x" * 2_000_000 + "</think>")
+    assert steps_of_another_thread_during(lambda: rt.parse_response(big, fx.template, prefix=fx.prefix)) > 0
+    assert steps_of_another_thread_during(lambda: rt.parse_response([big] * 4, fx.template, prefix=fx.prefix)) > 0
