@@ -13,6 +13,8 @@
 //! xgrammar's `accept_token` does; errors of the template or request raise at construction
 //! (`ConstraintError`) instead of an error state.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use constrain::dfa::DEAD;
@@ -20,7 +22,7 @@ use constrain::index::{Step, TokenIndex};
 use constrain::template::{compile, ConstrainError, Options, Request, ToolChoice};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
 use serde_json::Value;
 
 mod bitmask;
@@ -79,7 +81,65 @@ struct Key {
 /// How many compiled constraints (with their cached masks) the cache keeps.
 const CACHE_SIZE: usize = 64;
 
-type Cache = Mutex<Vec<(Key, Arc<TokenIndex>)>>;
+type Cache = Mutex<Vec<(Key, Compiled)>>;
+
+/// A compiled constraint over a vocabulary, and its rows ready to copy into bitmasks.
+#[derive(Clone)]
+struct Compiled {
+    index: Arc<TokenIndex>,
+    rows: Arc<Rows>,
+}
+
+/// Rows at most the cache of ready rows holds over all constraints (25 KB each for a
+/// 200,000-token vocabulary: about 100 MB); past it, rows are built at each fill.
+const MAX_READY_ROWS: usize = 4096;
+
+static READY_ROWS: AtomicUsize = AtomicUsize::new(0);
+
+/// Bitmask rows (`ceil(vocab_size / 32)` int32 words as `bytes`) by state, built once per
+/// state of a constraint: a fill is then one copy into the caller's array. Key `u32::MAX` is
+/// the EOS-only row (after the end).
+#[derive(Default)]
+struct Rows {
+    ready: Mutex<HashMap<u32, Py<PyBytes>>>,
+}
+
+impl Rows {
+    /// The row of `key`, built by `mask` on first use (and kept while the budget allows).
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: u32,
+        words: usize,
+        mask: impl FnOnce() -> Arc<[u64]>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        if let Some(row) = self
+            .ready
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(row.bind(py).clone());
+        }
+        let row = bitmask::encode(py, words, &mask())?;
+        if READY_ROWS.fetch_add(1, Ordering::Relaxed) < MAX_READY_ROWS {
+            let mut ready = self.ready.lock().unwrap_or_else(|p| p.into_inner());
+            if ready.insert(key, row.clone().unbind()).is_some() {
+                READY_ROWS.fetch_sub(1, Ordering::Relaxed);
+            }
+        } else {
+            READY_ROWS.fetch_sub(1, Ordering::Relaxed);
+        }
+        Ok(row)
+    }
+}
+
+impl Drop for Rows {
+    fn drop(&mut self) {
+        let n = self.ready.get_mut().map_or(0, |m| m.len());
+        READY_ROWS.fetch_sub(n, Ordering::Relaxed);
+    }
+}
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -147,14 +207,14 @@ fn index_for(
     key: Key,
     vocab: &Arc<vocab::Shared>,
     request: Request,
-) -> PyResult<Arc<TokenIndex>> {
+) -> PyResult<Compiled> {
     {
         let mut entries = cache().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(at) = entries.iter().position(|(k, _)| *k == key) {
             let entry = entries.remove(at);
-            let index = entry.1.clone();
+            let compiled = entry.1.clone();
             entries.push(entry);
-            return Ok(index);
+            return Ok(compiled);
         }
     }
     let template_text = key.template.clone();
@@ -180,12 +240,16 @@ fn index_for(
         }
         Err(Err(e)) => return Err(constraint_error(py, &e)),
     };
+    let compiled = Compiled {
+        index,
+        rows: Arc::default(),
+    };
     let mut entries = cache().lock().unwrap_or_else(|p| p.into_inner());
     if entries.len() >= CACHE_SIZE {
         entries.remove(0);
     }
-    entries.push((key, index.clone()));
-    Ok(index)
+    entries.push((key, compiled.clone()));
+    Ok(compiled)
 }
 
 /// Where a matcher is: a machine state, or past an EOS that ended the response.
@@ -210,9 +274,13 @@ enum Pos {
 #[pyclass(module = "response_templates._native", subclass, name = "Matcher")]
 pub struct Matcher {
     index: Arc<TokenIndex>,
+    rows: Arc<Rows>,
     vocab: Arc<vocab::Shared>,
     /// `history[0]` is the start; one entry per consumed token after it.
     history: Vec<Pos>,
+    /// The last bitmask filled and its checked byte view (a fill into the same array skips
+    /// the checks; holds a reference to the array until another one is filled).
+    last_target: Option<(Py<PyAny>, Py<PyAny>, usize, usize)>,
 }
 
 #[pymethods]
@@ -231,8 +299,10 @@ impl Matcher {
             let other = other.borrow();
             return Ok(Self {
                 index: other.index.clone(),
+                rows: other.rows.clone(),
                 vocab: other.vocab.clone(),
                 history: other.history.clone(),
+                last_target: None,
             });
         }
         let template: String = template_json.extract().map_err(|_| {
@@ -256,12 +326,14 @@ impl Matcher {
             response_format: response_format_json.unwrap_or("").to_string(),
             vocab: vocab.id,
         };
-        let index = index_for(py, key, &vocab, req)?;
+        let Compiled { index, rows } = index_for(py, key, &vocab, req)?;
         let start = index.start();
         Ok(Self {
             index,
+            rows,
             vocab,
             history: vec![Pos::State(start)],
+            last_target: None,
         })
     }
 
@@ -352,25 +424,22 @@ impl Matcher {
     /// or non-contiguous buffer, a wrong shape, or an index outside the rows.
     #[pyo3(signature = (bitmask, index=0))]
     fn fill_next_token_bitmask(
-        &self,
+        &mut self,
         py: Python<'_>,
         bitmask: &Bound<'_, PyAny>,
         index: i64,
     ) -> PyResult<()> {
-        let target = Target::new(bitmask, self.vocab.vocab().len())?;
-        let row = target.row(index)?;
-        match self.pos() {
-            Pos::State(s) => {
-                let mask = if self.index.is_cached(s) {
-                    self.index.allowed(s)
-                } else {
-                    let index = self.index.clone();
-                    py.detach(move || index.allowed(s))
-                };
-                target.write(row, mask.words())
+        let target = match &self.last_target {
+            Some(kept) if kept.0.bind(py).is(bitmask) => Target::bind(py, kept),
+            _ => {
+                let target = Target::new(bitmask, self.vocab.vocab().len())?;
+                self.last_target = Some(target.clone().unbind());
+                target
             }
-            Pos::Ended => target.write(row, &self.eos_words()),
-        }
+        };
+        let row = target.row(index)?;
+        let bytes = self.row_bytes(py, self.pos(), target.words)?;
+        target.put(row, &bytes)
     }
 
     /// The allowed token ids of the next token, ascending (a list; for tests and debugging:
@@ -430,8 +499,10 @@ impl Matcher {
     fn copy(&self) -> Self {
         Self {
             index: self.index.clone(),
+            rows: self.rows.clone(),
             vocab: self.vocab.clone(),
             history: self.history.clone(),
+            last_target: None,
         }
     }
 
@@ -477,6 +548,38 @@ impl Matcher {
         }
     }
 
+    /// The bitmask row of `pos` with `words` words: the ready row of the constraint when the
+    /// width is the vocabulary's, else built now.
+    fn row_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        pos: Pos,
+        words: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mask = || -> Arc<[u64]> {
+            match pos {
+                Pos::State(s) => {
+                    let mask = if self.index.is_cached(s) {
+                        self.index.allowed(s)
+                    } else {
+                        let index = self.index.clone();
+                        py.detach(move || index.allowed(s))
+                    };
+                    mask.words().into()
+                }
+                Pos::Ended => self.eos_words().into(),
+            }
+        };
+        if words != self.vocab.vocab().len().div_ceil(32) {
+            return bitmask::encode(py, words, &mask());
+        }
+        let key = match pos {
+            Pos::State(s) => s,
+            Pos::Ended => u32::MAX,
+        };
+        self.rows.get(py, key, words, mask)
+    }
+
     /// The mask of EOS alone.
     fn eos_words(&self) -> Vec<u64> {
         let vocab = self.vocab.vocab();
@@ -504,26 +607,22 @@ fn fill_next_token_bitmask_batch(
     bitmask: &Bound<'_, PyAny>,
     indices: Option<Vec<i64>>,
 ) -> PyResult<()> {
-    let mut work: Vec<(Arc<TokenIndex>, Pos, Vec<u64>)> = Vec::new();
+    let mut work: Vec<(PyRef<'_, Matcher>, Pos)> = Vec::new();
     let mut vocab_size = None;
     let list = PyList::new(py, matchers.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
     for (k, item) in list.iter().enumerate() {
         let m = item
             .cast::<Matcher>()
-            .map_err(|_| PyTypeError::new_err(format!("matchers[{k}]: expected a Matcher")))?;
-        let m = m.borrow();
+            .map_err(|_| PyTypeError::new_err(format!("matchers[{k}]: expected a Matcher")))?
+            .borrow();
         let size = m.vocab.vocab().len();
         if *vocab_size.get_or_insert(size) != size {
             return Err(PyValueError::new_err(
                 "matchers: all matchers of one bitmask must share a vocabulary size",
             ));
         }
-        let eos = if m.pos() == Pos::Ended {
-            m.eos_words()
-        } else {
-            Vec::new()
-        };
-        work.push((m.index.clone(), m.pos(), eos));
+        let pos = m.pos();
+        work.push((m, pos));
     }
     let Some(vocab_size) = vocab_size else {
         return Ok(());
@@ -545,24 +644,19 @@ fn fill_next_token_bitmask_batch(
             )))
         }
     };
-    let pending: Vec<usize> = (0..work.len())
-        .filter(|&k| matches!(work[k].1, Pos::State(s) if !work[k].0.is_cached(s)))
+    let jobs: Vec<(Arc<TokenIndex>, u32)> = work
+        .iter()
+        .filter_map(|(m, pos)| match pos {
+            Pos::State(s) if !m.index.is_cached(*s) => Some((m.index.clone(), *s)),
+            _ => None,
+        })
         .collect();
-    if !pending.is_empty() {
-        let jobs: Vec<(Arc<TokenIndex>, u32)> = pending
-            .iter()
-            .filter_map(|&k| match work[k].1 {
-                Pos::State(s) => Some((work[k].0.clone(), s)),
-                Pos::Ended => None,
-            })
-            .collect();
+    if !jobs.is_empty() {
         py.detach(move || compute_all(&jobs));
     }
-    for ((index, pos, eos), row) in work.iter().zip(rows) {
-        match pos {
-            Pos::State(s) => target.write(row, index.allowed(*s).words())?,
-            Pos::Ended => target.write(row, eos)?,
-        }
+    for ((m, pos), row) in work.iter().zip(rows) {
+        let bytes = m.row_bytes(py, *pos, target.words)?;
+        target.put(row, &bytes)?;
     }
     Ok(())
 }

@@ -262,6 +262,8 @@ def test_the_date_checkers_of_the_test():
     assert rfc3339_date_time("2025-05-01T10:00:60+02:00") and rfc3339_date_time("0000-01-01t00:00:00z")
     assert not rfc3339_date_time("2025-05-01T24:00:00Z")
     assert not rfc3339_date_time("2025-05-01T10:00:00")
+    assert rfc3339_time("17:17:49-00:17") and rfc3339_time("23:59:60.5Z")
+    assert not rfc3339_time("17:17:49") and not rfc3339_time("17:60:00Z")
 
 
 def test_batch_fill_equals_single_fills(o200k):
@@ -441,23 +443,32 @@ def rfc3339_date(value):
     return 1 <= mo <= 12 and 1 <= d <= days[mo - 1]
 
 
-def rfc3339_date_time(value):
-    """RFC 3339 date-time: full-date, T, partial-time (leap second 60 allowed), offset."""
+def rfc3339_time(value):
+    """RFC 3339 full-time: partial-time (leap second 60 allowed) and an offset (Z or +-hh:mm;
+    -00:17 included, which jsonschema's own checker refuses)."""
     if not isinstance(value, str):
         return True
-    m = re.fullmatch(r"(.{10})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))",
-                     value)
-    if not m or not rfc3339_date(m.group(1)):
+    m = re.fullmatch(r"(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))", value)
+    if not m:
         return False
-    h, mi, sec = int(m.group(2)), int(m.group(3)), int(m.group(4))
-    oh, om = int(m.group(5) or 0), int(m.group(6) or 0)
+    h, mi, sec = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    oh, om = int(m.group(4) or 0), int(m.group(5) or 0)
     return h <= 23 and mi <= 59 and sec <= 60 and oh <= 23 and om <= 59
+
+
+def rfc3339_date_time(value):
+    """RFC 3339 date-time: full-date, T, full-time."""
+    if not isinstance(value, str):
+        return True
+    return (len(value) > 11 and value[10] in "Tt" and rfc3339_date(value[:10])
+            and rfc3339_time(value[11:]))
 
 
 def format_checker(jsonschema):
     checker = jsonschema.FormatChecker()
     checker.checks("date")(rfc3339_date)
     checker.checks("date-time")(rfc3339_date_time)
+    checker.checks("time")(rfc3339_time)
     return checker
 
 

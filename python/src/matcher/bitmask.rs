@@ -14,7 +14,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMemoryView, PySlice};
 
 /// A writable int32 bitmask, as a flat byte view.
+#[derive(Clone)]
 pub struct Target<'py> {
+    /// The caller's object (to recognise it at the next fill).
+    pub source: Bound<'py, PyAny>,
     bytes: Bound<'py, PyAny>,
     /// Rows (1 for a one-dimensional bitmask).
     pub rows: usize,
@@ -84,7 +87,12 @@ impl<'py> Target<'py> {
             )));
         }
         let bytes = view.call_method1("cast", ("B",))?;
-        Ok(Self { bytes, rows, words })
+        Ok(Self {
+            source: bitmask.clone(),
+            bytes,
+            rows,
+            words,
+        })
     }
 
     /// The row for `index` (negative counts from the end, as numpy's).
@@ -102,20 +110,51 @@ impl<'py> Target<'py> {
         }
     }
 
-    /// Writes `mask` (64-bit words, bit `id % 64` of word `id / 64`) into row `row`; words
-    /// past the mask are 0.
-    pub fn write(&self, row: usize, mask: &[u64]) -> PyResult<()> {
-        let py = self.bytes.py();
+    /// Detached from the GIL's lifetime (to keep for the next fill).
+    pub fn unbind(self) -> (Py<PyAny>, Py<PyAny>, usize, usize) {
+        (
+            self.source.unbind(),
+            self.bytes.unbind(),
+            self.rows,
+            self.words,
+        )
+    }
+
+    /// Back from [`Self::unbind`].
+    pub fn bind(py: Python<'py>, kept: &(Py<PyAny>, Py<PyAny>, usize, usize)) -> Self {
+        Self {
+            source: kept.0.bind(py).clone(),
+            bytes: kept.1.bind(py).clone(),
+            rows: kept.2,
+            words: kept.3,
+        }
+    }
+
+    /// Copies `bytes` (a row of `words * 4` bytes, from [`encode`]) into row `row`.
+    pub fn put(&self, row: usize, bytes: &Bound<'py, PyBytes>) -> PyResult<()> {
         let len = self.words * 4;
-        let bytes = PyBytes::new_with(py, len, |out| {
-            for (j, cell) in out.chunks_exact_mut(4).enumerate() {
-                let word = mask.get(j / 2).map_or(0, |w| (w >> (32 * (j % 2))) as u32);
-                cell.copy_from_slice(&word.to_ne_bytes());
-            }
-            Ok(())
-        })?;
         let start = (row * len) as isize;
-        let slice = PySlice::new(py, start, start + len as isize, 1);
+        let slice = PySlice::new(self.bytes.py(), start, start + len as isize, 1);
         self.bytes.set_item(slice, bytes)
     }
+}
+
+/// A row of `words` int32 words holding `mask` (64-bit words, bit `id % 64` of word
+/// `id / 64`), in native byte order; words past the mask are 0.
+pub fn encode<'py>(py: Python<'py>, words: usize, mask: &[u64]) -> PyResult<Bound<'py, PyBytes>> {
+    let len = words * 4;
+    PyBytes::new_with(py, len, |out| {
+        // Two int32 words per 64-bit word: the low half is the lower token ids. `out` is
+        // zeroed, so words past the mask stay 0.
+        let mut chunks = out.chunks_exact_mut(8);
+        for (chunk, &w) in (&mut chunks).zip(mask) {
+            chunk[..4].copy_from_slice(&(w as u32).to_ne_bytes());
+            chunk[4..].copy_from_slice(&((w >> 32) as u32).to_ne_bytes());
+        }
+        let tail = chunks.into_remainder();
+        if let (4, Some(&w)) = (tail.len(), mask.get(len / 8)) {
+            tail.copy_from_slice(&(w as u32).to_ne_bytes());
+        }
+        Ok(())
+    })
 }
