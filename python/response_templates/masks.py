@@ -1,0 +1,441 @@
+"""Token masks for constrained generation with response templates.
+
+A `Matcher` follows one generation through the grammar of valid whole responses that a
+response template defines for a request (its tools, ``tool_choice`` and response format),
+over a tokenizer's vocabulary, and writes the mask of the next token into an int32 bitmask
+with the conventions of llguidance and xgrammar:
+
+* shape ``[batch, ceil(vocab_size / 32)]``, dtype int32, C-contiguous (``allocate_token_bitmask``);
+* bit ``i`` of word ``w`` is token ``32 * w + i``; 1 = allowed.
+
+Example::
+
+    import numpy as np
+    from response_templates.masks import Matcher, allocate_token_bitmask, apply_token_bitmask_inplace
+
+    m = Matcher("qwen3", tokenizer="o200k_base", tools=tools, tool_choice="required")
+    bitmask = allocate_token_bitmask(1, m.vocab_size)
+    m.fill_next_token_bitmask(bitmask, 0)
+    apply_token_bitmask_inplace(logits, bitmask)     # logits: float [1, vocab] (numpy or torch)
+    m.consume_token(int(np.argmax(logits)))
+
+The compiled constraint and its per-state masks are shared by every matcher of the same
+(template, tools, tool_choice, response_format, vocabulary), so creating a matcher per
+request is cheap after the first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from . import _native
+
+__all__ = [
+    "Matcher",
+    "Vocabulary",
+    "ConstraintError",
+    "VocabularyError",
+    "load_vocabulary",
+    "allocate_token_bitmask",
+    "fill_next_token_bitmask_batch",
+    "apply_token_bitmask_inplace",
+    "BUILTIN_VOCABULARIES",
+]
+
+Vocabulary = _native.Vocabulary
+ConstraintError = _native.ConstraintError
+VocabularyError = _native.VocabularyError
+
+#: Vocabularies available by name (their token files ship inside the package's native module).
+BUILTIN_VOCABULARIES = ("o200k_base", "cl100k_base", "o200k_harmony")
+
+# Special tokens of OpenAI's published .tiktoken files (the files list ordinary tokens only).
+_TIKTOKEN_SPECIALS = {
+    "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    "cl100k_base": {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    },
+}
+
+# Vocabularies made from tokenizer objects, by object (building one reads the whole
+# tokenizer.json text, about 0.1 s for 150,000 tokens).
+_FROM_OBJECTS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _read(path: Union[str, "os.PathLike[str]"]) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def load_vocabulary(
+    tokenizer: Any,
+    *,
+    special_tokens: Optional[dict] = None,
+    eos: Optional[Sequence[str]] = None,
+) -> "Vocabulary":
+    """The `Vocabulary` of a tokenizer, prepared for masks (cached per source).
+
+    ``tokenizer`` is one of:
+
+    * a built-in name: ``"o200k_base"``, ``"cl100k_base"``, ``"o200k_harmony"``;
+    * a path to a ``tokenizer.json`` (or a model directory holding one);
+    * a path to a ``.tiktoken`` file: give ``special_tokens`` (``{text: id}``) and ``eos``
+      unless the file is OpenAI's ``o200k_base``/``cl100k_base`` (named so), whose special
+      tokens are known (EOS ``<|endoftext|>``);
+    * a transformers tokenizer (a fast one: its ``backend_tokenizer``), or a ``tokenizers``
+      ``Tokenizer``; EOS is the tokenizer's ``eos_token`` unless ``eos`` is given;
+    * a `Vocabulary` (returned as is).
+
+    ``eos``: the texts of the special tokens that end a generation.
+
+    Raises VocabularyError (a ValueError) for a file that does not read as a vocabulary or
+    without an EOS, ValueError for a name that is neither built in nor a file, TypeError for
+    another kind of object (such as a slow transformers tokenizer).
+    """
+    if isinstance(tokenizer, _native.Vocabulary):
+        return tokenizer
+    if isinstance(tokenizer, (str, os.PathLike)):
+        source = os.fspath(tokenizer)
+        if source in BUILTIN_VOCABULARIES:
+            return _native.Vocabulary.builtin(source)
+        if os.path.isdir(source):
+            source = os.path.join(source, "tokenizer.json")
+        if not os.path.isfile(source):
+            raise ValueError(
+                f"tokenizer {source!r}: not a built-in vocabulary "
+                f"({', '.join(BUILTIN_VOCABULARIES)}) and no such file"
+            )
+        if source.endswith(".tiktoken"):
+            stem = os.path.basename(source)[: -len(".tiktoken")]
+            specials = special_tokens
+            if specials is None:
+                specials = _TIKTOKEN_SPECIALS.get(stem)
+                if specials is None:
+                    raise VocabularyError(
+                        f"{source}: a .tiktoken file does not list its special tokens: pass "
+                        "special_tokens={text: id} and eos=[text, ...]"
+                    )
+            names = list(eos) if eos is not None else (
+                ["<|endoftext|>"] if "<|endoftext|>" in specials else []
+            )
+            return _native.Vocabulary.from_tiktoken(
+                _read(source), dict(specials), names, source=source
+            )
+        return _native.Vocabulary.from_tokenizer_json(
+            _read(source), eos=None if eos is None else list(eos), source=source
+        )
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None and callable(getattr(tokenizer, "to_str", None)):
+        backend = tokenizer  # a tokenizers.Tokenizer
+    if backend is None or not callable(getattr(backend, "to_str", None)):
+        raise TypeError(
+            "tokenizer: expected a built-in vocabulary name, a tokenizer.json or .tiktoken "
+            "path, a fast transformers tokenizer or a tokenizers.Tokenizer, got "
+            f"{type(tokenizer).__name__}"
+        )
+    names = None
+    if eos is not None:
+        names = list(eos)
+    else:
+        eos_token = getattr(tokenizer, "eos_token", None)
+        if isinstance(eos_token, str) and eos_token:
+            names = [eos_token]
+    key = (tuple(names) if names is not None else None)
+    try:
+        cached = _FROM_OBJECTS.get(tokenizer)
+    except TypeError:  # not weak-referenceable or not hashable
+        cached = None
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    source = getattr(tokenizer, "name_or_path", None) or type(tokenizer).__name__
+    vocab = _native.Vocabulary.from_tokenizer_json(
+        backend.to_str(), eos=names, source=f"{source} (tokenizer.json)"
+    )
+    try:
+        _FROM_OBJECTS[tokenizer] = (key, vocab)
+    except TypeError:
+        pass
+    return vocab
+
+
+def _template_json(response_template: Any) -> str:
+    """The JSON text of a response template given as a dict, a JSON string, a path (to a
+    template or a tokenizer_config.json), a vendored template's name, or an object with
+    ``to_json()`` / ``to_dict()`` (a compiled `Template`)."""
+    to_json = getattr(response_template, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    to_dict = getattr(response_template, "to_dict", None)
+    if callable(to_dict):
+        return json.dumps(to_dict())
+    if isinstance(response_template, dict):
+        return json.dumps(response_template)
+    if isinstance(response_template, os.PathLike):
+        return _read(response_template)
+    if isinstance(response_template, str):
+        if response_template.lstrip().startswith("{"):
+            return response_template
+        if os.path.isfile(response_template):
+            return _read(response_template)
+        source = _native._masks_template_source(response_template)
+        if source is not None:
+            return source
+        raise ValueError(
+            f"response_template {response_template[:80]!r}: not JSON, not a file, and no "
+            "vendored template has this name"
+        )
+    raise TypeError(
+        "response_template: expected a dict, a JSON string, a path, a vendored template's "
+        f"name or a Template, got {type(response_template).__name__}"
+    )
+
+
+def _json_arg(name: str, value: Any, kinds: tuple, expected: str) -> Optional[str]:
+    """JSON text of an optional request argument (None stays None; a str is JSON already)."""
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, kinds):
+        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
+    return json.dumps(list(value) if isinstance(value, tuple) else value)
+
+
+def _tool_choice(tool_choice: Any) -> str:
+    if tool_choice is None:
+        return "auto"
+    return _json_arg(
+        "tool_choice", tool_choice, (dict,),
+        "'auto', 'required', 'none', a tool name or "
+        "{'type': 'function', 'function': {'name': ...}}",
+    )
+
+
+class Matcher(_native.Matcher):
+    """Where one generation is in the grammar of valid responses, and which tokens may come next.
+
+    ``Matcher(response_template, tokenizer, *, tools=None, tool_choice="auto",
+    response_format=None)``:
+
+    * ``response_template``: a dict, a JSON string, a path (template or
+      ``tokenizer_config.json``), a vendored template's name (``"qwen3"``), or a ``Template``;
+    * ``tokenizer``: see `load_vocabulary` (a built-in name, a tokenizer.json or .tiktoken
+      path, a transformers tokenizer, a `Vocabulary`);
+    * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``),
+      enforced strictly (arguments follow the schemas);
+    * ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, a tool's name, or
+      ``{"type": "function", "function": {"name": ...}}``;
+    * ``response_format``: OpenAI's (``{"type": "json_schema", "json_schema": {...}}`` or
+      ``{"type": "json_object"}``), enforced on the content.
+
+    Methods (native): ``vocab_size``, ``eos_token_ids``, ``num_tokens``,
+    ``consume_token(id) -> bool`` (False: not allowed, the matcher does not move),
+    ``consume_tokens(ids) -> bool``, ``validate_tokens(ids) -> int``,
+    ``fill_next_token_bitmask(bitmask, index=0)``, ``allowed_token_ids()``,
+    ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``.
+
+    Raises ConstraintError (a ValueError with ``at``, ``reason``, ``budget``) for a template
+    or request that cannot be constrained, VocabularyError / ValueError / TypeError for the
+    arguments (see `load_vocabulary`).
+    """
+
+    def __new__(
+        cls,
+        response_template: Any,
+        tokenizer: Any = None,
+        *,
+        tools: Optional[Iterable[dict]] = None,
+        tool_choice: Union[str, dict] = "auto",
+        response_format: Optional[dict] = None,
+    ) -> "Matcher":
+        if isinstance(response_template, _native.Matcher) and tokenizer is None:
+            return super().__new__(cls, response_template)
+        if tokenizer is None:
+            raise TypeError(
+                "Matcher: tokenizer= is required (a built-in vocabulary name, a "
+                "tokenizer.json or .tiktoken path, or a transformers tokenizer)"
+            )
+        vocab = load_vocabulary(tokenizer)
+        return super().__new__(
+            cls,
+            _template_json(response_template),
+            vocab,
+            _json_arg("tools", tools, (list, tuple), "a list of tool dicts"),
+            _tool_choice(tool_choice),
+            _json_arg("response_format", response_format, (dict,), "an OpenAI response_format dict"),
+        )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # arguments are read by __new__
+        pass
+
+    def copy(self) -> "Matcher":
+        """A copy at the same position (sharing the compiled constraint and its masks)."""
+        return type(self)(self)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict) -> "Matcher":
+        return self.copy()
+
+
+def allocate_token_bitmask(batch_size: int, vocab_size: int):
+    """A numpy int32 array of shape ``[batch_size, ceil(vocab_size / 32)]``, every bit set
+    (every token allowed), as llguidance and xgrammar allocate it.
+
+    Raises ValueError for a negative size.
+    """
+    import numpy as np
+
+    if batch_size < 0 or vocab_size < 0:
+        raise ValueError(f"allocate_token_bitmask({batch_size}, {vocab_size}): sizes must be >= 0")
+    return np.full((batch_size, (vocab_size + 31) // 32), -1, dtype=np.int32)
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def fill_next_token_bitmask_batch(
+    matchers: Sequence["Matcher"], bitmask: Any, indices: Optional[Sequence[int]] = None
+) -> None:
+    """Fills row ``indices[k]`` (default ``k``) of ``bitmask`` with the mask of
+    ``matchers[k]``. ``bitmask``: int32 ``[batch, ceil(vocab_size / 32)]``, numpy (or any
+    writable buffer) or a torch tensor (a CPU tensor is written in place; another device's
+    through a CPU copy). Masks not cached yet are computed without the GIL, in parallel.
+
+    Raises TypeError / ValueError as `Matcher.fill_next_token_bitmask`.
+    """
+    if _is_torch(bitmask):
+        if bitmask.device.type == "cpu":
+            _native.fill_next_token_bitmask_batch(matchers, bitmask.numpy(), indices)
+        else:
+            staging = bitmask.cpu()
+            _native.fill_next_token_bitmask_batch(matchers, staging.numpy(), indices)
+            bitmask.copy_(staging, non_blocking=False)
+        return
+    _native.fill_next_token_bitmask_batch(matchers, bitmask, indices)
+
+
+def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
+    """Sets to -inf the logits of tokens whose bit is 0. ``logits``: float
+    ``[batch, vocab]`` or ``[vocab]`` (numpy or torch); ``bitmask``: int32
+    ``[batch, words]`` or ``[words]`` of the same kind. Logits past ``32 * words`` are set to
+    -inf; bits past the logits' width are ignored.
+
+    Raises TypeError for a bitmask that is not int32, ValueError for mismatched batch sizes.
+    """
+    if _is_torch(logits):
+        _apply_torch(logits, bitmask)
+        return
+    import numpy as np
+
+    mask = np.asarray(bitmask)
+    if mask.dtype != np.int32:
+        raise TypeError(f"bitmask: expected dtype int32, got {mask.dtype}")
+    view = logits if logits.ndim == 2 else logits[None, :]
+    mask2 = mask if mask.ndim == 2 else mask[None, :]
+    if view.ndim != 2 or mask2.ndim != 2:
+        raise ValueError("logits and bitmask must have one or two dimensions")
+    if view.shape[0] != mask2.shape[0]:
+        raise ValueError(
+            f"batch size mismatch: logits {view.shape[0]} rows, bitmask {mask2.shape[0]}"
+        )
+    bits = np.unpackbits(
+        np.ascontiguousarray(mask2, dtype="<i4").view(np.uint8), axis=1, bitorder="little"
+    )
+    width = view.shape[1]
+    cutoff = min(width, bits.shape[1])
+    view[:, cutoff:] = -np.inf
+    region = view[:, :cutoff]
+    region[bits[:, :cutoff] == 0] = -np.inf
+
+
+def _apply_torch(logits: Any, bitmask: Any) -> None:
+    import torch
+
+    mask = bitmask if _is_torch(bitmask) else torch.from_numpy(bitmask)
+    if mask.dtype != torch.int32:
+        raise TypeError(f"bitmask: expected dtype int32, got {mask.dtype}")
+    mask = mask.to(logits.device, non_blocking=True)
+    view = logits if logits.dim() == 2 else logits.unsqueeze(0)
+    if mask.dim() == 1:
+        mask = mask.unsqueeze(0)
+    if view.shape[0] != mask.shape[0]:
+        raise ValueError(
+            f"batch size mismatch: logits {view.shape[0]} rows, bitmask {mask.shape[0]}"
+        )
+    shifts = torch.arange(32, device=logits.device, dtype=torch.int32)
+    bits = ((mask.unsqueeze(-1) >> shifts) & 1).reshape(mask.shape[0], -1).bool()
+    width = view.shape[1]
+    cutoff = min(width, bits.shape[1])
+    if cutoff < width:
+        view[:, cutoff:] = float("-inf")
+    view[:, :cutoff].masked_fill_(~bits[:, :cutoff], float("-inf"))
+
+
+def _define_logits_processor():
+    """transformers' LogitsProcessor for response templates, when torch and transformers
+    import (None otherwise)."""
+    try:
+        import torch  # noqa: F401
+        from transformers import LogitsProcessor
+    except Exception:  # ImportError, or a broken optional install
+        return None
+
+    class ResponseTemplateLogitsProcessor(LogitsProcessor):
+        """Masks a transformers generation to the valid responses of a response template for
+        a request: strict tools, ``tool_choice`` required or named, the response format.
+
+        ``ResponseTemplateLogitsProcessor(response_template, tokenizer, *, tools=None,
+        tool_choice="auto", response_format=None)``; pass it in ``logits_processor=[...]`` of
+        ``model.generate``. One matcher per row of the batch, created at the first call
+        (where the prompt ends); each later call consumes the row's last token. Rows that
+        ended (EOS) are left alone. For sampling and greedy search (beam search reorders
+        rows, which a matcher per row does not follow).
+
+        Raises RuntimeError if a row's token is not allowed (the scores were not masked by
+        this processor, or another processor chose against it).
+        """
+
+        def __init__(self, response_template, tokenizer, *, tools=None, tool_choice="auto",
+                     response_format=None):
+            self._prototype = Matcher(response_template, tokenizer, tools=tools,
+                                      tool_choice=tool_choice, response_format=response_format)
+            self._matchers = None
+            self._bitmask = None
+
+        def reset(self) -> None:
+            """Forget the rows: the next call starts new generations."""
+            self._matchers = None
+
+        def __call__(self, input_ids, scores):
+            batch = input_ids.shape[0]
+            if self._matchers is None or len(self._matchers) != batch:
+                self._matchers = [self._prototype.copy() for _ in range(batch)]
+            else:
+                last = input_ids[:, -1].tolist()
+                for row, (m, token) in enumerate(zip(self._matchers, last)):
+                    if m.is_stopped():
+                        continue
+                    if not m.consume_token(int(token)):
+                        raise RuntimeError(
+                            f"row {row}: token {token} is not allowed by the response template"
+                        )
+            words = (max(scores.shape[1], self._prototype.vocab_size) + 31) // 32
+            if self._bitmask is None or self._bitmask.shape != (batch, words):
+                self._bitmask = allocate_token_bitmask(batch, 32 * words)
+            fill_next_token_bitmask_batch(self._matchers, self._bitmask)
+            apply_token_bitmask_inplace(scores, self._bitmask)
+            return scores
+
+    return ResponseTemplateLogitsProcessor
+
+
+ResponseTemplateLogitsProcessor = _define_logits_processor()
+if ResponseTemplateLogitsProcessor is not None:
+    __all__.append("ResponseTemplateLogitsProcessor")
