@@ -88,10 +88,21 @@ _STREAMED_CONTENT = frozenset({None, "text"})
 class _Backend:
     """A ``ResponseParser`` implementation and a way to compile a template dict for it."""
 
-    def __init__(self, response_parser: Any, compile_template: Any, vendored: Any = None) -> None:
+    def __init__(
+        self, response_parser: Any, compile_template: Any, vendored: Any = None, lenient: bool = False
+    ) -> None:
         self.response_parser = response_parser
         self.compile_template = compile_template
         self.vendored = vendored
+        # lenient=True: a region that does not parse is reported (region_malformed) instead of
+        # failing the whole output, as vLLM's own parser does.
+        self.lenient = lenient
+
+    def parser(self, template: Any, prefix: str, tools: list[dict]) -> Any:
+        """A streaming parser over one output."""
+        if self.lenient:
+            return self.response_parser(template, prefix=prefix, tools=tools, lenient=True)
+        return self.response_parser(template, prefix=prefix, tools=tools)
 
 
 _backend: _Backend | None = None
@@ -127,7 +138,10 @@ def _get_backend() -> _Backend:
                     f"(pip install response_templates): {exc}"
                 ) from exc
             _backend = _Backend(
-                ResponseParser, Template.from_dict, lambda name: Template.vendored(name).to_dict()
+                ResponseParser,
+                Template.from_dict,
+                lambda name: Template.vendored(name).to_dict(),
+                lenient=True,
             )
         return _backend
 
@@ -241,6 +255,14 @@ class _Spec:
             self.streamed[name] = content in _STREAMED_CONTENT and field.get("transform") is None
             join = field.get("join")
             self.join[name] = join if isinstance(join, str) else None
+        self.implicit = next(
+            (
+                name
+                for name, field in fields.items()
+                if isinstance(field, dict) and "open" not in field and "open_pattern" not in field
+            ),
+            None,
+        )
         self.has_reasoning = any(t == "reasoning" for t in self.target.values())
         self.compiled = _get_backend().compile_template(serving)
 
@@ -356,7 +378,7 @@ class _Stream:
         self.spec = spec
         self.parse_reasoning = parse_reasoning
         self.parse_tools = parse_tools
-        self.parser = _get_backend().response_parser(spec.compiled, prefix=prefix, tools=tools)
+        self.parser = _get_backend().parser(spec.compiled, prefix, tools)
         self.finished = False
         self.failed = False
         self.next_tool_index = 0
@@ -365,6 +387,9 @@ class _Stream:
         self.closed: dict[str, int] = {}
         self.reasoning_ended = not spec.has_reasoning
         self._track(self.parser.initial_events)
+        # Prompt text the parser held back as a possible delimiter comes out with the first
+        # chunk of output; it belongs to the prompt, so it is cut from that chunk.
+        self.held = _held_prefix_text(spec, prefix, tools) if prefix else ""
 
     # -- state ------------------------------------------------------------------------------
 
@@ -376,7 +401,8 @@ class _Stream:
                 self.open_field, self.opened_text = field, False
             elif kind == "region_chunk":
                 self.opened_text = True
-                if not is_reasoning and event.get("text", "").strip():
+                # (a NUL is the probe of _reasoning_ended_in_prefix, not text)
+                if not is_reasoning and event.get("text", "").replace("\0", "").strip():
                     self.reasoning_ended = True
             elif kind in ("region_close", "region_malformed", "region_truncated"):
                 self.closed[field] = self.closed.get(field, 0) + 1
@@ -424,8 +450,31 @@ class _Stream:
         if text:
             parts.content.append(text)
 
+    def _unhold(self, event: dict) -> dict | None:
+        """``event`` without the held prompt text (None when nothing of it is left)."""
+        kind = event.get("type")
+        if kind == "region_open" and event.get("field") == self.spec.implicit:
+            return event
+        if kind != "region_chunk":
+            self.held = ""
+            return event
+        text, held = event.get("text", ""), self.held
+        if text.startswith(held):
+            self.held = ""
+            text = text[len(held) :]
+        elif held.startswith(text):
+            self.held = held[len(text) :]
+            text = ""
+        else:
+            self.held = ""
+        return {**event, "text": text} if text else None
+
     def _route(self, events: list[dict], parts: _Parts) -> None:
         for event in events:
+            if self.held:
+                event = self._unhold(event)
+                if event is None:
+                    continue
             kind, field = event.get("type"), event.get("field")
             target = self.spec.target.get(field, "drop")
             if target == "reasoning" and not self.parse_reasoning:
@@ -458,8 +507,8 @@ class _Stream:
             if kind == "region_chunk":
                 parts.content.append(event.get("text", ""))
             return
-        if kind == "region_malformed":
-            logger.warning("response_templates: dropping a malformed tool call")
+        if kind in ("region_malformed", "region_truncated"):
+            logger.warning("response_templates: dropping a tool call that does not parse (%s)", kind)
             return
         if kind != "region_close":
             return
@@ -476,6 +525,19 @@ class _Stream:
                 )
             )
             self.next_tool_index += 1
+
+
+def _held_prefix_text(spec: _Spec, prefix: str, tools: list[dict]) -> str:
+    """The tail of ``prefix`` a parser holds back after reading it as its prefix."""
+    try:
+        probe = _get_backend().parser(spec.compiled, prefix, tools)
+        events = probe.feed("\0")
+    except (ValueError, RuntimeError):
+        return ""
+    if any(event.get("type") not in ("region_open", "region_chunk") for event in events):
+        return ""
+    text = "".join(event.get("text", "") for event in events if event.get("type") == "region_chunk")
+    return text[:-1] if text.endswith("\0") else ""
 
 
 def _reasoning_ended_in_prefix(spec: _Spec, text: str) -> bool:
@@ -677,7 +739,7 @@ class ResponseTemplateReasoningParser(ReasoningParser):
         if self.tool_parser is not None and stream.reasoning_ended:
             # vLLM hands this delta's content to the tool parser next; it returns these parts.
             self._handoff = parts
-            return _Parts.message(_reasoning_only(parts)) or DeltaMessage(content="")
+            return _reasoning_only(parts).message()
         return parts.message()
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -767,8 +829,6 @@ class ResponseTemplateToolParser(ToolParser):
             )
             parts = stream.feed(model_output)
             parts.extend(stream.finish())
-            if self.skip_reasoning_parsing or self.reasoning_parser is None:
-                pass
         calls = [
             ToolCall(
                 id=call.id or make_tool_call_id(),
