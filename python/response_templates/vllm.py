@@ -550,8 +550,8 @@ def _reasoning_ended_in_prefix(spec: _Spec, text: str) -> bool:
         return False
     if stream.reasoning_ended:
         return True
-    if stream.open_field is not None and spec.target.get(stream.open_field) == "reasoning":
-        return False
+    if stream.open_field is not None and spec.target.get(stream.open_field) != "reasoning":
+        return True  # the prompt opened another field's region (e.g. a prefilled response)
     # A delimiter at the very end of the text may still be held back: a NUL byte, which no
     # model writes, resolves it without being text anyone would see.
     stream.feed("\0")
@@ -857,7 +857,9 @@ class ResponseTemplateToolParser(ToolParser):
             # The reasoning parser already parsed this delta; vLLM passed us its content.
             parts, partner._handoff = partner._handoff, None
             return _non_reasoning(parts).message()
-        return self._stream(request).feed(delta_text).message()
+        stream = self._stream(request)
+        stream.parse_tools = _session_options_from(request)
+        return stream.feed(delta_text).message()
 
     def finish_streaming(self) -> DeltaMessage | None:
         """End of output: what the stream held back (a region closed by the end)."""
