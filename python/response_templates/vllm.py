@@ -9,8 +9,9 @@ parser), which do not clash with vLLM's own ``hf`` parsers::
         --enable-auto-tool-choice \\
         --reasoning-parser-plugin response_templates.vllm --reasoning-parser response_templates
 
-``--tool-parser-plugin`` / ``--reasoning-parser-plugin`` take a module name (as here) or the path
-of this file; importing the module registers both parsers with vLLM's ``ToolParserManager`` and
+``--tool-parser-plugin`` / ``--reasoning-parser-plugin`` take a module name (as here) or a file
+path: give the path of ``vllm_plugin.py`` beside this file, never of this file (vLLM imports a
+file under its base name, and ``vllm`` would replace vLLM itself). Importing registers both parsers with vLLM's ``ToolParserManager`` and
 ``ReasoningParserManager``. The package also declares the entry point
 ``response_templates = response_templates.vllm:register`` in the ``vllm.general_plugins`` group,
 which vLLM loads in every process it starts, so with the package installed the ``--*-plugin``
@@ -33,6 +34,13 @@ Both parsers of one request share one streaming :class:`ResponseParser` over the
 """
 
 from __future__ import annotations
+
+if __name__ == "vllm":  # loaded by file path: vLLM named this module after the file
+    raise ImportError(
+        "load the response_templates vLLM plugin by module name (--tool-parser-plugin "
+        "response_templates.vllm) or through the file vllm_plugin.py beside this one: vLLM "
+        "imports a plugin file under its base name, and this file's would replace vLLM"
+    )
 
 import copy
 import json

@@ -25,8 +25,10 @@
 #   as the plugin's backend until the native package is installed, and its parse_response
 #   for expected values where vLLM refuses a template);
 # - pytest.
-# Time: about 1.5 minutes on a warm network (vllm wheel 22 s, transformers 50 s, the rest
-# ~30 s); size: about 1.3 GB in the venv, 877 MB of it vLLM's own wheel.
+# Time: 164 s for the pip steps into a fresh venv on the 2-core machine (the vllm wheel
+# ~25 s, transformers with its dependencies ~50 s, the rest ~90 s); size: 1.3 GB in the
+# venv, 877 MB of it vLLM's own wheel. pip prints vLLM's unmet requirements as errors
+# (--no-deps on purpose); they are not failures. The tests then take ~45 s.
 set -euo pipefail
 VENV=${1:-/work/venvs/vllm}
 HERE=$(cd "$(dirname "$0")" && pwd)

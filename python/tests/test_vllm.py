@@ -31,25 +31,26 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     pytest.skip(f"vLLM is not installed: {exc}", allow_module_level=True)
 
-if importlib.util.find_spec("response_templates") is None:
-    sys.path.insert(0, str(HERE.parent))
-
-
-def _backend_name() -> str:
-    """Which parser the plugin runs on: the native package once it is built, else
-    transformers' own ResponseParser (same API)."""
+def _load_plugin():
+    """The plugin module and which parser it runs on: the installed native package once it
+    is built (``pip install ./python``), else this checkout's ``vllm.py`` loaded on its own
+    with transformers' ResponseParser (same API) as its backend."""
     try:
-        import response_templates  # noqa: F401
         from response_templates import ResponseParser  # noqa: F401
+        import response_templates.vllm as module
 
-        return "native"
+        return module, "native"
     except ImportError:
-        return "transformers"
+        pass
+    path = HERE.parent / "response_templates" / "vllm.py"
+    spec = importlib.util.spec_from_file_location("response_templates_vllm", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module, "transformers"
 
 
-BACKEND = _backend_name()
-
-import response_templates.vllm as plugin  # noqa: E402
+plugin, BACKEND = _load_plugin()
 
 if BACKEND == "transformers":
     from transformers.utils.chat_parsing import ResponseParser as _TfParser
@@ -381,24 +382,31 @@ def test_is_reasoning_end_on_prompts(case: h.Case) -> None:
     )
 
 
-def test_plugin_loads_by_file_path_and_module_name() -> None:
-    """`--tool-parser-plugin` / `--reasoning-parser-plugin` import a module name or a file;
-    either registers both parsers under `response_templates`."""
+def test_plugin_loads_by_file_path() -> None:
+    """`--tool-parser-plugin` / `--reasoning-parser-plugin` with the path of vllm_plugin.py
+    register both parsers under `response_templates`; the path of vllm.py is refused with a
+    message (vLLM would import it as `vllm`), and vLLM stays importable."""
+    import vllm
     from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
     from vllm.utils.import_utils import import_plugin
 
     ToolParserManager.tool_parsers.pop(OURS, None)
     ReasoningParserManager.reasoning_parsers.pop(OURS, None)
-    module = import_plugin(str(Path(plugin.__file__)))
-    assert module is not None
+    with pytest.raises(KeyError):
+        ToolParserManager.get_tool_parser(OURS)
+    assert import_plugin(str(Path(plugin.__file__).with_name("vllm_plugin.py"))) is not None
     assert ToolParserManager.get_tool_parser(OURS).__name__ == "ResponseTemplateToolParser"
     assert ReasoningParserManager.get_reasoning_parser(OURS).__name__ == "ResponseTemplateReasoningParser"
-    import_plugin("response_templates.vllm")
+    assert "hf" in ToolParserManager.list_registered()
+
+    try:
+        assert import_plugin(str(Path(plugin.__file__))) is None  # refused, logged by vLLM
+    finally:
+        sys.modules["vllm"] = vllm
     plugin.register()
     assert ToolParserManager.get_tool_parser(OURS) is plugin.ResponseTemplateToolParser
     assert ReasoningParserManager.get_reasoning_parser(OURS) is plugin.ResponseTemplateReasoningParser
-    assert "hf" in ToolParserManager.list_registered()
 
 
 def test_template_from_environment(monkeypatch, tmp_path) -> None:
