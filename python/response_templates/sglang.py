@@ -240,9 +240,14 @@ class _Stream:
     ``passthrough`` chunks.
     """
 
-    def __init__(self, template: dict, prefix: str, tools: list[dict]):
+    def __init__(self, template: dict, prefix: str, tools: list[dict], watch: str | None = None):
         backend = _get_backend()
+        self._template, self._prefix, self._tools = template, prefix or "", tools
         self._parser = backend.parser(template, prefix or "", tools)
+        # The field whose regions are checked for being cut off by the end of the output.
+        self._watch = watch
+        self._watch_open = False
+        self._output: list[str] = []
         self._held = _held_prompt_text(backend, template, prefix, tools) if prefix else ""
         self.initial_events = list(getattr(self._parser, "initial_events", []))
         self.failed = False
@@ -253,8 +258,12 @@ class _Stream:
             return []
         if self.failed:
             return [_chunk(text)] if text else []
+        if self._watch is not None:
+            self._output.append(text)
         try:
-            return self._strip_held(self._parser.feed(text))
+            events = self._strip_held(self._parser.feed(text))
+            self._track(events)
+            return events
         except ValueError as error:
             logger.warning("response_templates: cannot parse the output any further: %s", error)
             self.failed = True
@@ -272,7 +281,36 @@ class _Stream:
             logger.warning("response_templates: the output's end does not parse: %s", error)
             self.failed = True
             return [{"type": "region_malformed", "field": None, "error": str(error), "text": ""}]
-        return self._strip_held(events)
+        events = self._strip_held(events)
+        if self._watch_open:
+            events = self._mark_cut_off(events)
+        return events
+
+    def _track(self, events: list[dict]) -> None:
+        for event in events:
+            if event.get("field") == self._watch and event["type"] != "region_chunk":
+                self._watch_open = event["type"] == "region_open"
+
+    def _mark_cut_off(self, events: list[dict]) -> list[dict]:
+        """A watched region open when the output ended was closed by the end, unless its
+        closer is there but was held back (a closer that more text could have grown): a
+        fresh parser fed the output and a NUL, which ends no delimiter, closes it then."""
+        try:
+            probe = _get_backend().parser(self._template, self._prefix, self._tools)
+            state = False
+            for event in probe.feed("".join(self._output) + "\0"):
+                if event.get("field") == self._watch and event["type"] != "region_chunk":
+                    state = event["type"] == "region_open"
+        except (ValueError, RuntimeError):
+            state = True
+        if not state:
+            return events
+        marked = []
+        for event in events:
+            if event.get("field") == self._watch and event["type"] == "region_close":
+                event = {"type": "region_truncated", "field": self._watch, "text": ""}
+            marked.append(event)
+        return marked
 
     def _strip_held(self, events: list[dict]) -> list[dict]:
         if not self._held:
@@ -310,8 +348,8 @@ def _held_prompt_text(backend: _Backend, template: dict, prefix: str, tools: lis
     return text[:-1] if text.endswith("\0") else ""
 
 
-def _parse_all(template: dict, prefix: str, tools: list[dict], text: str) -> list[dict]:
-    stream = _Stream(template, prefix, tools)
+def _parse_all(template: dict, prefix: str, tools: list[dict], text: str, watch: str | None = None) -> list[dict]:
+    stream = _Stream(template, prefix, tools, watch)
     return stream.feed(text) + stream.finalize()
 
 
@@ -401,7 +439,7 @@ def _make_tool_detector_class():
 
         def detect_and_parse(self, text: str, tools: list) -> Any:
             """The calls and the normal text of a whole output."""
-            events = _parse_all(self._template, self._prefix, _tool_dicts(tools), text)
+            events = _parse_all(self._template, self._prefix, _tool_dicts(tools), text, _TOOL_FIELD)
             normal, calls = self._route(events, self._get_tool_indices(tools), first_index=0)
             return StreamingParseResult(
                 normal_text=normal,
@@ -413,13 +451,13 @@ def _make_tool_detector_class():
         def parse_streaming_increment(self, new_text: str, tools: list) -> Any:
             """Feed the next increment; returns the normal text and the calls it completes."""
             if self._stream is None:
-                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools))
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
             return self._emit(self._stream.feed(new_text), tools)
 
         def finish(self, tools: list) -> Any:
             """End of the stream: what the parser held back, and a call closed by the end."""
             if self._stream is None:
-                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools))
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
             return self._emit(self._stream.finalize(), tools)
 
         def _emit(self, events: list[dict], tools: list) -> Any:
