@@ -3,15 +3,14 @@
 SGLang 0.5.23 picks a tool-call parser by name (``--tool-call-parser NAME``, a key of
 ``FunctionCallParser.ToolCallParserEnum``) and a reasoning parser by name
 (``--reasoning-parser NAME``, a key of ``ReasoningParser.DetectorMap``). :func:`register` adds
-this module's detectors under ``"response_templates"`` to both maps and this package's grammar
-backend to SGLang's grammar-backend registry (see :mod:`response_templates.sglang_grammar`
-below, in :class:`MatcherGrammarBackend`). SGLang calls ``register`` in every process when the
-package declares it as a general plugin (entry point group ``sglang.srt.plugins``); without
-that, call it before SGLang parses its arguments::
+this module's detectors under ``"response_templates"`` to both maps. SGLang calls it in every
+process when the package declares it as a general plugin (entry point group
+``sglang.srt.plugins``: ``response_templates = "response_templates.sglang:register"``);
+without that, call it before SGLang parses its arguments, e.g. in a launcher script::
 
-    import response_templates.sglang as rts, sglang.launch_server as ls  # a launcher script
-    rts.register()
-    ...  # then SGLang's own main, e.g. runpy.run_module("sglang.launch_server", run_name="__main__")
+    import runpy, response_templates.sglang
+    response_templates.sglang.register()
+    runpy.run_module("sglang.launch_server", run_name="__main__")
 
 and start the server with ``--tool-call-parser response_templates`` (and, for reasoning,
 ``--reasoning-parser response_templates``). The template is the model's: the tokenizer's
@@ -43,8 +42,6 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "PARSER_NAME",
     "TEMPLATE_ENV",
-    "MatcherGrammar",
-    "MatcherGrammarBackend",
     "ResponseTemplatesReasoningDetector",
     "ResponseTemplatesToolDetector",
     "load_template",
@@ -54,7 +51,7 @@ __all__ = [
     "reasoning_template",
 ]
 
-#: The name the detectors and the grammar backend are registered under.
+#: The name the detectors are registered under.
 PARSER_NAME = "response_templates"
 #: Environment variable naming the template (a vendored name or a path) for every request.
 TEMPLATE_ENV = "RESPONSE_TEMPLATES_TEMPLATE"
@@ -646,42 +643,19 @@ def __getattr__(name: str) -> Any:
         return _classes()["tool"]
     if name == "ResponseTemplatesReasoningDetector":
         return _classes()["reasoning"]
-    if name in ("MatcherGrammar", "MatcherGrammarBackend"):
-        return _grammar_classes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def register(name: str = PARSER_NAME, *, grammar_backend: bool = True) -> None:
-    """Make the detectors (and the grammar backend) available to SGLang under ``name``.
+def register(name: str = PARSER_NAME) -> None:
+    """Make the detectors available to SGLang under ``name``.
 
-    Adds the tool detector to ``FunctionCallParser.ToolCallParserEnum``, the reasoning
-    detector to ``ReasoningParser.DetectorMap`` (so ``--tool-call-parser NAME`` and
-    ``--reasoning-parser NAME`` accept it) and, with ``grammar_backend``, the grammar backend
-    to ``register_grammar_backend`` and the ``--grammar-backend`` choices. Idempotent. This is
-    the function SGLang's plugin loader calls.
+    Adds the tool detector to ``FunctionCallParser.ToolCallParserEnum`` and the reasoning
+    detector to ``ReasoningParser.DetectorMap``, so that ``--tool-call-parser NAME`` and
+    ``--reasoning-parser NAME`` accept them (SGLang's argument parser lists the maps' keys once
+    these modules are imported). Idempotent. This is the function SGLang's plugin loader calls.
     """
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from sglang.srt.parser.reasoning_parser import ReasoningParser
 
     FunctionCallParser.ToolCallParserEnum[name] = _classes()["tool"]
     ReasoningParser.DetectorMap[name] = _classes()["reasoning"]
-    if grammar_backend:
-        from sglang.srt.arg_groups.choices import GRAMMAR_BACKEND_CHOICES
-        from sglang.srt.constrained.base_grammar_backend import register_grammar_backend
-
-        register_grammar_backend(name, _create_grammar_backend)
-        if name not in GRAMMAR_BACKEND_CHOICES:
-            GRAMMAR_BACKEND_CHOICES.append(name)
-
-
-# ----------------------------------------------------------------------------------------------
-# The grammar backend (filled in below)
-# ----------------------------------------------------------------------------------------------
-
-
-def _grammar_classes() -> dict:
-    raise AttributeError("the grammar backend is not available yet")
-
-
-def _create_grammar_backend(server_args: Any, tokenizer: Any, vocab_size: int, eos_token_ids: Any = None):
-    raise ValueError("the response_templates grammar backend is not available yet")
