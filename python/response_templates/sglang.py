@@ -1,0 +1,661 @@
+"""SGLang integration: a tool-call detector and a reasoning detector on this package's parser.
+
+SGLang 0.5.23 picks a tool-call parser by name (``--tool-call-parser NAME``, a key of
+``FunctionCallParser.ToolCallParserEnum``) and a reasoning parser by name
+(``--reasoning-parser NAME``, a key of ``ReasoningParser.DetectorMap``). :func:`register` adds
+this module's detectors under ``"response_templates"`` to both maps. SGLang calls it in every
+process when the package declares it as a general plugin (entry point group
+``sglang.srt.plugins``: ``response_templates = "response_templates.sglang:register"``);
+without that, call it before SGLang parses its arguments, e.g. in a launcher script::
+
+    import runpy, response_templates.sglang
+    response_templates.sglang.register()
+    runpy.run_module("sglang.launch_server", run_name="__main__")
+
+and start the server with ``--tool-call-parser response_templates`` (and, for reasoning,
+``--reasoning-parser response_templates``). The template is the model's: the tokenizer's
+``response_template`` attribute or the ``response_template`` key of its
+``tokenizer_config.json``. The environment variable ``RESPONSE_TEMPLATES_TEMPLATE`` overrides it
+with a vendored template's name (``qwen3``) or a path (a template, a ``tokenizer_config.json``
+or a model directory).
+
+How the detectors read the output follows SGLang's own ``response_template`` detectors, which
+the tests compare with: the tool detector parses the output with the template's
+``tool_calls`` field alone (every other byte, delimiters included, is normal text, so text the
+reasoning parser handed on parses the same as the whole output), and the reasoning detector
+with the template's reasoning field alone (``thinking`` or ``reasoning_content``). Each
+request stream has its own parser, fed with SGLang's increments; each call is reported once,
+when its region closes, as ``ToolCallItem(tool_index=<call ordinal>, name, parameters=<JSON
+arguments>)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+from typing import Any, Callable, Iterable
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "PARSER_NAME",
+    "TEMPLATE_ENV",
+    "ResponseTemplatesReasoningDetector",
+    "ResponseTemplatesToolDetector",
+    "load_template",
+    "register",
+    "set_backend",
+    "tool_template",
+    "reasoning_template",
+]
+
+#: The name the detectors are registered under.
+PARSER_NAME = "response_templates"
+#: Environment variable naming the template (a vendored name or a path) for every request.
+TEMPLATE_ENV = "RESPONSE_TEMPLATES_TEMPLATE"
+
+_TOOL_FIELD = "tool_calls"
+_REASONING_FIELDS = ("thinking", "reasoning_content", "reasoning")
+# The field that takes every byte outside the kept field (it has no delimiters).
+_PASSTHROUGH = "passthrough"
+
+
+# ----------------------------------------------------------------------------------------------
+# The parser backend: this package's native parser, or (for tests) any class with its API
+# ----------------------------------------------------------------------------------------------
+
+
+class _Backend:
+    """How templates are compiled and parsers made: ``ResponseParser(template, prefix, tools=)``."""
+
+    def __init__(self, parser_class: Any, compile_template: Callable[[dict], Any], lenient: bool):
+        self.parser_class = parser_class
+        self.compile = functools.lru_cache(maxsize=64)(
+            lambda text: compile_template(json.loads(text))
+        )
+        self.lenient = lenient
+
+    def parser(self, template: dict, prefix: str, tools: list[dict]) -> Any:
+        compiled = self.compile(json.dumps(template, sort_keys=True))
+        if self.lenient:
+            return self.parser_class(compiled, prefix, tools=tools, lenient=True)
+        return self.parser_class(compiled, prefix, tools=tools)
+
+
+_backend: _Backend | None = None
+
+
+def set_backend(parser_class: Any = None, compile_template: Callable[[dict], Any] | None = None) -> None:
+    """Choose the parser the detectors use.
+
+    ``set_backend()`` goes back to the default, this package's native ``ResponseParser`` (in
+    lenient mode, so that a malformed call is reported as such instead of ending the stream).
+    ``set_backend(cls, compile_template)`` uses any class with transformers' ``ResponseParser``
+    API (``cls(template, prefix, tools=...)``, ``feed``, ``finalize``), e.g. transformers' own,
+    with ``compile_template(dict)`` making what ``cls`` takes as its template (default: the
+    dict itself).
+    """
+    global _backend
+    if parser_class is None:
+        _backend = None
+    else:
+        _backend = _Backend(parser_class, compile_template or (lambda d: d), lenient=False)
+
+
+def _get_backend() -> _Backend:
+    global _backend
+    if _backend is None:
+        from response_templates import ResponseParser, Template
+
+        _backend = _Backend(ResponseParser, Template.from_dict, lenient=True)
+    return _backend
+
+
+# ----------------------------------------------------------------------------------------------
+# Templates
+# ----------------------------------------------------------------------------------------------
+
+
+def _bare(template: Any) -> dict:
+    """The bare template dict of a dict, a ``tokenizer_config.json`` dict or a ``Template``."""
+    if hasattr(template, "to_dict") and not isinstance(template, dict):
+        template = template.to_dict()
+    if isinstance(template, dict) and "response_template" in template and "fields" not in template:
+        template = template["response_template"]
+    if not isinstance(template, dict) or not isinstance(template.get("fields"), dict):
+        raise ValueError(
+            "a response template must be a dict with a 'fields' object (the 'response_template' "
+            f"of tokenizer_config.json), not {type(template).__name__}"
+        )
+    return template
+
+
+def _named_template(name: str) -> dict:
+    """A vendored template's dict, or the template at a path (file or model directory)."""
+    from response_templates import Template
+
+    if os.path.isdir(name):
+        return _bare(Template.from_pretrained(name))
+    if os.path.exists(name):
+        return _bare(Template.from_file(name))
+    return _bare(Template.vendored(name))
+
+
+def load_template(tokenizer: Any = None, template: Any = None) -> dict:
+    """The response template a detector parses with, as a dict.
+
+    In order: ``template`` (a dict, a ``Template``, or a vendored name or path), the
+    ``RESPONSE_TEMPLATES_TEMPLATE`` environment variable (a vendored name or a path), the
+    tokenizer's ``response_template`` attribute, the ``response_template`` of its
+    ``init_kwargs`` (what ``tokenizer_config.json`` holds). Raises ValueError when there is none.
+    """
+    if template is not None:
+        return _named_template(template) if isinstance(template, str) else _bare(template)
+    named = os.environ.get(TEMPLATE_ENV)
+    if named:
+        return _named_template(named)
+    if tokenizer is not None:
+        found = getattr(tokenizer, "response_template", None)
+        if not isinstance(found, dict):
+            found = (getattr(tokenizer, "init_kwargs", None) or {}).get("response_template")
+        if isinstance(found, dict):
+            return _bare(found)
+    raise ValueError(
+        "no response template: the model's tokenizer has no 'response_template' (in "
+        f"tokenizer_config.json); set {TEMPLATE_ENV} to a vendored template's name "
+        "(response_templates.vendored_names()) or to a template file"
+    )
+
+
+def _kept_field_template(template: dict, name: str) -> dict:
+    """``template`` with only the field ``name`` (optional) and a delimiter-less field taking
+    every other byte of the output."""
+    field = template["fields"][name]
+    if "open" not in field and "open_pattern" not in field:
+        raise ValueError(
+            f"response template field {name!r} has no 'open' or 'open_pattern': the SGLang "
+            "detectors need a delimiter that tells its regions from other text"
+        )
+    derived = {key: value for key, value in template.items() if key != "fields"}
+    derived["fields"] = {name: {**field, "optional": True}, _PASSTHROUGH: {}}
+    return derived
+
+
+def tool_template(template: dict) -> dict:
+    """The template the tool detector parses with: the ``tool_calls`` field alone, everything
+    else passing through as normal text. Raises ValueError without a ``tool_calls`` field."""
+    template = _bare(template)
+    if _TOOL_FIELD not in template["fields"]:
+        raise ValueError(
+            f"response template has no {_TOOL_FIELD!r} field (fields: {sorted(template['fields'])})"
+        )
+    return _kept_field_template(template, _TOOL_FIELD)
+
+
+def _reasoning_field(template: dict) -> str:
+    for name in _REASONING_FIELDS:
+        if name in template["fields"]:
+            return name
+    raise ValueError(
+        "response template has no reasoning field (one of "
+        f"{', '.join(_REASONING_FIELDS)}; fields: {sorted(template['fields'])})"
+    )
+
+
+def reasoning_template(template: dict) -> tuple[str, dict]:
+    """The reasoning field's name and the template the reasoning detector parses with (that
+    field alone, everything else passing through). Raises ValueError without one."""
+    template = _bare(template)
+    name = _reasoning_field(template)
+    return name, _kept_field_template(template, name)
+
+
+def _tool_dicts(tools: Iterable[Any] | None) -> list[dict]:
+    """SGLang's ``Tool`` models (or dicts) as the dicts ``ResponseParser(tools=)`` takes."""
+    result = []
+    for tool in tools or []:
+        if hasattr(tool, "model_dump"):
+            tool = tool.model_dump()
+        if isinstance(tool, dict):
+            result.append(tool)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# One request stream
+# ----------------------------------------------------------------------------------------------
+
+
+class _Stream:
+    """One parser over one request's output, returning transformers' event dicts.
+
+    Prompt text the parser held back as a possible delimiter when it read the prefix comes out
+    of the parser with the first output; it is taken off again here (it is not output). After
+    a parse error the stream stops parsing: the rest of the output passes through as
+    ``passthrough`` chunks.
+    """
+
+    def __init__(self, template: dict, prefix: str, tools: list[dict], watch: str | None = None):
+        backend = _get_backend()
+        self._template, self._prefix, self._tools = template, prefix or "", tools
+        self._parser = backend.parser(template, prefix or "", tools)
+        # The field whose regions are checked for being cut off by the end of the output.
+        self._watch = watch
+        self._watch_open = False
+        self._output: list[str] = []
+        self._held = _held_prompt_text(backend, template, prefix, tools) if prefix else ""
+        self.initial_events = list(getattr(self._parser, "initial_events", []))
+        self.failed = False
+        self.finalized = False
+
+    def feed(self, text: str) -> list[dict]:
+        if self.finalized:
+            return []
+        if self.failed:
+            return [_chunk(text)] if text else []
+        if self._watch is not None:
+            self._output.append(text)
+        try:
+            events = self._strip_held(self._parser.feed(text))
+            self._track(events)
+            return events
+        except ValueError as error:
+            logger.warning("response_templates: cannot parse the output any further: %s", error)
+            self.failed = True
+            return [_chunk(text)] if text else []
+
+    def finalize(self) -> list[dict]:
+        if self.finalized:
+            return []
+        self.finalized = True
+        if self.failed:
+            return []
+        try:
+            _, events = self._parser.finalize()
+        except ValueError as error:
+            logger.warning("response_templates: the output's end does not parse: %s", error)
+            self.failed = True
+            return [{"type": "region_malformed", "field": None, "error": str(error), "text": ""}]
+        events = self._strip_held(events)
+        if self._watch_open:
+            events = self._mark_cut_off(events)
+        return events
+
+    def _track(self, events: list[dict]) -> None:
+        for event in events:
+            if event.get("field") == self._watch and event["type"] != "region_chunk":
+                self._watch_open = event["type"] == "region_open"
+
+    def _mark_cut_off(self, events: list[dict]) -> list[dict]:
+        """A watched region open when the output ended was closed by the end, unless its
+        closer is there but was held back (a closer that more text could have grown): a
+        fresh parser fed the output and a NUL, which ends no delimiter, closes it then."""
+        try:
+            probe = _get_backend().parser(self._template, self._prefix, self._tools)
+            state = False
+            for event in probe.feed("".join(self._output) + "\0"):
+                if event.get("field") == self._watch and event["type"] != "region_chunk":
+                    state = event["type"] == "region_open"
+        except (ValueError, RuntimeError):
+            state = True
+        if not state:
+            return events
+        marked = []
+        for event in events:
+            if event.get("field") == self._watch and event["type"] == "region_close":
+                event = {"type": "region_truncated", "field": self._watch, "text": ""}
+            marked.append(event)
+        return marked
+
+    def _strip_held(self, events: list[dict]) -> list[dict]:
+        if not self._held:
+            return events
+        kept = []
+        for event in events:
+            if self._held and event.get("type") == "region_chunk":
+                text = event["text"]
+                if text.startswith(self._held):
+                    text, self._held = text[len(self._held) :], ""
+                elif self._held.startswith(text):
+                    text, self._held = "", self._held[len(text) :]
+                else:
+                    self._held = ""
+                if not text:
+                    continue
+                event = {**event, "text": text}
+            kept.append(event)
+        return kept
+
+
+def _chunk(text: str) -> dict:
+    return {"type": "region_chunk", "field": _PASSTHROUGH, "text": text, "dirty": False}
+
+
+def _held_prompt_text(backend: _Backend, template: dict, prefix: str, tools: list[dict]) -> str:
+    """The tail of ``prefix`` a parser keeps back after reading it: what a fresh parser emits
+    before a NUL, a character no delimiter of the derived templates takes."""
+    try:
+        probe = backend.parser(template, prefix, tools)
+        events = probe.feed("\0")
+    except (ValueError, RuntimeError):
+        return ""
+    text = "".join(e["text"] for e in events if e.get("type") == "region_chunk")
+    return text[:-1] if text.endswith("\0") else ""
+
+
+def _parse_all(template: dict, prefix: str, tools: list[dict], text: str, watch: str | None = None) -> list[dict]:
+    stream = _Stream(template, prefix, tools, watch)
+    return stream.feed(text) + stream.finalize()
+
+
+def _forward_unknown_tools() -> bool:
+    try:
+        from sglang.srt.environ import envs
+
+        return bool(envs.SGLANG_FORWARD_UNKNOWN_TOOLS.get())
+    except Exception:  # noqa: BLE001 - SGLang without its environ module: the default
+        return False
+
+
+def _calls_of(value: Any) -> list[tuple[str, str]]:
+    """``(name, JSON arguments)`` of each well-formed call a tool region's value holds."""
+    calls = []
+    for item in value if isinstance(value, list) else [value]:
+        function = item.get("function") if isinstance(item, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or "arguments" not in function:
+            logger.warning("response_templates: malformed tool call value: %r", item)
+            continue
+        arguments = function["arguments"]
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        calls.append((name, arguments))
+    return calls
+
+
+# ----------------------------------------------------------------------------------------------
+# The detectors
+# ----------------------------------------------------------------------------------------------
+
+
+def _sglang_classes():
+    from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+    from sglang.srt.parser.response_template import (
+        ResponseTemplateReasoningDetector,
+        ResponseTemplateToolDetector,
+    )
+
+    return StreamingParseResult, ToolCallItem, ResponseTemplateToolDetector, ResponseTemplateReasoningDetector
+
+
+def _make_tool_detector_class():
+    StreamingParseResult, ToolCallItem, SGLangToolDetector, _ = _sglang_classes()
+    from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+
+    class ResponseTemplatesToolDetector(SGLangToolDetector):
+        """SGLang tool-call detector on this package's parser (``--tool-call-parser
+        response_templates``).
+
+        It subclasses SGLang's own ``ResponseTemplateToolDetector`` so that SGLang's serving code
+        treats it as a response-template detector: it passes the prompt as ``prefix`` and keeps
+        special tokens in the detokenized output. Everything that parses is this package's.
+        """
+
+        def __init__(
+            self,
+            tokenizer: Any = None,
+            response_template: Any = None,
+            prefix: str = "",
+            tools: list | None = None,
+            constrained: bool = False,
+        ):
+            BaseFormatDetector.__init__(self)
+            self.response_template = load_template(tokenizer, response_template)
+            self._template = tool_template(self.response_template)
+            self._prefix = prefix or ""
+            self._tools = tools
+            self._constrained = constrained
+            self._stream: _Stream | None = None
+            self._tool_indices: dict[str, int] | None = None
+            field = self.response_template["fields"][_TOOL_FIELD]
+            close = field.get("close")
+            self.tool_close_literals = [close] if isinstance(close, str) else list(close or [])
+            if self.tool_close_literals:
+                self.eot_token = self.tool_close_literals[0]
+            # Calls are reported whole, so none is ever left half-streamed.
+            self.incomplete_tool_call_indices: set[int] = set()
+
+        # --- one-shot -----------------------------------------------------------------------
+
+        def has_tool_call(self, text: str) -> bool:
+            """Whether a ``tool_calls`` region opens in ``text``."""
+            events = _parse_all(self._template, self._prefix, _tool_dicts(self._tools), text)
+            return any(e["type"] == "region_open" and e.get("field") == _TOOL_FIELD for e in events)
+
+        def detect_and_parse(self, text: str, tools: list) -> Any:
+            """The calls and the normal text of a whole output."""
+            events = _parse_all(self._template, self._prefix, _tool_dicts(tools), text, _TOOL_FIELD)
+            normal, calls = self._route(events, self._get_tool_indices(tools), first_index=0)
+            return StreamingParseResult(
+                normal_text=normal,
+                calls=[ToolCallItem(tool_index=i, name=n, parameters=a) for i, n, a in calls],
+            )
+
+        # --- streaming ----------------------------------------------------------------------
+
+        def parse_streaming_increment(self, new_text: str, tools: list) -> Any:
+            """Feed the next increment; returns the normal text and the calls it completes."""
+            if self._stream is None:
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
+            return self._emit(self._stream.feed(new_text), tools)
+
+        def finish(self, tools: list) -> Any:
+            """End of the stream: what the parser held back, and a call closed by the end."""
+            if self._stream is None:
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
+            return self._emit(self._stream.finalize(), tools)
+
+        def _emit(self, events: list[dict], tools: list) -> Any:
+            if self._tool_indices is None:
+                self._tool_indices = self._get_tool_indices(tools)
+            first = max(self.current_tool_id, 0)
+            normal, calls = self._route(events, self._tool_indices, first_index=first)
+            items = []
+            for index, name, arguments in calls:
+                self.current_tool_id = index
+                while len(self.prev_tool_call_arr) <= index:
+                    self.prev_tool_call_arr.append({})
+                    self.streamed_args_for_tool.append("")
+                try:
+                    parsed = json.loads(arguments)
+                except json.JSONDecodeError:
+                    parsed = arguments
+                self.prev_tool_call_arr[index] = {"name": name, "arguments": parsed}
+                self.streamed_args_for_tool[index] = arguments
+                items.append(ToolCallItem(tool_index=index, name=name, parameters=arguments))
+                self.current_tool_id = index + 1
+            return StreamingParseResult(normal_text=normal, calls=items)
+
+        def _route(
+            self, events: list[dict], tool_indices: dict[str, int], first_index: int
+        ) -> tuple[str, list[tuple[int, str, str]]]:
+            normal: list[str] = []
+            calls: list[tuple[int, str, str]] = []
+            forward = None
+            for event in events:
+                kind, field = event["type"], event.get("field")
+                if field != _TOOL_FIELD:
+                    if kind == "region_chunk":
+                        normal.append(event["text"])
+                elif kind == "region_close":
+                    for name, arguments in _calls_of(event["value"]):
+                        if name not in tool_indices:
+                            if forward is None:
+                                forward = _forward_unknown_tools()
+                            logger.warning("Model attempted to call undefined function: %s", name)
+                            if not forward:
+                                continue
+                        calls.append((first_index + len(calls), name, arguments))
+                elif kind in ("region_malformed", "region_truncated"):
+                    logger.warning("response_templates: dropping a %s tool call", kind[7:])
+            return "".join(normal), calls
+
+        # --- what SGLang's serving code asks a response-template detector -------------------
+
+        def open_call_closer(self, text: str) -> str | None:
+            """The closer of a call that ``text`` leaves open at its end, if the closer is a
+            literal."""
+            if not self.tool_close_literals:
+                return None
+            stream = _Stream(self._template, self._prefix, _tool_dicts(self._tools))
+            state = None
+            for event in stream.feed(text):
+                if event.get("field") == _TOOL_FIELD and event["type"] != "region_chunk":
+                    state = event["type"]
+            return self.tool_close_literals[0] if state == "region_open" else None
+
+    return ResponseTemplatesToolDetector
+
+
+def _make_reasoning_detector_class():
+    _, _, _, SGLangReasoningDetector = _sglang_classes()
+    from sglang.srt.parser.reasoning_parser import StreamingParseResult
+
+    class ResponseTemplatesReasoningDetector(SGLangReasoningDetector):
+        """SGLang reasoning detector on this package's parser (``--reasoning-parser
+        response_templates``): the reasoning field's text is reasoning, every other byte
+        (calls included, for the tool detector after it) is normal text."""
+
+        def __init__(
+            self,
+            stream_reasoning: bool = True,
+            tokenizer: Any = None,
+            response_template: Any = None,
+            prefix: str = "",
+            force_nonempty_content: bool = False,
+            grammar_start: str | None = None,
+            tools: list | None = None,
+            constrained: bool = False,
+            **_ignored: Any,
+        ):
+            self.response_template = load_template(tokenizer, response_template)
+            self._field, self._template = reasoning_template(self.response_template)
+            field = self.response_template["fields"][self._field]
+            self.stream_reasoning = stream_reasoning
+            self.think_start_token = field["open"] if isinstance(field.get("open"), str) else ""
+            close = field.get("close")
+            self.think_end_token = close if isinstance(close, str) else (close or [""])[0]
+            self.think_excluded_tokens = None
+            self.message_start_think_openers = []
+            self.think_start_self_label = ""
+            self.answer_started = False
+            self._prefix = prefix or ""
+            self._tools = tools
+            self._force_nonempty_content = force_nonempty_content
+            if grammar_start is not None:
+                logger.warning(
+                    "response_templates: JSON output after the reasoning (grammar_start=%r) is "
+                    "parsed as normal text", grammar_start
+                )
+            self._stream: _Stream | None = None
+            self._pending = ""
+            self._open_reasoning = ""
+
+        def _new_stream(self) -> _Stream:
+            return _Stream(self._template, self._prefix, _tool_dicts(self._tools))
+
+        def detect_and_parse(self, text: str) -> Any:
+            """Reasoning and normal text of a whole output."""
+            stream = self._new_stream()
+            reasoning, normal = self._route(stream.feed(text) + stream.finalize(), True)
+            if self._force_nonempty_content and not normal:
+                reasoning, normal = "", reasoning
+            return StreamingParseResult(normal_text=normal, reasoning_text=reasoning)
+
+        def parse_streaming_increment(self, new_text: str) -> Any:
+            """Feed the next increment; returns its reasoning and normal text."""
+            if self._stream is None:
+                self._stream = self._new_stream()
+            reasoning, normal = self._route(self._stream.feed(new_text), self.stream_reasoning)
+            return StreamingParseResult(normal_text=normal, reasoning_text=reasoning)
+
+        def finish(self) -> Any:
+            """End of the stream; under ``force_nonempty_content`` reasoning left open is
+            returned as normal text."""
+            if self._stream is None:
+                self._stream = self._new_stream()
+            reasoning, normal = self._route(self._stream.finalize(), self.stream_reasoning)
+            if self._force_nonempty_content and self._open_reasoning:
+                normal, reasoning = normal + reasoning, ""
+            return StreamingParseResult(normal_text=normal, reasoning_text=reasoning)
+
+        def _route(self, events: list[dict], stream_reasoning: bool) -> tuple[str, str]:
+            reasoning: list[str] = []
+            normal: list[str] = []
+            for event in events:
+                kind = event["type"]
+                if event.get("field") == self._field:
+                    if kind == "region_chunk":
+                        self._open_reasoning += event["text"]
+                        if stream_reasoning:
+                            reasoning.append(event["text"])
+                        else:
+                            self._pending += event["text"]
+                    elif kind in ("region_close", "region_malformed", "region_truncated"):
+                        self._open_reasoning = ""
+                        if not stream_reasoning:
+                            reasoning.append(self._pending)
+                            self._pending = ""
+                elif kind == "region_chunk":
+                    normal.append(event["text"])
+            return "".join(reasoning), "".join(normal)
+
+        # What SGLang's serving code asks a response-template reasoning detector; this one
+        # leaves constrained output to the grammar backend and never skips the reasoning.
+        def starts_message(self, prefix: str) -> bool:
+            """False: the prompt is never taken as the start of the assistant message."""
+            return False
+
+        def answer_opener(self, prefix: str) -> str:
+            """No answer opener is added to continued messages."""
+            return ""
+
+        def json_output_started(self, text: str) -> bool:
+            """False: there is no JSON-schema output section to find."""
+            return False
+
+    return ResponseTemplatesReasoningDetector
+
+
+@functools.lru_cache(maxsize=None)
+def _classes() -> dict:
+    return {
+        "tool": _make_tool_detector_class(),
+        "reasoning": _make_reasoning_detector_class(),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    # The detector classes subclass SGLang's, so they exist only once SGLang imports.
+    if name == "ResponseTemplatesToolDetector":
+        return _classes()["tool"]
+    if name == "ResponseTemplatesReasoningDetector":
+        return _classes()["reasoning"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def register(name: str = PARSER_NAME) -> None:
+    """Make the detectors available to SGLang under ``name``.
+
+    Adds the tool detector to ``FunctionCallParser.ToolCallParserEnum`` and the reasoning
+    detector to ``ReasoningParser.DetectorMap``, so that ``--tool-call-parser NAME`` and
+    ``--reasoning-parser NAME`` accept them (SGLang's argument parser lists the maps' keys once
+    these modules are imported). Idempotent. This is the function SGLang's plugin loader calls.
+    """
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    FunctionCallParser.ToolCallParserEnum[name] = _classes()["tool"]
+    ReasoningParser.DetectorMap[name] = _classes()["reasoning"]
