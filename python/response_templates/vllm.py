@@ -31,6 +31,15 @@ one) goes to content when its content parser is ``text``, and is dropped otherwi
 
 Both parsers of one request share one streaming :class:`ResponseParser` over the whole output
 (the prompt is its prefix), so each delta is parsed once, whichever of the two vLLM calls.
+
+How outputs are read: as transformers (and vLLM's ``hf`` parser) reads them, byte for byte,
+while that reading succeeds. When it fails (a call's JSON does not parse, a close delimiter
+inside a JSON string), the request does not fail: the output so far is read again in the
+native package's lenient mode (README "Lenient mode": a malformed region's text goes to the
+content, a close delimiter inside a JSON string does not end a call, a call cut off by the end
+is left out and its text kept as content), and what that reading has beyond what was already
+sent is sent. Without the native package (``use_backend`` with transformers' parser) the rest
+of such an output is content.
 """
 
 from __future__ import annotations
@@ -102,13 +111,13 @@ class _Backend:
         self.response_parser = response_parser
         self.compile_template = compile_template
         self.vendored = vendored
-        # lenient=True: a region that does not parse is reported (region_malformed) instead of
-        # failing the whole output, as vLLM's own parser does.
+        # lenient=True: the backend has a lenient mode (the native package's), used once an
+        # output fails the reference's reading (see _Stream).
         self.lenient = lenient
 
-    def parser(self, template: Any, prefix: str, tools: list[dict]) -> Any:
-        """A streaming parser over one output."""
-        if self.lenient:
+    def parser(self, template: Any, prefix: str, tools: list[dict], lenient: bool = False) -> Any:
+        """A streaming parser over one output (``lenient`` only when the backend has it)."""
+        if lenient and self.lenient:
             return self.response_parser(template, prefix=prefix, tools=tools, lenient=True)
         return self.response_parser(template, prefix=prefix, tools=tools)
 
@@ -386,18 +395,34 @@ class _Stream:
         self.spec = spec
         self.parse_reasoning = parse_reasoning
         self.parse_tools = parse_tools
-        self.parser = _get_backend().parser(spec.compiled, prefix, tools)
+        self.prefix, self.tools = prefix, tools
         self.finished = False
         self.failed = False
+        self.lenient = False
+        self.fed: list[str] = []  # the output so far (replayed on the switch to lenient mode)
+        # What went out so far: reasoning and content lengths, calls (for the switch).
+        self.sent_reasoning, self.sent_content = "", ""
+        self.sent_calls = 0
+        # Prompt text the parser held back as a possible delimiter comes out with the first
+        # chunk of output; it belongs to the prompt, so it is cut from that chunk.
+        self.held_prefix = _held_prefix_text(spec, prefix, tools) if prefix else ""
+        try:
+            self._start(lenient=False)
+        except (ValueError, RuntimeError):
+            if not _get_backend().lenient:
+                raise
+            self._start(lenient=True)  # the prompt itself breaks the reference's reading
+
+    def _start(self, lenient: bool) -> None:
+        self.parser = _get_backend().parser(self.spec.compiled, self.prefix, self.tools, lenient)
+        self.lenient = lenient
         self.next_tool_index = 0
         self.open_field: str | None = None
         self.opened_text = False  # the open region has produced text
         self.closed: dict[str, int] = {}
-        self.reasoning_ended = not spec.has_reasoning
+        self.reasoning_ended = not self.spec.has_reasoning
+        self.held = self.held_prefix
         self._track(self.parser.initial_events)
-        # Prompt text the parser held back as a possible delimiter comes out with the first
-        # chunk of output; it belongs to the prompt, so it is cut from that chunk.
-        self.held = _held_prefix_text(spec, prefix, tools) if prefix else ""
 
     # -- state ------------------------------------------------------------------------------
 
@@ -430,10 +455,11 @@ class _Stream:
         try:
             events = self.parser.feed(text)
         except (ValueError, RuntimeError) as exc:
-            self._fail(exc, parts, text)
-            return parts
-        self._route(events, parts)
-        return parts
+            parts = self._to_lenient(exc, text, finish=False)
+        else:
+            self.fed.append(text)
+            self._route(events, parts)
+        return self._sent(parts)
 
     def finish(self) -> _Parts:
         parts = _Parts()
@@ -445,9 +471,47 @@ class _Stream:
         try:
             _message, events = self.parser.finalize()
         except (ValueError, RuntimeError) as exc:
-            self._fail(exc, parts, "")
+            parts = self._to_lenient(exc, "", finish=True)
+        else:
+            self._route(events, parts)
+        return self._sent(parts)
+
+    def _sent(self, parts: _Parts) -> _Parts:
+        self.sent_reasoning += "".join(parts.reasoning)
+        self.sent_content += "".join(parts.content)
+        self.sent_calls += len(parts.tool_calls)
+        return parts
+
+    def _to_lenient(self, exc: Exception, text: str, finish: bool) -> _Parts:
+        """The output broke the reference's reading (vLLM's ``hf`` parser reads it as the
+        reference does while it can): parse it all again in the native lenient mode (a
+        malformed region's text goes to the content, a close delimiter inside a JSON string
+        does not end a call; README "Lenient mode") and send what that reading has beyond
+        what was already sent. Without a lenient backend, the rest is content."""
+        parts = _Parts()
+        if self.lenient or not _get_backend().lenient:
+            self._fail(exc, parts, text)
             return parts
-        self._route(events, parts)
+        logger.info("response_templates: the output does not parse as the reference reads it "
+                    "(%s); reading it in lenient mode", exc)
+        replay = _Parts()
+        try:
+            self._start(lenient=True)
+            self._route(self.parser.feed("".join(self.fed) + text), replay)
+            if finish:
+                self._route(self.parser.finalize()[1], replay)
+        except (ValueError, RuntimeError) as again:
+            self._fail(again, parts, text)
+            return parts
+        self.fed.append(text)
+        reasoning, content = "".join(replay.reasoning), "".join(replay.content)
+        if reasoning.startswith(self.sent_reasoning):
+            parts.reasoning.append(reasoning[len(self.sent_reasoning):])
+        if content.startswith(self.sent_content):
+            parts.content.append(content[len(self.sent_content):])
+        else:  # the lenient reading disagrees with what was sent: keep the new text at least
+            parts.content.append(text)
+        parts.tool_calls = replay.tool_calls[self.sent_calls:]
         return parts
 
     def _fail(self, exc: Exception, parts: _Parts, text: str) -> None:
