@@ -46,7 +46,6 @@ __all__ = [
     "ResponseTemplatesToolDetector",
     "load_template",
     "register",
-    "set_backend",
     "tool_template",
     "reasoning_template",
 ]
@@ -63,54 +62,25 @@ _PASSTHROUGH = "passthrough"
 
 
 # ----------------------------------------------------------------------------------------------
-# The parser backend: this package's native parser, or (for tests) any class with its API
+# The parser: this package's native ResponseParser, lenient
 # ----------------------------------------------------------------------------------------------
 
 
-class _Backend:
-    """How templates are compiled and parsers made: ``ResponseParser(template, prefix, tools=)``."""
+@functools.lru_cache(maxsize=64)
+def _compiled(template_json: str) -> Any:
+    from response_templates import Template
 
-    def __init__(self, parser_class: Any, compile_template: Callable[[dict], Any], lenient: bool):
-        self.parser_class = parser_class
-        self.compile = functools.lru_cache(maxsize=64)(
-            lambda text: compile_template(json.loads(text))
-        )
-        self.lenient = lenient
-
-    def parser(self, template: dict, prefix: str, tools: list[dict]) -> Any:
-        compiled = self.compile(json.dumps(template, sort_keys=True))
-        if self.lenient:
-            return self.parser_class(compiled, prefix, tools=tools, lenient=True)
-        return self.parser_class(compiled, prefix, tools=tools)
+    return Template.from_dict(json.loads(template_json))
 
 
-_backend: _Backend | None = None
+def _parser(template: dict, prefix: str, tools: list[dict]) -> Any:
+    """A lenient ``ResponseParser`` over ``template`` (compiled once per template): a malformed
+    call is reported (``region_malformed``) instead of ending the stream, a call cut off by the
+    end of the output is reported (``region_truncated``) instead of being run."""
+    from response_templates import ResponseParser
 
-
-def set_backend(parser_class: Any = None, compile_template: Callable[[dict], Any] | None = None) -> None:
-    """Choose the parser the detectors use.
-
-    ``set_backend()`` goes back to the default, this package's native ``ResponseParser`` (in
-    lenient mode, so that a malformed call is reported as such instead of ending the stream).
-    ``set_backend(cls, compile_template)`` uses any class with transformers' ``ResponseParser``
-    API (``cls(template, prefix, tools=...)``, ``feed``, ``finalize``), e.g. transformers' own,
-    with ``compile_template(dict)`` making what ``cls`` takes as its template (default: the
-    dict itself).
-    """
-    global _backend
-    if parser_class is None:
-        _backend = None
-    else:
-        _backend = _Backend(parser_class, compile_template or (lambda d: d), lenient=False)
-
-
-def _get_backend() -> _Backend:
-    global _backend
-    if _backend is None:
-        from response_templates import ResponseParser, Template
-
-        _backend = _Backend(ResponseParser, Template.from_dict, lenient=True)
-    return _backend
+    compiled = _compiled(json.dumps(template, sort_keys=True))
+    return ResponseParser(compiled, prefix, tools=tools, lenient=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -233,40 +203,33 @@ class _Stream:
 
     Prompt text the parser held back as a possible delimiter when it read the prefix comes out
     of the parser with the first output; it is taken off again here (it is not output). After
-    a parse error the stream stops parsing: the rest of the output passes through as
-    ``passthrough`` chunks.
+    an error the parser cannot recover from (lenient mode reports malformed and cut-off regions
+    as events; what is left is e.g. output cut inside a UTF-8 character) the stream stops
+    parsing: the rest of the output passes through as ``passthrough`` chunks.
     """
 
-    def __init__(self, template: dict, prefix: str, tools: list[dict], watch: str | None = None):
-        backend = _get_backend()
-        self._template, self._prefix, self._tools = template, prefix or "", tools
-        self._parser = backend.parser(template, prefix or "", tools)
-        # The field whose regions are checked for being cut off by the end of the output.
-        self._watch = watch
-        self._watch_open = False
-        self._output: list[str] = []
-        self._held = _held_prompt_text(backend, template, prefix, tools) if prefix else ""
-        self.initial_events = list(getattr(self._parser, "initial_events", []))
+    def __init__(self, template: dict, prefix: str, tools: list[dict]):
+        self._parser = _parser(template, prefix or "", tools)
+        self._held = _held_prompt_text(template, prefix, tools) if prefix else ""
+        self.initial_events = list(self._parser.initial_events)
         self.failed = False
         self.finalized = False
 
     def feed(self, text: str) -> list[dict]:
+        """The events of the next piece of output."""
         if self.finalized:
             return []
         if self.failed:
             return [_chunk(text)] if text else []
-        if self._watch is not None:
-            self._output.append(text)
         try:
-            events = self._strip_held(self._parser.feed(text))
-            self._track(events)
-            return events
+            return self._strip_held(self._parser.feed(text))
         except ValueError as error:
             logger.warning("response_templates: cannot parse the output any further: %s", error)
             self.failed = True
             return [_chunk(text)] if text else []
 
     def finalize(self) -> list[dict]:
+        """The events of the end of the output (what the parser held back, regions it ends)."""
         if self.finalized:
             return []
         self.finalized = True
@@ -278,36 +241,7 @@ class _Stream:
             logger.warning("response_templates: the output's end does not parse: %s", error)
             self.failed = True
             return [{"type": "region_malformed", "field": None, "error": str(error), "text": ""}]
-        events = self._strip_held(events)
-        if self._watch_open:
-            events = self._mark_cut_off(events)
-        return events
-
-    def _track(self, events: list[dict]) -> None:
-        for event in events:
-            if event.get("field") == self._watch and event["type"] != "region_chunk":
-                self._watch_open = event["type"] == "region_open"
-
-    def _mark_cut_off(self, events: list[dict]) -> list[dict]:
-        """A watched region open when the output ended was closed by the end, unless its
-        closer is there but was held back (a closer that more text could have grown): a
-        fresh parser fed the output and a NUL, which ends no delimiter, closes it then."""
-        try:
-            probe = _get_backend().parser(self._template, self._prefix, self._tools)
-            state = False
-            for event in probe.feed("".join(self._output) + "\0"):
-                if event.get("field") == self._watch and event["type"] != "region_chunk":
-                    state = event["type"] == "region_open"
-        except (ValueError, RuntimeError):
-            state = True
-        if not state:
-            return events
-        marked = []
-        for event in events:
-            if event.get("field") == self._watch and event["type"] == "region_close":
-                event = {"type": "region_truncated", "field": self._watch, "text": ""}
-            marked.append(event)
-        return marked
+        return self._strip_held(events)
 
     def _strip_held(self, events: list[dict]) -> list[dict]:
         if not self._held:
@@ -333,20 +267,19 @@ def _chunk(text: str) -> dict:
     return {"type": "region_chunk", "field": _PASSTHROUGH, "text": text, "dirty": False}
 
 
-def _held_prompt_text(backend: _Backend, template: dict, prefix: str, tools: list[dict]) -> str:
+def _held_prompt_text(template: dict, prefix: str, tools: list[dict]) -> str:
     """The tail of ``prefix`` a parser keeps back after reading it: what a fresh parser emits
     before a NUL, a character no delimiter of the derived templates takes."""
     try:
-        probe = backend.parser(template, prefix, tools)
-        events = probe.feed("\0")
+        events = _parser(template, prefix, tools).feed("\0")
     except (ValueError, RuntimeError):
         return ""
     text = "".join(e["text"] for e in events if e.get("type") == "region_chunk")
     return text[:-1] if text.endswith("\0") else ""
 
 
-def _parse_all(template: dict, prefix: str, tools: list[dict], text: str, watch: str | None = None) -> list[dict]:
-    stream = _Stream(template, prefix, tools, watch)
+def _parse_all(template: dict, prefix: str, tools: list[dict], text: str) -> list[dict]:
+    stream = _Stream(template, prefix, tools)
     return stream.feed(text) + stream.finalize()
 
 
@@ -436,7 +369,7 @@ def _make_tool_detector_class():
 
         def detect_and_parse(self, text: str, tools: list) -> Any:
             """The calls and the normal text of a whole output."""
-            events = _parse_all(self._template, self._prefix, _tool_dicts(tools), text, _TOOL_FIELD)
+            events = _parse_all(self._template, self._prefix, _tool_dicts(tools), text)
             normal, calls = self._route(events, self._get_tool_indices(tools), first_index=0)
             return StreamingParseResult(
                 normal_text=normal,
@@ -448,13 +381,13 @@ def _make_tool_detector_class():
         def parse_streaming_increment(self, new_text: str, tools: list) -> Any:
             """Feed the next increment; returns the normal text and the calls it completes."""
             if self._stream is None:
-                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools))
             return self._emit(self._stream.feed(new_text), tools)
 
         def finish(self, tools: list) -> Any:
             """End of the stream: what the parser held back, and a call closed by the end."""
             if self._stream is None:
-                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools), _TOOL_FIELD)
+                self._stream = _Stream(self._template, self._prefix, _tool_dicts(tools))
             return self._emit(self._stream.finalize(), tools)
 
         def _emit(self, events: list[dict], tools: list) -> Any:
