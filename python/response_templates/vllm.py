@@ -76,6 +76,10 @@ __all__ = [
     "PARSER_NAME",
     "TEMPLATE_ENV",
     "FIELDS_ENV",
+    "LOGITS_PROCESSOR_ENV",
+    "EXTRA_ARGS_KEY",
+    "constraint_extra_args",
+    "logits_processor_active",
     "ResponseTemplateToolParser",
     "ResponseTemplateReasoningParser",
     "register",
@@ -90,6 +94,12 @@ PARSER_NAME = "response_templates"
 TEMPLATE_ENV = "RESPONSE_TEMPLATES_VLLM_TEMPLATE"
 #: Environment variable routing fields: ``name=content|reasoning|drop,...``.
 FIELDS_ENV = "RESPONSE_TEMPLATES_VLLM_FIELDS"
+#: Environment variable: ``1`` when the engine runs :mod:`response_templates.vllm_logits`
+#: (given by ``--logits-processors``), ``0`` to refuse guarantees although it is installed.
+LOGITS_PROCESSOR_ENV = "RESPONSE_TEMPLATES_VLLM_LOGITS_PROCESSOR"
+#: ``SamplingParams.extra_args`` key of a request's constraint (read by vllm_logits.py).
+EXTRA_ARGS_KEY = "response_templates"
+_LOGITS_PROCESSOR_MODULE = "response_templates.vllm_logits"
 
 _REASONING_FIELDS = frozenset({"thinking", "reasoning_content", "reasoning"})
 _TARGETS = frozenset({"content", "reasoning", "tool_calls", "drop"})
@@ -828,6 +838,89 @@ def _reasoning_only(parts: _Parts) -> _Parts:
 
 
 # --------------------------------------------------------------------------------------------
+# Guarantees (strict tools, tool_choice required / named) through the logits processor
+# --------------------------------------------------------------------------------------------
+
+
+def logits_processor_active() -> bool:
+    """Whether the engine masks constrained requests: ``RESPONSE_TEMPLATES_VLLM_LOGITS_PROCESSOR``
+    (``1``/``0``) if set, else whether this package's ``vllm.logits_processors`` entry point is
+    installed (vLLM loads every installed one)."""
+    value = os.environ.get(LOGITS_PROCESSOR_ENV, "").strip().lower()
+    if value:
+        if value not in ("0", "1", "true", "false", "yes", "no"):
+            raise ValueError(f"{LOGITS_PROCESSOR_ENV}={value!r}: expected 1 or 0")
+        return value in ("1", "true", "yes")
+    try:
+        from importlib.metadata import entry_points
+
+        found = entry_points(group="vllm.logits_processors")
+    except Exception:  # noqa: BLE001 - broken metadata: not active
+        return False
+    return any(ep.value.startswith(_LOGITS_PROCESSOR_MODULE) for ep in found)
+
+
+def _named_tool(tool_choice: Any) -> str | None:
+    """The tool name a named ``tool_choice`` forces (Chat Completions or Responses form)."""
+    if hasattr(tool_choice, "model_dump"):
+        tool_choice = tool_choice.model_dump(exclude_none=True)
+    if not isinstance(tool_choice, dict):
+        return None
+    function = tool_choice.get("function")
+    name = function.get("name") if isinstance(function, dict) else tool_choice.get("name")
+    return name if isinstance(name, str) and name else None
+
+
+def _guarantees(request: Any, tools: list[dict]) -> list[str]:
+    """What the request asks the output to guarantee beyond parsing."""
+    asked = []
+    if any((tool.get("function") or {}).get("strict") for tool in tools):
+        asked.append("strict tools")
+    if getattr(request, "tool_choice", None) == "required":
+        asked.append("tool_choice required")
+    if _named_tool(getattr(request, "tool_choice", None)) is not None:
+        asked.append("a named tool_choice")
+    return asked
+
+
+def constraint_extra_args(template: dict, tools: list[dict], tool_choice: Any) -> str:
+    """The ``SamplingParams.extra_args[EXTRA_ARGS_KEY]`` value that makes the logits processor
+    enforce ``tools`` (their schemas) and ``tool_choice`` (``"auto"``, ``"required"``, a name)
+    with ``template``: JSON, since vLLM's ``vllm_xargs`` hold strings, numbers and lists."""
+    name = _named_tool(tool_choice)
+    choice = name if name is not None else (tool_choice or "auto")
+    return json.dumps({"template": template, "tools": tools, "tool_choice": choice}, ensure_ascii=False)
+
+
+def _constrain(request: Any, template: dict) -> Any:
+    """Pass the request's guarantees to the logits processor, or refuse them (ValueError,
+    which vLLM answers with HTTP 400) when nothing would enforce them."""
+    tools = _tool_dicts(getattr(request, "tools", None))
+    if not tools or getattr(request, "tool_choice", None) == "none":
+        return request
+    asked = _guarantees(request, tools)
+    if getattr(request, "parallel_tool_calls", True) is False:
+        raise ValueError(
+            "response_templates: parallel_tool_calls=false cannot be guaranteed (the masks "
+            "allow any number of calls); leave it unset"
+        )
+    if not asked:
+        return request
+    if not logits_processor_active():
+        raise ValueError(
+            f"response_templates: {' and '.join(asked)} need the response_templates logits "
+            "processor: install the package in the engine's environment (entry point "
+            "vllm.logits_processors), or pass --logits-processors "
+            "response_templates.vllm_logits:ResponseTemplateLogitsProcessor and set "
+            f"{LOGITS_PROCESSOR_ENV}=1"
+        )
+    xargs = dict(getattr(request, "vllm_xargs", None) or {})
+    xargs[EXTRA_ARGS_KEY] = constraint_extra_args(template, tools, request.tool_choice)
+    request.vllm_xargs = xargs
+    return request
+
+
+# --------------------------------------------------------------------------------------------
 # The tool parser
 # --------------------------------------------------------------------------------------------
 
@@ -864,11 +957,13 @@ class ResponseTemplateToolParser(ToolParser):
             self.reasoning_parser = partner
 
     def adjust_request(self, request: Any) -> Any:
-        """Keep special tokens in the decoded output: templates match them."""
+        """Keep special tokens in the decoded output (templates match them), and hand strict
+        tools / ``tool_choice`` required or named to the logits processor (``vllm_xargs``),
+        or refuse them when it is not running (see :func:`logits_processor_active`)."""
         request.skip_special_tokens = False
         if hasattr(request, "spaces_between_special_tokens"):
             request.spaces_between_special_tokens = False
-        return request
+        return _constrain(request, _resolve_template(self.model_tokenizer))
 
     def _stream(self, request: Any) -> _Stream:
         partner = self.reasoning_parser

@@ -475,3 +475,142 @@ def test_torch_is_real_or_not_left_behind() -> None:
         with pytest.raises(ImportError):
             importlib.import_module("torch")
     assert os.environ.get(plugin.TEMPLATE_ENV) in (None, "")
+
+
+# ---------------------------------------------------------------------------- logits processor
+#
+# vLLM's logits-processor module imports torch; with the stub it imports (the interface and
+# BatchUpdate are real vLLM classes). `apply` gets numpy logits here: it masks them with
+# response_templates.apply_token_bitmask_inplace, which takes numpy or torch; its torch path
+# is not run in these tests (no CPU torch is installable here).
+
+
+def _load_logits_module():
+    def load():
+        from vllm.v1.sample import logits_processor as lp
+
+        path = HERE.parent / "response_templates" / "vllm_logits.py"
+        spec = importlib.util.spec_from_file_location("response_templates.vllm_logits", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return lp, module
+
+    return h.with_torch_stub(load)
+
+
+LP, LOGITS = _load_logits_module()
+WEATHER_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+VALID_CALL = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call><|im_end|>'
+
+
+def _processor(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv(LOGITS.TOKENIZER_ENV, "o200k_base")
+    return LOGITS.ResponseTemplateLogitsProcessor(SimpleNamespace(model_config=None), "cpu", False)
+
+
+def _params(tool_choice):
+    from vllm import SamplingParams
+
+    if tool_choice is None:
+        return SamplingParams()
+    value = plugin.constraint_extra_args(h.load_template("qwen3"), WEATHER_TOOLS, tool_choice)
+    return SamplingParams(extra_args={plugin.EXTRA_ARGS_KEY: value})
+
+
+def _masked(logits_row):
+    import numpy as np
+
+    return set(np.flatnonzero(np.isneginf(logits_row)).tolist())
+
+
+def test_logits_processor_masks_only_constrained_rows(monkeypatch) -> None:
+    """Row 0 (tool_choice required) is masked as a Matcher of the same request masks it,
+    token by token along a valid call; row 1 (no constraint) is never touched."""
+    import numpy as np
+    from response_templates import Matcher, Vocabulary
+
+    vocab = Vocabulary.builtin("o200k_base")
+    proc = _processor(monkeypatch)
+    assert proc.is_argmax_invariant() is False
+    out0, out1 = [], []
+    proc.update_state(LP.BatchUpdate(2, [], [(0, _params("required"), [1, 2], out0), (1, _params(None), [3], out1)], []))
+    reference = Matcher(h.load_template("qwen3"), vocab, tools=WEATHER_TOOLS, tool_choice="required")
+    auto = Matcher(h.load_template("qwen3"), vocab, tools=WEATHER_TOOLS, tool_choice="auto")
+    width = reference.vocab_size + 45  # vLLM pads the logits past the tokenizer
+    for n, token in enumerate(vocab.encode(VALID_CALL)):
+        logits = np.zeros((2, width), dtype=np.float32)
+        assert proc.apply(logits) is logits
+        allowed = set(reference.allowed_token_ids())
+        assert _masked(logits[0]) == set(range(width)) - allowed
+        assert not _masked(logits[1])
+        if n == 0:  # required forbids tokens that auto allows (an answer without a call)
+            assert set(auto.allowed_token_ids()) - allowed
+        assert token in allowed
+        reference.consume_token(token)
+        out0.append(token)
+        out1.append(7)
+        proc.update_state(None)
+    assert proc.rows[0].matcher.is_accepting()
+
+
+def test_logits_processor_follows_the_batch(monkeypatch) -> None:
+    """Removed, moved (one way) and swapped rows: the mask goes where vLLM moves the request."""
+    import numpy as np
+
+    proc = _processor(monkeypatch)
+    outputs = {0: [], 1: [], 2: []}
+    proc.update_state(LP.BatchUpdate(3, [], [(0, _params("required"), [], outputs[0]), (1, _params(None), [], outputs[1]), (2, _params("get_weather"), [], outputs[2])], []))
+
+    def masked_rows(batch):
+        logits = np.zeros((batch, 200100), dtype=np.float32)
+        proc.apply(logits)
+        return [bool(_masked(row)) for row in logits]
+
+    assert masked_rows(3) == [True, False, True]
+    proc.update_state(LP.BatchUpdate(3, [], [], [(0, 1, LP.MoveDirectionality.SWAP)]))
+    assert masked_rows(3) == [False, True, True]
+    proc.update_state(LP.BatchUpdate(2, [1], [], [(2, 1, LP.MoveDirectionality.UNIDIRECTIONAL)]))
+    assert masked_rows(2) == [False, True]
+    proc.update_state(LP.BatchUpdate(2, [], [(1, _params(None), [], [])], []))  # slot reused
+    assert masked_rows(2) == [False, False]
+
+
+def test_logits_processor_rejects_a_malformed_constraint() -> None:
+    from vllm import SamplingParams
+
+    with pytest.raises(ValueError, match="not JSON"):
+        LOGITS.ResponseTemplateLogitsProcessor.validate_params(SamplingParams(extra_args={"response_templates": "{"}))
+    with pytest.raises(ValueError, match="template"):
+        LOGITS.ResponseTemplateLogitsProcessor.validate_params(SamplingParams(extra_args={"response_templates": "{}"}))
+    LOGITS.ResponseTemplateLogitsProcessor.validate_params(SamplingParams())
+
+
+@pytest.mark.parametrize("tool_choice", ["required", {"type": "function", "function": {"name": "get_weather"}}, "strict"])
+def test_tool_parser_hands_guarantees_to_the_logits_processor(monkeypatch, tool_choice) -> None:
+    """Strict tools and tool_choice required / named: refused (HTTP 400's ValueError) when no
+    logits processor runs, passed to it through vllm_xargs -> SamplingParams.extra_args
+    when one does; plain auto requests get nothing."""
+    tools = json.loads(json.dumps(WEATHER_TOOLS))
+    if tool_choice == "strict":
+        tools[0]["function"]["strict"] = True
+        tool_choice = "auto"
+    tokenizer = h.FixtureTokenizer(h.load_template("qwen3"))
+    cls = h.parser_class(V, tokenizer, OURS, OURS)
+    parser = cls(tokenizer, tools, chat_template_kwargs={}, model_config=None)
+    monkeypatch.setenv(plugin.LOGITS_PROCESSOR_ENV, "0")
+    with pytest.raises(ValueError, match="logits processor"):
+        parser.adjust_request(h.make_request(V, tools, tool_choice=tool_choice))
+    monkeypatch.setenv(plugin.LOGITS_PROCESSOR_ENV, "1")
+    request = parser.adjust_request(h.make_request(V, tools, tool_choice=tool_choice))
+    params = request.to_sampling_params(64, {})
+    LOGITS.ResponseTemplateLogitsProcessor.validate_params(params)
+    args = json.loads(params.extra_args[plugin.EXTRA_ARGS_KEY])
+    assert args["template"] == h.load_template("qwen3") and args["tools"] == tools
+    assert args["tool_choice"] == ("get_weather" if isinstance(tool_choice, dict) else tool_choice)
+    plain = parser.adjust_request(h.make_request(V, WEATHER_TOOLS, tool_choice="auto"))
+    assert plugin.EXTRA_ARGS_KEY not in (plain.vllm_xargs or {})
+    with pytest.raises(ValueError, match="parallel_tool_calls"):
+        parser.adjust_request(h.make_request(V, WEATHER_TOOLS, parallel_tool_calls=False))

@@ -20,12 +20,9 @@ FIXTURES = REPO / "templates" / "fixtures"
 TEMPLATES = REPO / "templates"
 
 
-def load_vllm() -> dict[str, Any]:
-    """Import the vLLM pieces the tests use; raises ImportError when vLLM is missing."""
-    import importlib.util
-
-    if importlib.util.find_spec("vllm") is None:
-        raise ImportError("vllm is not installed")
+def with_torch_stub(load: Any) -> Any:
+    """``load()`` with ``_torch_stub`` answering ``import torch`` when no torch is installed;
+    the stub is taken out again afterwards."""
     sys.path.insert(0, str(HERE))
     try:
         import _torch_stub
@@ -33,6 +30,20 @@ def load_vllm() -> dict[str, Any]:
         sys.path.remove(str(HERE))
     stubbed = _torch_stub.install()
     try:
+        return load()
+    finally:
+        if stubbed:
+            _torch_stub.uninstall()
+
+
+def load_vllm() -> dict[str, Any]:
+    """Import the vLLM pieces the tests use; raises ImportError when vLLM is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ImportError("vllm is not installed")
+
+    def load() -> dict[str, Any]:
         from vllm.entrypoints.openai.chat_completion.message_assembly import (
             assemble_chat_message_fields,
         )
@@ -40,17 +51,18 @@ def load_vllm() -> dict[str, Any]:
         from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
         from vllm.parser.parser_manager import ParserManager
         from vllm.parser.response_template import validate_response_template_for_serving
-    finally:
-        if stubbed:
-            _torch_stub.uninstall()
-    return {
-        "assemble": assemble_chat_message_fields,
-        "Request": ChatCompletionRequest,
-        "StreamProcessor": ChatStreamProcessor,
-        "ParserManager": ParserManager,
-        "hf_validate": validate_response_template_for_serving,
-        "stubbed_torch": stubbed,
-    }
+
+        return {
+            "assemble": assemble_chat_message_fields,
+            "Request": ChatCompletionRequest,
+            "StreamProcessor": ChatStreamProcessor,
+            "ParserManager": ParserManager,
+            "hf_validate": validate_response_template_for_serving,
+            "stubbed_torch": stubbed,
+        }
+
+    stubbed = importlib.util.find_spec("torch") is None  # before the stub answers for it
+    return with_torch_stub(load)
 
 
 class FixtureTokenizer:
