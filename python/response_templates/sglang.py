@@ -44,6 +44,10 @@ __all__ = [
     "TEMPLATE_ENV",
     "ResponseTemplatesReasoningDetector",
     "ResponseTemplatesToolDetector",
+    "ResponseTemplatesGrammar",
+    "ResponseTemplatesGrammarBackend",
+    "TAG_FORMAT",
+    "grammar_backend",
     "load_template",
     "register",
     "tool_template",
@@ -449,6 +453,52 @@ def _make_tool_detector_class():
                     state = event["type"]
             return self.tool_close_literals[0] if state == "region_open" else None
 
+        # --- constrained tool calls, through this package's grammar backend -----------------
+
+        def supports_structural_tag(self) -> bool:
+            """True when the server runs ``--grammar-backend response_templates``: then
+            ``tool_choice`` required or named (and strict tools) are constrained by the
+            template's own grammar, and SGLang parses such output with this detector."""
+            return _grammar_backend_active()
+
+        def validate_structure_constraint_request(
+            self,
+            tool_choice: Any,
+            parallel_tool_calls: bool,
+            strict_requested: bool,
+            *,
+            tools: list,
+            thinking_mode: bool = False,
+        ) -> Any:
+            """The structural tag for this request's calls (read by this package's grammar
+            backend), or None to leave ``tool_choice="auto"`` unconstrained. Raises ValueError
+            for what cannot be enforced: ``parallel_tool_calls=False``, or any constraint
+            when the grammar backend is not this package's."""
+            constrain = tool_choice != "auto" or strict_requested
+            if tool_choice == "none" or not constrain:
+                return None
+            if not _grammar_backend_active():
+                raise ValueError(
+                    f"--tool-call-parser {PARSER_NAME} constrains tool_choice 'required', a named "
+                    f"tool or strict tools only with --grammar-backend {PARSER_NAME}"
+                )
+            if not parallel_tool_calls:
+                raise ValueError(f"{PARSER_NAME} cannot enforce parallel_tool_calls=False")
+            return _Tag(_tool_dicts(tools), _tool_choice_arg(tool_choice))
+
+        def get_structural_tag(self, tools: list | None = None, tool_choice: Any = "auto", **_kwargs: Any) -> None:
+            """None: unconstrained turns take no grammar (SGLang then leaves them free)."""
+            return None
+
+        def structure_info(self) -> Any:
+            """Not used: a response template's delimiters (patterns, several closers) do not
+            fit SGLang's begin/end/trigger structures; the structural tag comes from
+            ``validate_structure_constraint_request``."""
+            raise NotImplementedError(
+                f"{PARSER_NAME}: tool calls are constrained by the template's own grammar "
+                "(validate_structure_constraint_request), not by begin/end structures"
+            )
+
     return ResponseTemplatesToolDetector
 
 
@@ -562,11 +612,209 @@ def _make_reasoning_detector_class():
     return ResponseTemplatesReasoningDetector
 
 
+# ----------------------------------------------------------------------------------------------
+# The grammar backend (``--grammar-backend response_templates``)
+# ----------------------------------------------------------------------------------------------
+
+#: The ``format.type`` of the structural tag the tool detector asks the grammar backend for.
+TAG_FORMAT = "response_templates"
+
+
+def _grammar_backend_active() -> bool:
+    """Whether this server constrains with this package's grammar backend (the structural tag
+    the tool detector reports is read by no other backend)."""
+    try:
+        from sglang.srt.runtime_context import get_exec
+
+        return get_exec().kernel.grammar_backend == PARSER_NAME
+    except Exception:  # noqa: BLE001 - no runtime context (a detector made outside a server)
+        return False
+
+
+class _Tag:
+    """The structural tag the tool detector reports: SGLang's serving code serializes it with
+    ``model_dump(by_alias=True)`` into the request's ``structural_tag``, which reaches the
+    grammar backend's ``dispatch_structural_tag`` unchanged."""
+
+    def __init__(self, tools: list[dict], tool_choice: Any):
+        self.tools, self.tool_choice = tools, tool_choice
+
+    def model_dump(self, **_kwargs: Any) -> dict:
+        return {
+            "type": "structural_tag",
+            "format": {"type": TAG_FORMAT, "tools": self.tools, "tool_choice": self.tool_choice},
+        }
+
+
+def _tool_choice_arg(tool_choice: Any) -> Any:
+    """SGLang's ``tool_choice`` (a string or a ``ToolChoice`` model) as ``Matcher`` takes it."""
+    if isinstance(tool_choice, str) or tool_choice is None:
+        return tool_choice or "auto"
+    if hasattr(tool_choice, "model_dump"):
+        tool_choice = tool_choice.model_dump()
+    name = (tool_choice.get("function") or {}).get("name") if isinstance(tool_choice, dict) else None
+    if not isinstance(name, str):
+        raise ValueError(f"tool_choice: expected 'auto', 'required', 'none' or a named function, got {tool_choice!r}")
+    return {"type": "function", "function": {"name": name}}
+
+
+def _real_torch() -> Any:
+    """The torch module when a real one is installed (not a stand-in without ``__file__``)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if getattr(torch, "__file__", None) else None
+
+
+def _numpy_rows(vocab_mask: Any) -> Any:
+    """A writable numpy view of a mask: the array itself, or a CPU tensor's memory."""
+    if type(vocab_mask).__module__.startswith("torch") and hasattr(vocab_mask, "numpy"):
+        if vocab_mask.device.type != "cpu":
+            raise ValueError("response_templates: vocab masks are filled on the CPU (allocate_vocab_mask makes them there)")
+        return vocab_mask.numpy()
+    return vocab_mask
+
+
+def _make_grammar_classes():
+    from sglang.srt.constrained.base_grammar_backend import (
+        BaseGrammarBackend,
+        BaseGrammarObject,
+        InvalidGrammarObject,
+    )
+
+    from response_templates import masks
+
+    class ResponseTemplatesGrammar(BaseGrammarObject):
+        """One request's grammar: a ``response_templates.Matcher`` over the whole response
+        (reasoning, content, tool calls) of the model's template. Masks are int32
+        ``[batch, ceil(vocab_size / 32)]`` arrays (numpy; with torch installed, CPU tensors
+        sharing the numpy memory, moved to the logits' device by ``move_vocab_mask``)."""
+
+        def __init__(self, matcher: Any, key_string: str = ""):
+            super().__init__()
+            self.matcher = matcher
+            self.key_string = key_string
+
+        def accept_token(self, token: int) -> None:
+            """Move past ``token``; ValueError if the grammar does not allow it here."""
+            if self.is_terminated():
+                return
+            self.current_token = token
+            if not self.matcher.consume_token(int(token)):
+                raise ValueError(f"response_templates: token {token} is not allowed here (grammar {self.key_string[:200]!r})")
+
+        def rollback(self, k: int) -> None:
+            self.matcher.rollback(k)
+
+        def is_terminated(self) -> bool:
+            return bool(self.matcher.is_stopped())
+
+        def allocate_vocab_mask(self, vocab_size: int, batch_size: int, device: Any) -> Any:
+            array = masks.allocate_token_bitmask(batch_size, vocab_size)
+            torch = _real_torch()
+            return torch.from_numpy(array) if torch is not None else array
+
+        def fill_vocab_mask(self, vocab_mask: Any, idx: int) -> None:
+            self.matcher.fill_next_token_bitmask(_numpy_rows(vocab_mask), idx)
+
+        @staticmethod
+        def fill_vocab_mask_batched(entries: list, vocab_mask: Any) -> None:
+            """Fills the listed rows at once (masks not cached yet are computed without the GIL)."""
+            masks.fill_next_token_bitmask_batch(
+                [entry.grammar.matcher for entry in entries],
+                _numpy_rows(vocab_mask),
+                [entry.row for entry in entries],
+            )
+
+        @staticmethod
+        def reset_vocab_mask(vocab_mask: Any) -> None:
+            _numpy_rows(vocab_mask)[...] = -1
+
+        @staticmethod
+        def move_vocab_mask(vocab_mask: Any, device: Any) -> Any:
+            if type(vocab_mask).__module__.startswith("torch"):
+                return vocab_mask.to(device, non_blocking=True)
+            return vocab_mask
+
+        @staticmethod
+        def apply_vocab_mask(logits: Any, vocab_mask: Any) -> None:
+            masks.apply_token_bitmask_inplace(logits, vocab_mask)
+
+        def copy(self) -> "ResponseTemplatesGrammar":
+            """A grammar at the start (SGLang copies the cached grammar for each request)."""
+            matcher = self.matcher.copy()
+            matcher.reset()
+            return ResponseTemplatesGrammar(matcher, self.key_string)
+
+        def try_jump_forward(self, tokenizer: Any) -> None:
+            return None
+
+    class ResponseTemplatesGrammarBackend(BaseGrammarBackend):
+        """SGLang grammar backend on ``response_templates.Matcher``: serves ``json`` keys (a
+        JSON Schema, the answer of the model's template: reasoning and the template's framing
+        stay allowed) and the structural tag the ``response_templates`` tool detector reports
+        (``tool_choice`` required, named, or strict tools). Regex and EBNF keys, and other
+        structural tags, are refused with a message saying so."""
+
+        def __init__(self, tokenizer: Any, vocab_size: int, eos_token_ids: Any = None):
+            super().__init__()
+            self.template = load_template(tokenizer)
+            self.vocabulary = masks.load_vocabulary(tokenizer)
+            self.vocab_size = vocab_size
+
+        def _grammar(self, key_string: str, **request: Any) -> Any:
+            try:
+                matcher = masks.Matcher(self.template, self.vocabulary, **request)
+            except (ValueError, TypeError) as error:
+                return InvalidGrammarObject(f"response_templates: {error}")
+            return ResponseTemplatesGrammar(matcher, key_string)
+
+        def dispatch_json(self, key_string: str) -> Any:
+            try:
+                schema = json.loads(key_string)
+            except ValueError as error:
+                return InvalidGrammarObject(f"response_templates: the JSON schema is not JSON: {error}")
+            if schema == {"type": "object"} or key_string.strip() == "$$ANY$$":
+                response_format = {"type": "json_object"}
+            else:
+                response_format = {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
+            return self._grammar(key_string, response_format=response_format)
+
+        def dispatch_structural_tag(self, key_string: str) -> Any:
+            try:
+                tag = json.loads(key_string)
+            except ValueError as error:
+                return InvalidGrammarObject(f"response_templates: the structural tag is not JSON: {error}")
+            tag_format = tag.get("format") if isinstance(tag, dict) else None
+            if not isinstance(tag_format, dict) or tag_format.get("type") != TAG_FORMAT:
+                return InvalidGrammarObject(
+                    "response_templates: this grammar backend serves only the structural tag of "
+                    f"--tool-call-parser {PARSER_NAME} (format type {TAG_FORMAT!r}) and JSON schemas"
+                )
+            return self._grammar(key_string, tools=tag_format.get("tools") or [], tool_choice=tag_format.get("tool_choice") or "auto")
+
+        def dispatch_regex(self, key_string: str) -> Any:
+            return InvalidGrammarObject("response_templates: regex constraints are not supported (use xgrammar or llguidance)")
+
+        def dispatch_ebnf(self, key_string: str) -> Any:
+            return InvalidGrammarObject("response_templates: EBNF constraints are not supported (use xgrammar or llguidance)")
+
+    return ResponseTemplatesGrammar, ResponseTemplatesGrammarBackend
+
+
+def grammar_backend(server_args: Any, tokenizer: Any, vocab_size: int, eos_token_ids: Any = None) -> Any:
+    """The factory SGLang's ``create_grammar_backend`` calls for ``--grammar-backend
+    response_templates`` (registered by :func:`register`)."""
+    return _classes()["grammar_backend"](tokenizer, vocab_size, eos_token_ids)
+
+
 @functools.lru_cache(maxsize=None)
 def _classes() -> dict:
     return {
         "tool": _make_tool_detector_class(),
         "reasoning": _make_reasoning_detector_class(),
+        **dict(zip(("grammar", "grammar_backend"), _make_grammar_classes())),
     }
 
 
@@ -576,19 +824,30 @@ def __getattr__(name: str) -> Any:
         return _classes()["tool"]
     if name == "ResponseTemplatesReasoningDetector":
         return _classes()["reasoning"]
+    if name == "ResponseTemplatesGrammar":
+        return _classes()["grammar"]
+    if name == "ResponseTemplatesGrammarBackend":
+        return _classes()["grammar_backend"]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(name: str = PARSER_NAME) -> None:
     """Make the detectors available to SGLang under ``name``.
 
-    Adds the tool detector to ``FunctionCallParser.ToolCallParserEnum`` and the reasoning
-    detector to ``ReasoningParser.DetectorMap``, so that ``--tool-call-parser NAME`` and
-    ``--reasoning-parser NAME`` accept them (SGLang's argument parser lists the maps' keys once
+    Adds the tool detector to ``FunctionCallParser.ToolCallParserEnum``, the reasoning
+    detector to ``ReasoningParser.DetectorMap`` and the grammar backend to SGLang's registry
+    and ``--grammar-backend`` choices, so that ``--tool-call-parser NAME``,
+    ``--reasoning-parser NAME`` and ``--grammar-backend NAME`` accept them (SGLang's argument parser lists the maps' keys once
     these modules are imported). Idempotent. This is the function SGLang's plugin loader calls.
     """
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from sglang.srt.parser.reasoning_parser import ReasoningParser
 
+    from sglang.srt.arg_groups.choices import GRAMMAR_BACKEND_CHOICES
+    from sglang.srt.constrained.base_grammar_backend import register_grammar_backend
+
     FunctionCallParser.ToolCallParserEnum[name] = _classes()["tool"]
     ReasoningParser.DetectorMap[name] = _classes()["reasoning"]
+    register_grammar_backend(name, grammar_backend)
+    if name not in GRAMMAR_BACKEND_CHOICES:
+        GRAMMAR_BACKEND_CHOICES.append(name)

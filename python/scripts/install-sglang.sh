@@ -3,8 +3,8 @@
 # grammar-backend modules, without torch or CUDA.
 #
 # Usage: python/scripts/install-sglang.sh [VENV]   (default /work/venvs/sglang)
-# Then:  VENV/bin/python -m pytest python/tests/test_sglang.py
-#        (with the native package: VENV/bin/pip install ./python first)
+# Then:  VENV/bin/pip install ./python   (or the wheel: the tests run on the native package)
+#        VENV/bin/python -m pytest python/tests/test_sglang.py
 #
 # What and why:
 # - sglang==0.5.23 with --no-deps: the wheel is 39 MB; its declared dependencies pull torch
@@ -23,8 +23,7 @@
 #   SGLang pins where it pins them (openai 2.8.0, xgrammar 0.2.7, apache-tvm-ffi 0.1.11);
 # - transformers==5.24.0 with its own dependencies (tokenizers, safetensors, huggingface_hub,
 #   ...): SGLang asks for 5.19.0 but its parser modules import with 5.24, the reference the
-#   fixtures were made with (the tests run our detectors on its ResponseParser until the native
-#   package is installed);
+#   fixtures were made with; numpy (above) holds the grammar backend's masks in the tests;
 # - pytest.
 # Time: 80 s measured on the 2-core dev machine with PIP_NO_CACHE_DIR=1 (86 s with the final
 # import check); size 610 MB in the venv.

@@ -586,3 +586,178 @@ def test_reasoning_detector(family, case):
         if one.reasoning_text.strip() != fx.expected[field]:
             pytest.xfail("the reasoning field alone reads other fields' text as reasoning")
         assert one.reasoning_text.strip() == fx.expected[field]
+
+
+# ----------------------------------------------------------------------------------------------
+# Grammar backend (--grammar-backend response_templates), with numpy masks
+# ----------------------------------------------------------------------------------------------
+
+
+import numpy as np  # noqa: E402
+from sglang.srt.constrained.base_grammar_backend import (  # noqa: E402
+    GRAMMAR_BACKEND_REGISTRY,
+    GrammarRow,
+    InvalidGrammarObject,
+)
+from sglang.utils import convert_json_schema_to_str  # noqa: E402
+
+import response_templates as rt  # noqa: E402
+
+QWEN3_CALL = Fixture("qwen3", "tool-call")
+# The Matcher enforces the tools strictly; the call's tool alone (another of the fixture's tools
+# has an object without required properties, outside the supported schema subset).
+QWEN3_TOOLS = [t for t in QWEN3_CALL.tool_dicts if t["function"]["name"] == "search_flights"]
+
+
+def _compact_call_text(fx: Fixture) -> str:
+    """The fixture's call (expected.json) as the constrained grammar writes it: compact JSON."""
+    call = fx.expected["tool_calls"][0]["function"]
+    body = json.dumps({"name": call["name"], "arguments": call["arguments"]}, ensure_ascii=False, separators=(",", ":"))
+    return f"<tool_call>\n{body}\n</tool_call><|im_end|>"
+
+
+@pytest.fixture
+def vocab():
+    return rt.Vocabulary.builtin("o200k_base")
+
+
+@pytest.fixture
+def backend(monkeypatch, vocab):
+    """Our backend as SGLang's create_grammar_backend makes it: the registered factory with
+    (server_args, tokenizer, vocab_size, eos_token_ids); the template from the environment
+    (the vocabulary carries none). SGLang's model vocab is often wider than the tokenizer's."""
+    rts.register()
+    monkeypatch.setenv(rts.TEMPLATE_ENV, "qwen3")
+    return GRAMMAR_BACKEND_REGISTRY["response_templates"](None, vocab, vocab.vocab_size + 45, set(vocab.eos_token_ids))
+
+
+@pytest.fixture
+def active(monkeypatch):
+    monkeypatch.setattr(rts, "_grammar_backend_active", lambda: True)
+
+
+def _bit(row, token: int) -> bool:
+    return bool((int(row[token // 32]) >> (token % 32)) & 1)
+
+
+def test_register_adds_the_grammar_backend():
+    rts.register()
+    from sglang.srt.arg_groups.choices import GRAMMAR_BACKEND_CHOICES
+
+    assert GRAMMAR_BACKEND_REGISTRY["response_templates"] is rts.grammar_backend
+    assert "response_templates" in GRAMMAR_BACKEND_CHOICES
+
+
+def _required_key(tool_choice="required") -> str:
+    """The structural_tag sampling parameter SGLang's serving code makes for this request:
+    FunctionCallParser.get_structure_constraint, then protocol's model_dump + JSON."""
+    rts.register()
+    tools = [Tool(**t) for t in QWEN3_TOOLS]
+    parser = FunctionCallParser(tools, "response_templates", tokenizer=_Tokenizer(QWEN3_CALL.template), tool_choice=tool_choice)
+    assert parser.owns_tool_format()  # SGLang then parses the constrained output with our detector
+    kind, tag = parser.get_structure_constraint(tool_choice, parallel_tool_calls=True)
+    assert kind == "structural_tag"
+    return convert_json_schema_to_str(tag.model_dump(by_alias=True))
+
+
+def test_required_tool_call_through_sglang_constraint_path(backend, vocab, active):
+    key = _required_key()
+    grammar = backend._init_value_dispatch(("structural_tag", key), False)
+    assert isinstance(grammar, rts.ResponseTemplatesGrammar)
+    mask = grammar.allocate_vocab_mask(backend.vocab_size, 1, "cpu")
+    assert isinstance(mask, np.ndarray) and mask.dtype == np.int32 and mask.shape == (1, (backend.vocab_size + 31) // 32)
+    # A required turn cannot end without a call.
+    probe = grammar.copy()
+    with pytest.raises(ValueError, match="not allowed"):
+        for token in vocab.encode("Hello<|im_end|>") + vocab.eos_token_ids[:1]:
+            probe.accept_token(token)
+    text = _compact_call_text(QWEN3_CALL)
+    for token in vocab.encode(text) + vocab.eos_token_ids[:1]:
+        grammar.fill_vocab_mask(mask, 0)
+        allowed = np.unpackbits(mask[0].view(np.uint8), bitorder="little")[: backend.vocab_size].astype(bool)
+        assert allowed[token] and not allowed[vocab.vocab_size :].any() and not allowed.all()
+        logits = np.zeros((1, backend.vocab_size), dtype=np.float32)
+        grammar.apply_vocab_mask(logits, grammar.move_vocab_mask(mask, "cpu"))
+        assert (np.isneginf(logits[0]) == ~allowed).all()
+        grammar.accept_token(token)
+    assert grammar.is_terminated()
+    # The constrained output parses, with our detector, to the fixture's call (expected.json).
+    detector = rts.ResponseTemplatesToolDetector(response_template=QWEN3_CALL.template, tools=[Tool(**t) for t in QWEN3_TOOLS])
+    calls = detector.detect_and_parse(text, [Tool(**t) for t in QWEN3_TOOLS]).calls
+    assert [(c.name, json.loads(c.parameters)) for c in calls] == [
+        (c["function"]["name"], c["function"]["arguments"]) for c in QWEN3_CALL.expected["tool_calls"]
+    ]
+
+
+def test_named_tool_choice_refuses_another_name(backend, vocab, active):
+    from sglang.srt.entrypoints.openai.protocol import ToolChoice
+
+    key = _required_key(ToolChoice(function={"name": "search_flights"}))
+    assert json.loads(key)["format"]["tool_choice"] == {"type": "function", "function": {"name": "search_flights"}}
+    grammar = backend.dispatch_structural_tag(key)
+    assert grammar.matcher.validate_tokens(vocab.encode('<tool_call>\n{"name":"search_flights"')) == len(vocab.encode('<tool_call>\n{"name":"search_flights"'))
+    wrong = vocab.encode('<tool_call>\n{"name":"book_hotel"')
+    assert grammar.matcher.validate_tokens(wrong) < len(wrong)
+
+
+def test_constraints_need_our_grammar_backend():
+    tools = [Tool(**t) for t in QWEN3_TOOLS]
+    detector = rts.ResponseTemplatesToolDetector(response_template=QWEN3_CALL.template, tools=tools)
+    assert not detector.supports_structural_tag()  # no runtime context: not our backend
+    with pytest.raises(ValueError, match="--grammar-backend response_templates"):
+        detector.validate_structure_constraint_request("required", True, False, tools=tools)
+    assert detector.validate_structure_constraint_request("auto", True, False, tools=tools) is None
+
+
+def test_parallel_tool_calls_false_is_refused(active):
+    tools = [Tool(**t) for t in QWEN3_TOOLS]
+    detector = rts.ResponseTemplatesToolDetector(response_template=QWEN3_CALL.template, tools=tools)
+    with pytest.raises(ValueError, match="parallel_tool_calls=False"):
+        detector.validate_structure_constraint_request("required", False, False, tools=tools)
+
+
+def test_json_schema_key_is_the_templates_answer(backend, vocab):
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False}
+    grammar = backend._init_value_dispatch(("json", json.dumps(schema)), False)
+    assert isinstance(grammar, rts.ResponseTemplatesGrammar)
+    good = vocab.encode('{"city":"Paris"}<|im_end|>')
+    assert grammar.matcher.validate_tokens(good) == len(good)
+    for bad in ('{"town":"Paris"}', "Hello", '{"city":1}'):
+        ids = vocab.encode(bad)
+        assert grammar.matcher.validate_tokens(ids) < len(ids), bad
+
+
+def test_batched_fill_rollback_and_copy(backend, vocab, active):
+    grammar = backend.dispatch_structural_tag(_required_key())
+    other = grammar.copy()
+    start = grammar.allocate_vocab_mask(backend.vocab_size, 1, "cpu")
+    grammar.fill_vocab_mask(start, 0)
+    ids = vocab.encode("<tool_call>\n{")
+    for token in ids:
+        grammar.accept_token(token)
+    batch = grammar.allocate_vocab_mask(backend.vocab_size, 3, "cpu")
+    grammar.reset_vocab_mask(batch)
+    rts.ResponseTemplatesGrammar.fill_vocab_mask_batched([GrammarRow(2, other), GrammarRow(0, grammar)], batch)
+    single = grammar.allocate_vocab_mask(backend.vocab_size, 1, "cpu")
+    grammar.fill_vocab_mask(single, 0)
+    assert (batch[0] == single[0]).all() and (batch[2] == start[0]).all()
+    assert (batch[1] == -1).all()  # rows not listed stay as they were
+    assert not (single[0] == start[0]).all()
+    grammar.rollback(len(ids))
+    grammar.fill_vocab_mask(single, 0)
+    assert (single[0] == start[0]).all()
+    # copy() starts over (SGLang copies the cached grammar for each new request).
+    for token in ids:
+        grammar.accept_token(token)
+    fresh = grammar.copy()
+    fresh.fill_vocab_mask(single, 0)
+    assert (single[0] == start[0]).all()
+
+
+def test_what_the_backend_refuses(backend, vocab):
+    for key in (("regex", "a+"), ("ebnf", 'root ::= "a"'), ("structural_tag", json.dumps({"type": "structural_tag", "format": {"type": "const_string", "value": "x"}}))):
+        grammar = backend._init_value_dispatch(key, False)
+        assert isinstance(grammar, InvalidGrammarObject)
+        assert "response_templates" in grammar.error_message
+    bad = backend._init_value_dispatch(("json", "{not json"), False)
+    assert isinstance(bad, InvalidGrammarObject) and "not JSON" in bad.error_message
