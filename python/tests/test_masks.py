@@ -518,9 +518,10 @@ def phrases(vocab, template_name, tools, response_format):
     bitmask (see `sample`)."""
     template = json.loads(_native._masks_template_source(template_name))
     out = {}
-    for t in literal_pieces(template):
+    # Sorted: set order follows PYTHONHASHSEED, and the samples must not depend on it.
+    for t in sorted(literal_pieces(template)):
         out[t] = 5.0
-    for t in schema_strings(tools or []) | schema_strings(response_format or {}):
+    for t in sorted(schema_strings(tools or []) | schema_strings(response_format or {})):
         out[json.dumps(t)] = 1.0
         out[json.dumps(t) + ":"] = 1.0
     for t in ['{"name":', '"arguments":', "{", "}", "[", "]", ",", ":", '"', "true", "false",
