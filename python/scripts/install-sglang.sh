@@ -44,6 +44,6 @@ start=$(date +%s)
   aiohttp multidict attrs yarl propcache aiohappyeyeballs aiosignal frozenlist \
   openai==2.8.0 httpx httpcore h11 distro jiter partial-json-parser regex \
   xgrammar==0.2.7 apache-tvm-ffi==0.1.11 jinja2 markupsafe
-# The check the tests make: SGLang's parser modules import (over the stand-in when torch is absent).
-"$VENV/bin/python" -m pytest -q "$HERE/../tests/test_sglang.py" -k register -p no:cacheprovider
+# No import check here: test_sglang.py imports SGLang's modules (over its torch stand-in) and
+# the package, which is installed after this script (VENV/bin/pip install the wheel).
 echo "install-sglang: done in $(( $(date +%s) - start )) s, $(du -sh "$VENV" | cut -f1)"
