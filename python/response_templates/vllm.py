@@ -728,9 +728,11 @@ class ResponseTemplateReasoningParser(ReasoningParser):
             return True
         return self.thinking_disabled and not self._reasoning_open(input_ids)
 
-    def _reasoning_open(self, input_ids: Sequence[int]) -> bool:
+    def _reasoning_stream(self, input_ids: Sequence[int]) -> "_Stream | None":
+        """A stream that has read the text of ``input_ids`` as its prefix, reasoning only
+        (None when that text cannot be read)."""
         try:
-            stream = _Stream(
+            return _Stream(
                 self.spec,
                 prefix=_decode(self.model_tokenizer, input_ids),
                 tools=[],
@@ -738,6 +740,11 @@ class ResponseTemplateReasoningParser(ReasoningParser):
                 parse_tools=False,
             )
         except (ValueError, RuntimeError):
+            return None
+
+    def _reasoning_open(self, input_ids: Sequence[int]) -> bool:
+        stream = self._reasoning_stream(input_ids)
+        if stream is None:
             return False
         return stream.open_field is not None and self.spec.target.get(stream.open_field) == "reasoning"
 
@@ -750,15 +757,8 @@ class ResponseTemplateReasoningParser(ReasoningParser):
                 stream.feed(_decode(self.model_tokenizer, input_ids[len(seen) :]))
                 self._scan = (input_ids, stream)
                 return stream.reasoning_ended
-        try:
-            stream = _Stream(
-                self.spec,
-                prefix=_decode(self.model_tokenizer, input_ids),
-                tools=[],
-                parse_reasoning=True,
-                parse_tools=False,
-            )
-        except (ValueError, RuntimeError):
+        stream = self._reasoning_stream(input_ids)
+        if stream is None:
             return False
         self._scan = (input_ids, stream)
         return stream.reasoning_ended
