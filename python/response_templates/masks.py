@@ -283,13 +283,23 @@ class Matcher(_native.Matcher):
         return self.copy()
 
 
+def _numpy(what: str):
+    """numpy, or an ImportError saying which function needs it (numpy is an optional
+    dependency: ``pip install numpy``, or the package's ``masks`` extra)."""
+    try:
+        import numpy
+    except ImportError as e:
+        raise ImportError(f"{what} needs numpy (pip install numpy)") from e
+    return numpy
+
+
 def allocate_token_bitmask(batch_size: int, vocab_size: int):
     """A numpy int32 array of shape ``[batch_size, ceil(vocab_size / 32)]``, every bit set
     (every token allowed), as llguidance and xgrammar allocate it.
 
-    Raises ValueError for a negative size.
+    Raises ValueError for a negative size; ImportError without numpy.
     """
-    import numpy as np
+    np = _numpy("allocate_token_bitmask")
 
     if batch_size < 0 or vocab_size < 0:
         raise ValueError(f"allocate_token_bitmask({batch_size}, {vocab_size}): sizes must be >= 0")
@@ -332,7 +342,7 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
     if _is_torch(logits):
         _apply_torch(logits, bitmask)
         return
-    import numpy as np
+    np = _numpy("apply_token_bitmask_inplace")
 
     mask = np.asarray(bitmask)
     if mask.dtype != np.int32:
