@@ -342,6 +342,17 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
     /// a region that closes cannot be parsed; [`ParseError::InvalidUtf8`] when bytes held by
     /// [`Self::feed_bytes`] are incomplete; [`ParseError::HoldOverflow`].
     pub fn feed(&mut self, text: &str) -> Result<Vec<Event>, ParseError> {
+        let mut events = Vec::new();
+        self.feed_into(text, &mut events)?;
+        Ok(events)
+    }
+
+    /// As [`Self::feed`], with the events appended to `events` (a vector the caller keeps and
+    /// clears between feeds saves an allocation per feed; bindings that convert each feed's
+    /// events at once use it). On an error, `events` holds the events produced before it.
+    ///
+    /// Errors: as [`Self::feed`].
+    pub fn feed_into(&mut self, text: &str, events: &mut Vec<Event>) -> Result<(), ParseError> {
         if self.finalized {
             return Err(ParseError::Finalized);
         }
@@ -351,9 +362,7 @@ impl<T: Deref<Target = CompiledTemplate> + Clone> Parser<T> {
             });
         }
         self.fed_bytes += text.len();
-        let mut events = Vec::new();
-        self.route(text, &mut events)?;
-        Ok(events)
+        self.route(text, events)
     }
 
     /// Feeds arbitrary bytes: an incomplete UTF-8 sequence at the end is held until the next

@@ -234,20 +234,71 @@ pub fn violations_to_py<'py>(
 }
 
 /// Event dicts for one streaming parser, built cheaply: each field's name is one Python string
-/// made once, and a `region_chunk` dict is a copy of a prototype made once per field and
-/// `dirty` value, with only its `text` set (a feed of a few characters usually gives one such
-/// event, so this is most of what `feed` costs besides the call itself).
+/// made once, and the `region_chunk` dict and the list a feed handed out last are reused by the
+/// next feed when nothing else refers to them any more (a feed of a few characters usually
+/// gives one such event, so building these objects is most of what `feed` costs besides the
+/// call itself).
+///
+/// Reuse follows CPython's own rule for `zip`'s and `enumerate`'s result tuples: an object
+/// whose only reference is ours cannot be seen by anyone, so changing it and handing it out
+/// again is the same, to every observer, as handing out a new one. A dict is reused only when
+/// it still has exactly the four keys, in order, with the field's name, type and `dirty`
+/// values (a caller that changed it and let it go gets a new one next time).
 #[derive(Default)]
 pub struct EventConverter {
-    /// The field names seen so far with their Python strings and `region_chunk` prototypes
-    /// (`[clean, dirty]`).
+    /// The field names seen so far with their Python strings and the `region_chunk` dicts last
+    /// handed out (`[clean, dirty]`).
     fields: Vec<ConvertedField>,
+    /// The list the last [`Self::feed_events`] returned.
+    spare_list: Option<Py<PyList>>,
 }
 
 struct ConvertedField {
     name: std::sync::Arc<str>,
     py_name: Py<PyString>,
     chunk: [Option<Py<PyDict>>; 2],
+}
+
+/// Whether `object` has no reference but the one its caller borrows from (see
+/// [`EventConverter`]). Wheels are built for the limited API of GIL builds, where the count is
+/// exact.
+fn only_ours(object: &Bound<'_, PyAny>) -> bool {
+    #[allow(deprecated)] // deprecated for free-threaded builds, which abi3 wheels do not load
+    let count = object.get_refcnt();
+    count == 1
+}
+
+/// Whether a `region_chunk` dict we handed out is still as we made it: the keys `type`,
+/// `field`, `text`, `dirty` in this order (the same interned strings), with `region_chunk`,
+/// `field` and `dirty` as values (the same objects); `text` may be anything.
+fn chunk_intact(
+    py: Python<'_>,
+    dict: &Bound<'_, PyDict>,
+    field: &Bound<'_, PyString>,
+    dirty: bool,
+) -> bool {
+    if dict.len() != 4 {
+        return false;
+    }
+    let dirty = PyBool::new(py, dirty).to_owned().into_any();
+    let expected: [(&Bound<'_, PyString>, Option<&Bound<'_, PyAny>>); 4] = [
+        (
+            intern!(py, "type"),
+            Some(intern!(py, "region_chunk").as_any()),
+        ),
+        (intern!(py, "field"), Some(field.as_any())),
+        (intern!(py, "text"), None),
+        (intern!(py, "dirty"), Some(&dirty)),
+    ];
+    // `expected` first: the dict's iterator is not asked for a fifth item.
+    let intact =
+        expected
+            .into_iter()
+            .zip(dict.iter())
+            .all(|((want_key, want_value), (key, value))| {
+                key.is(want_key) && want_value.is_none_or(|want| value.is(want))
+            });
+    intact
 }
 
 impl EventConverter {
@@ -267,7 +318,35 @@ impl EventConverter {
         self.fields.len() - 1
     }
 
-    /// The list of event dicts (the same dicts as [`event_to_py`] gives).
+    /// The list of event dicts of one `feed`: as [`Self::events`], in the list the previous
+    /// call returned when nothing else refers to it any more and it has as many items.
+    pub fn feed_events<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &[Event],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let spare = self
+            .spare_list
+            .as_ref()
+            .map(|spare| spare.bind(py))
+            .filter(|spare| only_ours(spare.as_any()) && spare.len() == events.len())
+            .cloned();
+        let Some(list) = spare else {
+            let list = self.events(py, events)?;
+            self.spare_list = Some(list.clone().unbind());
+            return Ok(list);
+        };
+        // The list lets go of its dicts first, so that they can be reused.
+        for i in 0..events.len() {
+            list.set_item(i, py.None())?;
+        }
+        for (i, event) in events.iter().enumerate() {
+            list.set_item(i, self.event_dict(py, event)?)?;
+        }
+        Ok(list)
+    }
+
+    /// The list of event dicts (the same dicts as [`event_to_py`] gives), a new list.
     pub fn events<'py>(
         &mut self,
         py: Python<'py>,
@@ -275,37 +354,47 @@ impl EventConverter {
     ) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for event in events {
-            match event {
-                Event::RegionChunk { field, text, dirty } => {
-                    let i = self.field(py, field);
-                    let converted = &mut self.fields[i];
-                    let slot = &mut converted.chunk[usize::from(*dirty)];
-                    let proto = match slot {
-                        Some(proto) => proto.bind(py).clone(),
-                        None => {
-                            let proto = PyDict::new(py);
-                            proto.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
-                            proto.set_item(intern!(py, "field"), converted.py_name.bind(py))?;
-                            proto.set_item(intern!(py, "text"), intern!(py, ""))?;
-                            proto.set_item(intern!(py, "dirty"), *dirty)?;
-                            *slot = Some(proto.clone().unbind());
-                            proto
-                        }
-                    };
-                    let dict = proto.copy()?;
-                    dict.set_item(intern!(py, "text"), text)?;
-                    list.append(dict)?;
-                }
-                Event::RegionOpen { field } => {
-                    let i = self.field(py, field);
-                    let dict = PyDict::new(py);
-                    dict.set_item(intern!(py, "type"), intern!(py, "region_open"))?;
-                    dict.set_item(intern!(py, "field"), self.fields[i].py_name.bind(py))?;
-                    list.append(dict)?;
-                }
-                other => list.append(event_to_py(py, other)?)?,
-            }
+            list.append(self.event_dict(py, event)?)?;
         }
         Ok(list)
+    }
+
+    /// The dict of one event; a `region_chunk` dict handed out before is reused when only we
+    /// refer to it and it is intact.
+    fn event_dict<'py>(&mut self, py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
+        Ok(match event {
+            Event::RegionChunk { field, text, dirty } => {
+                let i = self.field(py, field);
+                let converted = &mut self.fields[i];
+                let py_name = converted.py_name.bind(py);
+                let slot = &mut converted.chunk[usize::from(*dirty)];
+                let reusable = slot.as_ref().map(|spare| spare.bind(py)).filter(|spare| {
+                    only_ours(spare.as_any()) && chunk_intact(py, spare, py_name, *dirty)
+                });
+                match reusable {
+                    Some(spare) => {
+                        spare.set_item(intern!(py, "text"), text)?;
+                        spare.clone()
+                    }
+                    None => {
+                        let dict = PyDict::new(py);
+                        dict.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
+                        dict.set_item(intern!(py, "field"), py_name)?;
+                        dict.set_item(intern!(py, "text"), text)?;
+                        dict.set_item(intern!(py, "dirty"), *dirty)?;
+                        *slot = Some(dict.clone().unbind());
+                        dict
+                    }
+                }
+            }
+            Event::RegionOpen { field } => {
+                let i = self.field(py, field);
+                let dict = PyDict::new(py);
+                dict.set_item(intern!(py, "type"), intern!(py, "region_open"))?;
+                dict.set_item(intern!(py, "field"), self.fields[i].py_name.bind(py))?;
+                dict
+            }
+            other => event_to_py(py, other)?,
+        })
     }
 }

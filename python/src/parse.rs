@@ -495,6 +495,9 @@ pub struct StreamParser {
     initial_events: Py<PyList>,
     checked: bool,
     converter: convert::EventConverter,
+    /// The events of one `feed`, converted and cleared before it returns (kept for its
+    /// capacity).
+    scratch: Vec<parser_runtime::Event>,
 }
 
 #[pymethods]
@@ -547,6 +550,7 @@ impl StreamParser {
             initial_events,
             checked,
             converter,
+            scratch: Vec::new(),
         })
     }
 
@@ -571,11 +575,12 @@ impl StreamParser {
         let bytes = text.encode_utf8()?;
         let text = std::str::from_utf8(bytes.as_bytes())
             .map_err(|e| PyValueError::new_err(format!("feed: text is not UTF-8: {e}")))?;
-        let events = self
-            .parser
-            .feed(text)
-            .map_err(|e| errors::parse_error(py, &e))?;
-        self.converter.events(py, &events)
+        let fed = self.parser.feed_into(text, &mut self.scratch);
+        let events = fed
+            .map_err(|e| errors::parse_error(py, &e))
+            .and_then(|()| self.converter.feed_events(py, &self.scratch));
+        self.scratch.clear();
+        events
     }
 
     /// Ends the output: returns `(message, final_events)` (a dict and a list of event dicts).

@@ -166,6 +166,61 @@ def test_tools_as_functions(ref):
     assert ours == theirs
 
 
+def _chunk(text):
+    """A content chunk event as transformers writes it (keys in this order)."""
+    return {"type": "region_chunk", "field": "content", "text": text, "dirty": False}
+
+
+def _content_parser():
+    parser = rt.ResponseParser(rt.Template.vendored("smollm3"), prefix="<|im_start|>assistant\n")
+    assert parser.feed("Hello") == [{"type": "region_open", "field": "content"}, _chunk("Hello")]
+    return parser
+
+
+def test_feed_results_kept_by_the_caller_never_change():
+    # feed reuses the list and dicts it returned last only when nothing else refers to them:
+    # whatever the caller kept must stay as it was.
+    parser = _content_parser()
+    kept = [parser.feed(piece) for piece in ("ab", "cd", "ef")]
+    one_dict = parser.feed("gh")[0]
+    parser.feed("ij")
+    assert kept == [[_chunk("ab")], [_chunk("cd")], [_chunk("ef")]]
+    assert one_dict == _chunk("gh")
+    assert len({id(events) for events in kept}) == 3
+
+
+def test_feed_results_changed_and_dropped_do_not_leak_into_later_feeds():
+    parser = _content_parser()
+    events = parser.feed("ab")
+    events[0]["text"] = "changed"
+    events[0]["extra"] = 1
+    events.append("junk")
+    del events
+    assert parser.feed("cd") == [_chunk("cd")]
+    events = parser.feed("cd")
+    events[0]["extra"] = 1
+    del events
+    assert parser.feed("ef") == [_chunk("ef")]
+    # The same keys in another order, then dropped: the next dict has transformers' order.
+    event = parser.feed("ef")[0]
+    del event["type"]
+    event["type"] = "region_chunk"
+    del event
+    event = parser.feed("gh")[0]
+    assert list(event) == ["type", "field", "text", "dirty"]
+    assert event == _chunk("gh")
+    # A value replaced by an equal but different object is not the parser's any more.
+    event["dirty"] = 0
+    del event
+    event = parser.feed("ij")[0]
+    assert event == _chunk("ij") and event["dirty"] is False
+    # Feeds with no events and with several: every list has exactly its own events.
+    assert parser.feed("") == []
+    message, final = parser.finalize()
+    assert message == {"role": "assistant", "content": "Helloabcdcdefefghij"}
+    assert final[-1]["type"] == "region_close"
+
+
 def test_template_dicts_are_compiled_once():
     from response_templates import _api
 
