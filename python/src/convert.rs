@@ -319,11 +319,14 @@ impl EventConverter {
     }
 
     /// The list of event dicts of one `feed`: as [`Self::events`], in the list the previous
-    /// call returned when nothing else refers to it any more and it has as many items.
+    /// call returned when nothing else refers to it any more and it has as many items. `fed`
+    /// is the text fed, as Rust and Python strings (a plain `str`, not a subclass): a chunk of
+    /// exactly that text (the usual event of a token-sized feed) carries that `str` object.
     pub fn feed_events<'py>(
         &mut self,
         py: Python<'py>,
         events: &[Event],
+        fed: Option<(&str, &Bound<'py, PyString>)>,
     ) -> PyResult<Bound<'py, PyList>> {
         let spare = self
             .spare_list
@@ -332,7 +335,10 @@ impl EventConverter {
             .filter(|spare| only_ours(spare.as_any()) && spare.len() == events.len())
             .cloned();
         let Some(list) = spare else {
-            let list = self.events(py, events)?;
+            let list = PyList::empty(py);
+            for event in events {
+                list.append(self.event_dict(py, event, fed)?)?;
+            }
             self.spare_list = Some(list.clone().unbind());
             return Ok(list);
         };
@@ -341,7 +347,7 @@ impl EventConverter {
             list.set_item(i, py.None())?;
         }
         for (i, event) in events.iter().enumerate() {
-            list.set_item(i, self.event_dict(py, event)?)?;
+            list.set_item(i, self.event_dict(py, event, fed)?)?;
         }
         Ok(list)
     }
@@ -354,16 +360,25 @@ impl EventConverter {
     ) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for event in events {
-            list.append(self.event_dict(py, event)?)?;
+            list.append(self.event_dict(py, event, None)?)?;
         }
         Ok(list)
     }
 
     /// The dict of one event; a `region_chunk` dict handed out before is reused when only we
-    /// refer to it and it is intact.
-    fn event_dict<'py>(&mut self, py: Python<'py>, event: &Event) -> PyResult<Bound<'py, PyDict>> {
+    /// refer to it and it is intact, and a chunk of exactly the text `fed` carries its `str`.
+    fn event_dict<'py>(
+        &mut self,
+        py: Python<'py>,
+        event: &Event,
+        fed: Option<(&str, &Bound<'py, PyString>)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         Ok(match event {
             Event::RegionChunk { field, text, dirty } => {
+                let text = match fed {
+                    Some((fed, py_fed)) if fed == text => py_fed.clone(),
+                    _ => PyString::new(py, text),
+                };
                 let i = self.field(py, field);
                 let converted = &mut self.fields[i];
                 let py_name = converted.py_name.bind(py);
@@ -373,14 +388,14 @@ impl EventConverter {
                 });
                 match reusable {
                     Some(spare) => {
-                        spare.set_item(intern!(py, "text"), text)?;
+                        spare.set_item(intern!(py, "text"), &text)?;
                         spare.clone()
                     }
                     None => {
                         let dict = PyDict::new(py);
                         dict.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
                         dict.set_item(intern!(py, "field"), py_name)?;
-                        dict.set_item(intern!(py, "text"), text)?;
+                        dict.set_item(intern!(py, "text"), &text)?;
                         dict.set_item(intern!(py, "dirty"), *dirty)?;
                         *slot = Some(dict.clone().unbind());
                         dict

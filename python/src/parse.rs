@@ -573,12 +573,14 @@ impl StreamParser {
         // The UTF-8 bytes Python encodes, borrowed (no second copy); they are valid UTF-8, as
         // Python's encoder refuses lone surrogates (a UnicodeEncodeError).
         let bytes = text.encode_utf8()?;
-        let text = std::str::from_utf8(bytes.as_bytes())
+        let utf8 = std::str::from_utf8(bytes.as_bytes())
             .map_err(|e| PyValueError::new_err(format!("feed: text is not UTF-8: {e}")))?;
-        let fed = self.parser.feed_into(text, &mut self.scratch);
-        let events = fed
-            .map_err(|e| errors::parse_error(py, &e))
-            .and_then(|()| self.converter.feed_events(py, &self.scratch));
+        let fed = self.parser.feed_into(utf8, &mut self.scratch);
+        let events = fed.map_err(|e| errors::parse_error(py, &e)).and_then(|()| {
+            let plain = text.is_exact_instance_of::<PyString>();
+            let fed = plain.then_some((utf8, text));
+            self.converter.feed_events(py, &self.scratch, fed)
+        });
         self.scratch.clear();
         events
     }

@@ -221,6 +221,15 @@ def test_feed_results_changed_and_dropped_do_not_leak_into_later_feeds():
     assert final[-1]["type"] == "region_close"
 
 
+def test_feed_of_a_str_subclass_gives_plain_str_texts():
+    class Piece(str):
+        pass
+
+    parser = _content_parser()
+    (event,) = parser.feed(Piece("abcd"))
+    assert event == _chunk("abcd") and type(event["text"]) is str
+
+
 def test_template_dicts_are_compiled_once():
     from response_templates import _api
 
