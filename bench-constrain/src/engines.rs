@@ -12,14 +12,17 @@
 //! allowed. Memory is measured again after the walk (compiled schema plus whatever the engine
 //! cached while walking), while the compiled objects are still alive.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use crate::alloc;
+use crate::harness::{
+    ns, one_line, run_jobs, say, tail, timed, walk_llguidance, walk_ours, walk_tokens, Walk,
+};
 use crate::rng::Rng;
+use crate::vocab;
 use crate::walk;
 
 /// One schema to run.
@@ -60,129 +63,22 @@ fn ids(v: &Value) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-fn say(line: String) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
-}
-
-/// What a walk measured.
-#[derive(Default)]
-struct Walk {
-    mask_ns: Vec<u64>,
-    advance_ns: Vec<u64>,
-    /// First position whose token the engine does not allow (mask or advance).
-    disallowed_at: Option<usize>,
-    /// EOS allowed after the last token.
-    eos_ok: bool,
-}
-
-impl Walk {
-    /// Heap bytes of the recorded times (subtracted from memory measurements).
-    fn heap(&self) -> isize {
-        ((self.mask_ns.capacity() + self.advance_ns.capacity()) * 8) as isize
-    }
-
-    fn with_capacity(n: usize) -> Self {
-        Self {
-            mask_ns: Vec::with_capacity(n + 1),
-            advance_ns: Vec::with_capacity(n),
-            disallowed_at: None,
-            eos_ok: false,
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "mask_ns": self.mask_ns,
-            "advance_ns": self.advance_ns,
-            "disallowed_at": self.disallowed_at,
-            "eos_ok": self.eos_ok,
-        })
-    }
-}
-
-/// Walks `tokens` from the engine state `state`: per position `mask(state, token)` computes
-/// the mask (timed) and says whether the token is in it, `advance(state, token)` moves on
-/// (timed) and says whether it could; at the end `mask(state, eos)` says whether EOS is
-/// allowed.
-fn walk_tokens<S>(
-    tokens: &[u32],
-    eos: u32,
-    state: &mut S,
-    mut mask: impl FnMut(&mut S, u32) -> (bool, u64),
-    mut advance: impl FnMut(&mut S, u32) -> (bool, u64),
-) -> Walk {
-    let mut w = Walk::with_capacity(tokens.len());
-    for (i, &tok) in tokens.iter().enumerate() {
-        let (in_mask, t) = mask(state, tok);
-        w.mask_ns.push(t);
-        if !in_mask {
-            w.disallowed_at = Some(i);
-            return w;
-        }
-        let (ok, t) = advance(state, tok);
-        w.advance_ns.push(t);
-        if !ok {
-            w.disallowed_at = Some(i);
-            return w;
-        }
-    }
-    let (in_mask, t) = mask(state, eos);
-    w.mask_ns.push(t);
-    w.eos_ok = in_mask;
-    w
-}
-
-fn ns(t: Instant) -> u64 {
-    t.elapsed().as_nanos() as u64
-}
-
-/// `f()` and the nanoseconds it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, u64) {
-    let t0 = Instant::now();
-    let out = f();
-    (out, ns(t0))
-}
-
-/// Runs `per_job` for jobs `start..`, turning a panic into a rejection.
-fn run_jobs(jobs: &[Job], start: usize, mut per_job: impl FnMut(usize, &Job)) {
-    for (k, job) in jobs.iter().enumerate().skip(start) {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| per_job(k, job)));
-        if let Err(e) = r {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            say(format!("REJECTED {k} panic: {}", one_line(&msg)));
-        }
-    }
-}
-
-fn one_line(s: &str) -> String {
-    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    s.chars().take(300).collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // ours
 
 pub fn ours(jobs: &[Job], start: usize) {
     use constrain::index::{Step, TokenIndex, VocabIndex};
     use constrain::template::{compile_schema, Options};
-    use constrain::vocab::Vocabulary;
     use structured_outputs::schema::Strictness;
 
     let t = Instant::now();
     let before = alloc::live();
-    let vocab = Vocabulary::builtin("o200k_base").expect("o200k_base");
-    let eos = vocab.eos()[0];
+    let (vocab, eos) = vocab::ours("o200k_base");
     let vindex = Arc::new(VocabIndex::new(vocab));
     let setup_bytes = alloc::live() - before;
     let setup_ns = ns(t);
     // Tokenizing the generated outputs (not part of the engine).
-    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let bpe = vocab::bpe("o200k_base");
     say(format!("READY {setup_ns} {setup_bytes}"));
     let options = Options::default();
 
@@ -202,34 +98,6 @@ pub fn ours(jobs: &[Job], start: usize) {
             }
         }
         index.allowed(state).contains(eos) && index.advance(state, eos) == Some(Step::End)
-    };
-
-    // One walk over `tokens` on `index` (from its start).
-    let walk_on = |index: &TokenIndex, tokens: &[u32]| -> Walk {
-        walk_tokens(
-            tokens,
-            eos,
-            &mut index.start(),
-            |&mut state, tok| {
-                let (mask, t) = timed(|| index.allowed(state));
-                let ok = if tok == eos {
-                    mask.contains(eos) && index.is_accepting(state)
-                } else {
-                    mask.contains(tok)
-                };
-                (ok, t)
-            },
-            |state, tok| {
-                let (step, t) = timed(|| index.advance(*state, tok));
-                match step {
-                    Some(Step::Next(s)) => {
-                        *state = s;
-                        (true, t)
-                    }
-                    _ => (false, t),
-                }
-            },
-        )
     };
 
     run_jobs(jobs, start, |k, job| {
@@ -269,7 +137,7 @@ pub fn ours(jobs: &[Job], start: usize) {
         let compile_ns = ns(t0);
         let mem_compile = alloc::live() - base;
         say(format!("COMPILED {k} {compile_ns}"));
-        let cold = walk_on(&index, &tokens[0]);
+        let cold = walk_ours(&index, eos, &tokens[0]);
         if let Some(limit) = std::env::var("BENCH_SLOW_US")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
@@ -279,7 +147,7 @@ pub fn ours(jobs: &[Job], start: usize) {
                     let prefix = bpe
                         .decode(&tokens[0][..i.min(tokens[0].len())])
                         .unwrap_or_default();
-                    eprintln!("SLOW {k} {} us at {:?}", t / 1000, crate::tail(&prefix, 80));
+                    eprintln!("SLOW {k} {} us at {:?}", t / 1000, tail(&prefix, 80));
                 }
             }
         }
@@ -287,7 +155,7 @@ pub fn ours(jobs: &[Job], start: usize) {
         let states = constraint.machine.table.len();
         let self_mem = constraint.machine.table.memory() + index.mask_memory();
         let masks_cached = (0..states as u32).filter(|&s| index.is_cached(s)).count();
-        let warm = walk_on(&index, &tokens[1]);
+        let warm = walk_ours(&index, eos, &tokens[1]);
 
         // The guarantee side: texts an independent checker (the structured-outputs value
         // checker, draft 2020-12 with formats) or the test suite calls invalid must be
@@ -359,48 +227,16 @@ pub fn ours(jobs: &[Job], start: usize) {
 // ---------------------------------------------------------------------------------------------
 // llguidance
 
-/// The tokenizer environment llguidance asks for: the o200k_base token bytes in a `TokTrie`
-/// (special tokens marked with 0xFF, as toktrie expects) and tiktoken-rs for tokenizing text.
-struct Tiktoken {
-    trie: toktrie::TokTrie,
-    bpe: tiktoken_rs::CoreBPE,
-}
-
-impl toktrie::TokenizerEnv for Tiktoken {
-    fn tok_trie(&self) -> &toktrie::TokTrie {
-        &self.trie
-    }
-
-    fn tokenize_bytes(&self, s: &[u8]) -> Vec<u32> {
-        match std::str::from_utf8(s) {
-            Ok(text) => self.bpe.encode_ordinary(text),
-            Err(_) => self.trie.greedy_tokenize(s),
-        }
-    }
-}
-
-/// The o200k_base vocabulary as token byte strings (specials prefixed by 0xFF) and its EOS.
-fn o200k_words() -> (Vec<Vec<u8>>, u32) {
-    let vocab = constrain::vocab::Vocabulary::builtin("o200k_base").expect("o200k_base");
-    let words = (0..vocab.len() as u32)
-        .map(|id| {
-            let bytes = vocab.token(id);
-            if vocab.is_special(id) && !bytes.is_empty() {
-                let mut w = vec![toktrie::TokTrie::SPECIAL_TOKEN_MARKER];
-                w.extend_from_slice(bytes);
-                w
-            } else {
-                bytes.to_vec()
-            }
-        })
-        .collect();
-    (words, vocab.eos()[0])
-}
-
 /// The schema with llguidance's compact-JSON options (no whitespace between tokens, `,` and
-/// `:` separators), the language ours compiles by default.
+/// `:` separators), the language ours compiles by default. A boolean schema has no keywords
+/// to add them to, so it becomes the object schema of the same meaning first (`true` is `{}`,
+/// `false` is `{"not": {}}`).
 pub fn llguidance_schema(schema: &Value) -> Value {
-    let mut s = schema.clone();
+    let mut s = match schema {
+        Value::Bool(true) => json!({}),
+        Value::Bool(false) => json!({"not": {}}),
+        other => other.clone(),
+    };
     if let Value::Object(map) = &mut s {
         map.insert(
             "x-guidance".into(),
@@ -412,36 +248,12 @@ pub fn llguidance_schema(schema: &Value) -> Value {
 
 pub fn llguidance(jobs: &[Job], start: usize) {
     use llguidance::api::TopLevelGrammar;
-    use llguidance::{Matcher, ParserFactory};
+    use llguidance::Matcher;
 
     let t = Instant::now();
     let before = alloc::live();
-    let (words, eos) = o200k_words();
-    let info = toktrie::TokRxInfo::new(words.len() as u32, eos);
-    let env: toktrie::TokEnv = Arc::new(Tiktoken {
-        trie: toktrie::TokTrie::from(&info, &words),
-        bpe: tiktoken_rs::o200k_base().expect("o200k_base"),
-    });
-    drop(words);
-    let mut factory = ParserFactory::new_simple(&env).expect("parser factory");
-    factory.quiet();
+    let (factory, eos) = vocab::llguidance_factory("o200k_base");
     say(format!("READY {} {}", ns(t), alloc::live() - before));
-
-    let walk_on = |matcher: &mut Matcher, tokens: &[u32]| -> Walk {
-        walk_tokens(
-            tokens,
-            eos,
-            matcher,
-            |m, tok| {
-                let (mask, t) = timed(|| m.compute_mask_or_eos());
-                (mask.is_ok_and(|mask| mask.is_allowed(tok)), t)
-            },
-            |m, tok| {
-                let (r, t) = timed(|| m.consume_token(tok));
-                (r.is_ok(), t)
-            },
-        )
-    };
 
     run_jobs(jobs, start, |k, job| {
         let schema = llguidance_schema(&job.schema);
@@ -467,9 +279,9 @@ pub fn llguidance(jobs: &[Job], start: usize) {
         let before_clone = alloc::live();
         let mut second = matcher.clone();
         let clone_bytes = alloc::live() - before_clone;
-        let cold = walk_on(&mut matcher, &job.tokens[0]);
+        let cold = walk_llguidance(&mut matcher, eos, &job.tokens[0]);
         let mem_walk = alloc::live() - base - cold.heap() - clone_bytes;
-        let warm = walk_on(&mut second, &job.tokens[1]);
+        let warm = walk_llguidance(&mut second, eos, &job.tokens[1]);
         let result = json!({
             "walks": [cold.to_json(), warm.to_json()],
             "compile_ns": compile_ns,
@@ -490,7 +302,7 @@ pub fn outlines(jobs: &[Job], start: usize) {
 
     let t = Instant::now();
     let before = alloc::live();
-    let (words, eos) = o200k_words();
+    let (words, eos) = vocab::token_words("o200k_base");
     let mut vocabulary = Vocabulary::new(eos);
     for (id, w) in words.iter().enumerate() {
         if !w.is_empty() && w[0] != toktrie::TokTrie::SPECIAL_TOKEN_MARKER {

@@ -10,19 +10,14 @@
 //! The parent process runs each engine in a worker process (this binary with `--worker`),
 //! one engine after another, and kills a worker whose schema passes the time cap.
 
-mod alloc;
-mod engines;
-mod rng;
-mod tools;
-mod walk;
-
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use bench_constrain::harness::{flag, tail};
+use bench_constrain::stats::{avg, fmt_bytes, fmt_ns, median_i, percentile, u64s};
+use bench_constrain::worker::{run_engine, Cap, Outcome, Spawn};
+use bench_constrain::{alloc, engines, tools, vocab};
 use serde_json::{json, Value};
 
 #[global_allocator]
@@ -149,201 +144,24 @@ fn tool_schemas() -> Vec<Schema> {
         .collect()
 }
 
-// ---------------------------------------------------------------------------------------------
-// Running a worker with a cap.
-
-/// What happened to one schema in one engine.
-#[derive(Debug, Clone)]
-enum Outcome {
-    Rejected(String),
-    CompileTimeout,
-    WalkTimeout { compile_ns: u64 },
-    Crashed,
-    Done(Value),
-}
-
-struct Worker {
-    child: Child,
-    lines: Receiver<String>,
-}
-
-fn spawn(engine: &str, jobs: &Path, start: usize) -> Worker {
-    let mut child = Command::new(std::env::current_exe().expect("current exe"))
-        .args(["--worker", engine, "--jobs"])
-        .arg(jobs)
-        .args(["--start", &start.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("BENCH_SLOW_US").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
-        .spawn()
-        .expect("spawn worker");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Worker { child, lines: rx }
-}
-
-impl Worker {
-    fn next(&self, cap: Duration) -> Result<String, RecvTimeoutError> {
-        self.lines.recv_timeout(cap)
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs `engine` over the jobs in `jobs_path` (n of them): per job the outcome.
-/// Also returns the vocabulary preparation time (ns) and heap (bytes).
-fn run_engine(
-    engine: &str,
-    jobs_path: &Path,
-    n: usize,
-    cap: Duration,
-) -> (Vec<Outcome>, (i64, i64)) {
-    let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
-    let mut setup = (0i64, 0i64);
-    let mut start = 0;
-    let started = Instant::now();
-    let mut last_printed = usize::MAX;
-    while start < n {
-        let worker = spawn(engine, jobs_path, start);
-        match worker.next(Duration::from_secs(300)) {
-            Ok(line) if line.starts_with("READY") => {
-                let mut parts = line.split(' ').skip(1).map(|x| x.parse().unwrap_or(0));
-                setup = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-            }
-            other => panic!("{engine}: worker did not start: {other:?}"),
-        }
-        let mut k = start;
-        let mut compile_ns = None;
-        let mut restart = false;
-        while k < n {
-            match worker.next(cap) {
-                Ok(line) => {
-                    let mut parts = line.splitn(3, ' ');
-                    let tag = parts.next().unwrap_or("");
-                    let idx: usize = parts
-                        .next()
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(usize::MAX);
-                    let rest = parts.next().unwrap_or("");
-                    assert_eq!(idx, k, "{engine}: out of order line {line}");
-                    match tag {
-                        "PREPARED" => {}
-                        "COMPILED" => compile_ns = rest.parse().ok(),
-                        "REJECTED" => {
-                            outcomes[k] = Some(Outcome::Rejected(rest.to_string()));
-                            k += 1;
-                            compile_ns = None;
-                        }
-                        "RESULT" => {
-                            outcomes[k] = Some(Outcome::Done(
-                                serde_json::from_str(rest).expect("result JSON"),
-                            ));
-                            k += 1;
-                            compile_ns = None;
-                        }
-                        _ => panic!("{engine}: unexpected line {line}"),
-                    }
-                }
-                Err(e) => {
-                    outcomes[k] = Some(match (e, compile_ns) {
-                        (RecvTimeoutError::Timeout, None) => Outcome::CompileTimeout,
-                        (RecvTimeoutError::Timeout, Some(c)) => {
-                            Outcome::WalkTimeout { compile_ns: c }
-                        }
-                        (RecvTimeoutError::Disconnected, _) => Outcome::Crashed,
-                    });
-                    k += 1;
-                    restart = true;
-                    break;
-                }
-            }
-            if k % 25 == 0 && k != last_printed {
-                last_printed = k;
-                eprint!(
-                    "\r{engine}: {k}/{n} ({:.0} s)   ",
-                    started.elapsed().as_secs_f64()
-                );
-            }
-        }
-        worker.kill();
-        start = k;
-        if !restart {
-            break;
-        }
-    }
-    eprintln!(
-        "\r{engine}: {n}/{n} done in {:.1} s        ",
-        started.elapsed().as_secs_f64()
-    );
-    (
-        outcomes
-            .into_iter()
-            .map(|o| o.expect("every job has an outcome"))
-            .collect(),
-        setup,
-    )
+/// Runs `engine`'s worker (this binary) over the `n` jobs in `jobs`, each step capped: per job
+/// the outcome, and the vocabulary preparation time (ns) and heap (bytes).
+fn run(engine: &str, jobs: &Path, n: usize, cap: Duration) -> (Vec<Outcome>, (i64, i64)) {
+    let exe = std::env::current_exe().expect("current exe");
+    let spawn = Spawn {
+        exe: &exe,
+        engine,
+        jobs,
+        args: &[],
+        stderr: std::env::var_os("BENCH_SLOW_US").is_some(),
+    };
+    let (outcomes, ready) = run_engine(&spawn, n, Cap::PerStep(cap));
+    let at = |i: usize| ready.get(i).copied().unwrap_or(0);
+    (outcomes, (at(0), at(1)))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Statistics.
-
-fn percentile(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
-}
-
-fn median_i(values: &mut [i64]) -> i64 {
-    if values.is_empty() {
-        return 0;
-    }
-    values.sort_unstable();
-    values[(values.len() - 1) / 2]
-}
-
-fn fmt_ns(ns: u64) -> String {
-    let ns = ns as f64;
-    if ns >= 1e9 {
-        format!("{:.2} s", ns / 1e9)
-    } else if ns >= 1e6 {
-        format!("{:.2} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.1} µs", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
-}
-
-fn fmt_bytes(b: i64) -> String {
-    let f = b as f64;
-    if f.abs() >= 1024.0 * 1024.0 {
-        format!("{:.1} MiB", f / 1024.0 / 1024.0)
-    } else {
-        format!("{:.1} KiB", f / 1024.0)
-    }
-}
-
-fn u64s(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(Value::as_u64).collect())
-        .unwrap_or_default()
-}
 
 /// One engine's numbers over a set of schemas.
 #[derive(Default)]
@@ -363,14 +181,6 @@ struct Row {
     outputs: usize,
     refused: usize,
     eos_refused: usize,
-}
-
-fn avg(v: &[u64]) -> u64 {
-    if v.is_empty() {
-        0
-    } else {
-        v.iter().sum::<u64>() / v.len() as u64
-    }
 }
 
 fn row(outcomes: &[&Outcome]) -> Row {
@@ -461,13 +271,7 @@ fn print_table(title: &str, rows: &[(&str, Row)]) {
 // ---------------------------------------------------------------------------------------------
 
 fn worker_main(args: &[String]) {
-    let get = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-            .unwrap_or_else(|| panic!("worker needs {flag}"))
-    };
+    let get = |name: &str| flag(args, name);
     let engine = get("--worker");
     let jobs = engines::read_jobs(&get("--jobs"));
     let start: usize = get("--start").parse().expect("--start");
@@ -532,7 +336,7 @@ fn main() {
         suite.len(),
         tools.len()
     );
-    let (ours_all, ours_setup) = run_engine("ours", &jobs0, all.len(), args.cap);
+    let (ours_all, ours_setup) = run("ours", &jobs0, all.len(), args.cap);
 
     // Out-of-subset schemas (rejected by our compiler) leave the comparison.
     let mut kept: Vec<usize> = Vec::new();
@@ -583,7 +387,7 @@ fn main() {
     );
     setups.insert("ours".into(), ours_setup);
     for engine in args.engines.iter().filter(|e| e.as_str() != "ours") {
-        let (o, s) = run_engine(engine, &jobs1, kept.len(), args.cap);
+        let (o, s) = run(engine, &jobs1, kept.len(), args.cap);
         results.insert(engine.clone(), o);
         setups.insert(engine.clone(), s);
     }
@@ -749,7 +553,7 @@ fn main() {
     for (name, reason) in ours_failed.iter().take(10) {
         println!("- ours could not use {name}: {reason}");
     }
-    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let bpe = vocab::bpe("o200k_base");
     for e in order.iter().filter(|e| **e != "ours") {
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         let mut refused: Vec<String> = Vec::new();
@@ -826,9 +630,4 @@ fn main() {
             .collect();
         std::fs::write(out, serde_json::to_string(&raw).expect("JSON")).expect("write --out");
     }
-}
-
-pub fn tail(s: &str, n: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    chars[chars.len().saturating_sub(n)..].iter().collect()
 }
