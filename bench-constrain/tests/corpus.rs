@@ -1,0 +1,160 @@
+//! The corpus runner's core on the small corpus in `tests/corpus/` (its README gives the
+//! expected counts file by file), and the reading of compile errors by keyword.
+//!
+//! Runs the `corpus` binary's workers; in release it takes a few seconds
+//! (`cargo test --release --manifest-path bench-constrain/Cargo.toml`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bench_constrain::corpus::summary::{keywords, summarize};
+use bench_constrain::corpus::{compact, parse_entry, run, Config};
+
+#[test]
+fn small_corpus_counts() {
+    let config = Config {
+        dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus")),
+        engines: vec!["ours".into(), "llguidance".into()],
+        vocab: "o200k_base".into(),
+        cap: Duration::from_secs(120),
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_corpus")),
+    };
+    let run = run(&config).expect("corpus read");
+    let names: Vec<&str> = run.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a-object.json",
+            "b-enum.json",
+            "c-mislabelled.json",
+            "d-remote-ref.json",
+            "e-no-valid-flag.json",
+            "f-not-json.json"
+        ]
+    );
+    let unreadable: Vec<(&str, &str)> = run.unreadable().collect();
+    assert_eq!(unreadable.len(), 2);
+    assert_eq!(
+        unreadable[0],
+        ("e-no-valid-flag.json", "tests[0] has no boolean \"valid\"")
+    );
+    assert!(unreadable[1].1.starts_with("not JSON"), "{unreadable:?}");
+
+    assert_eq!(run.engines.len(), 2);
+    for engine in &run.engines {
+        let s = summarize(&run, engine);
+        let counts = (
+            s.files,
+            s.passed,
+            s.compiled,
+            s.refused,
+            s.compile_timeouts + s.walk_timeouts + s.crashed,
+            s.wrong,
+            s.instances,
+            s.valid_refused,
+            s.invalid_accepted,
+        );
+        assert_eq!(counts, (6, 2, 3, 1, 0, 1, 7, 1, 1), "{}", s.table());
+        // Every position of every walked instance has a mask, plus the one where EOS is
+        // looked up after an accepted prefix: at least one per instance.
+        assert!(s.mask_ns.len() >= s.instances);
+        assert_eq!(s.compile_ns.len(), 3);
+        let prefix = format!("{}: passed 2/6, compiled 3, compile p50 ", engine.engine);
+        let line = s.line();
+        assert!(line.starts_with(&prefix), "{line}");
+        assert!(line.contains(" ms p99 ") && line.ends_with(" us"), "{line}");
+    }
+    let ours = summarize(&run, &run.engines[0]);
+    assert_eq!(ours.engine, "ours");
+    assert_eq!(ours.reasons.len(), 1);
+    assert_eq!((ours.reasons[0].0.as_str(), ours.reasons[0].1), ("$ref", 1));
+
+    let report = bench_constrain::corpus::summary::report(&run, 10);
+    let last: Vec<&str> = report.lines().rev().take(2).collect();
+    assert!(last[1].starts_with("ours: passed 2/6"), "{report}");
+    assert!(last[0].starts_with("llguidance: passed 2/6"), "{report}");
+}
+
+#[test]
+fn entries_that_are_not_the_format() {
+    let why = |text: &str| parse_entry(text).err().unwrap_or_default();
+    assert_eq!(why("[1]"), "not a JSON object");
+    assert_eq!(why(r#"{"tests": []}"#), "no \"schema\" key");
+    assert_eq!(
+        why(r#"{"schema": 1, "tests": []}"#),
+        "\"schema\" is neither an object nor a boolean"
+    );
+    assert_eq!(why(r#"{"schema": {}}"#), "no \"tests\" list");
+    assert_eq!(
+        why(r#"{"schema": {}, "tests": [3]}"#),
+        "tests[0] is not an object"
+    );
+    assert_eq!(
+        why(r#"{"schema": {}, "tests": [{"valid": true}]}"#),
+        "tests[0] has no \"data\""
+    );
+    let entry = parse_entry(
+        r#"{"schema": true, "draft": "draft7", "tests": [{"data": {"b": 1, "a": [1.0, "x"]}, "valid": false}]}"#,
+    )
+    .expect("an entry");
+    assert_eq!(entry.draft.as_deref(), Some("draft7"));
+    // Compact, and in the instance's own key order.
+    assert_eq!(entry.tests[0].text, r#"{"b":1,"a":[1.0,"x"]}"#);
+    // Numbers keep their digits; strings are written as serde_json writes them.
+    assert_eq!(
+        compact("[ 12345678910111213141516171819202122232425262728293031, 1E2, -0.0 ]"),
+        "[12345678910111213141516171819202122232425262728293031,1E2,-0.0]"
+    );
+    assert_eq!(
+        compact(r#" { "k\u0065y" : "\u00e9\/\u001F\n" } "#),
+        "{\"key\":\"é/\\u001f\\n\"}"
+    );
+    assert!(!entry.tests[0].valid);
+}
+
+#[test]
+fn errors_by_keyword() {
+    // Ours: the subset gate names the keyword after the pointer, whatever it is.
+    assert_eq!(
+        keywords("schema/properties/x/allOf: allOf: unsupported keyword"),
+        ["allOf"]
+    );
+    assert_eq!(
+        keywords("schema/properties/minimum: readonly: unsupported keyword"),
+        ["readonly"]
+    );
+    // A keyword in the prose of the reason, not in the pointer.
+    assert_eq!(
+        keywords("schema/properties/a/format: format \"uri\""),
+        ["format"]
+    );
+    assert_eq!(
+        keywords("schema/properties/items: the schema admits no value"),
+        Vec::<String>::new()
+    );
+    // llguidance: quoted keys first, all of them; prose words only when no key is quoted.
+    assert_eq!(
+        keywords(r#"Unimplemented keys: ["maxContains", "minContains"]"#),
+        ["maxContains", "minContains"]
+    );
+    assert_eq!(
+        keywords("oneOf constraints are not supported. Enable 'coerce_one_of' option"),
+        ["oneOf"]
+    );
+    // Words inside a quoted value are not the error's; the first keyword in order wins.
+    assert_eq!(
+        keywords("Resource 'https://x.org/y-definitions.json' is not present in a registry"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        keywords(
+            r#"min/maxProperties only supported when all keys listed in "properties" are required"#
+        ),
+        ["maxProperties"]
+    );
+    // "not" in prose is not the keyword; what follows "while processing" is a pointer.
+    assert_eq!(
+        keywords("Reference segment 'x' not found. while processing #/properties/a"),
+        Vec::<String>::new()
+    );
+}
