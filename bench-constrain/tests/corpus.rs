@@ -123,6 +123,10 @@ fn errors_by_keyword() {
         keywords("schema/properties/minimum: readonly: unsupported keyword"),
         ["readonly"]
     );
+    assert_eq!(
+        keywords("schema/unknown~1keyword: unknown/keyword: unsupported keyword"),
+        ["unknown/keyword"]
+    );
     // A keyword in the prose of the reason, not in the pointer.
     assert_eq!(
         keywords("schema/properties/a/format: format \"uri\""),
@@ -151,6 +155,10 @@ fn errors_by_keyword() {
             r#"min/maxProperties only supported when all keys listed in "properties" are required"#
         ),
         ["maxProperties"]
+    );
+    assert_eq!(
+        keywords("circular references are not supported: https://x.org/y#/definitions/p"),
+        Vec::<String>::new()
     );
     // "not" in prose is not the keyword; what follows "while processing" is a pointer.
     assert_eq!(

@@ -122,17 +122,20 @@ pub fn keywords(error: &str) -> Vec<String> {
     let (pointer, reason) = split_error(error);
     if !pointer.is_empty() {
         if let Some((head, _)) = reason.split_once(": ") {
-            if !head.is_empty()
-                && head
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '$' | '_' | '-'))
-            {
+            if !head.is_empty() && !head.contains(char::is_whitespace) {
                 return vec![head.to_string()];
             }
         }
     }
     // Words outside quotes, and quoted single words; the words of a longer quoted value
-    // (`'https://json.schemastore.org/x-definitions.json'`) are not the error's words.
+    // (`'https://json.schemastore.org/x-definitions.json'`) or of a URL or pointer are not
+    // the error's words.
+    let reason: String = reason
+        .split(' ')
+        .filter(|w| !(w.contains("://") || w.starts_with('#') || w.starts_with('/')))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let reason = reason.as_str();
     let mut words: Vec<(&str, bool)> = Vec::new();
     let is_word = |c: char| c.is_alphanumeric() || c == '$' || c == '_';
     let mut quote: Option<(char, usize)> = None;
