@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-__all__ = ["ResponseTemplateError", "ResponseParseError", "ContractViolation", "SchemaError"]
+__all__ = [
+    "ResponseTemplateError",
+    "ResponseParseError",
+    "ContractViolation",
+    "SchemaError",
+    "ConstraintError",
+    "TemplateConstraintError",
+]
 
 
 class ResponseTemplateError(ValueError):
@@ -78,3 +85,42 @@ class SchemaError(ValueError):
     def __init__(self, message: str, problems: Optional[List[Dict[str, Any]]] = None):
         super().__init__(message)
         self.problems: List[Dict[str, Any]] = list(problems or [])
+
+
+class ConstraintError(ValueError):
+    """A template or request that cannot be compiled into a token constraint (``Matcher``).
+
+    ``at`` says where: a template path such as ``"fields.tool_calls.open_pattern"`` (a template
+    that loads but that constrained generation cannot write), ``"template"`` (a template that
+    does not load: then the error is a `TemplateConstraintError`, with ``problems``), a pointer
+    into the tools (``"tools/0/function/parameters/..."``), ``"response_format/..."`` or
+    ``"tool_choice"``; ``reason`` says why; ``budget`` is the name of the size or time budget
+    that ended the compile, or None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        at: Optional[str] = None,
+        reason: Optional[str] = None,
+        budget: Optional[str] = None,
+    ):
+        super().__init__(message)
+        self.at = at
+        self.reason = reason
+        self.budget = budget
+
+
+class TemplateConstraintError(ResponseTemplateError, ConstraintError):
+    """A response template given to ``Matcher`` that cannot be loaded: the same error, with the
+    same ``problems``, as ``Template.from_dict`` / ``from_json`` / ``from_file`` /
+    ``vendored`` and ``parse_response`` raise for it (a `ResponseTemplateError`), and a
+    `ConstraintError` (``at == "template"``, ``reason``: the message, ``budget``: None), the
+    error ``Matcher`` raises for what it cannot constrain."""
+
+    def __init__(self, message: str, problems: Optional[List[Dict[str, Any]]] = None):
+        super().__init__(message, problems)
+        self.at = "template"
+        self.reason = message
+        self.budget = None

@@ -31,12 +31,15 @@ import os
 import weakref
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from . import _native
+from . import _api, _native
+from ._api import Template
+from ._errors import ConstraintError, ResponseTemplateError, TemplateConstraintError
 
 __all__ = [
     "Matcher",
     "Vocabulary",
     "ConstraintError",
+    "TemplateConstraintError",
     "VocabularyError",
     "load_vocabulary",
     "allocate_token_bitmask",
@@ -46,7 +49,6 @@ __all__ = [
 ]
 
 Vocabulary = _native.Vocabulary
-ConstraintError = _native.ConstraintError
 VocabularyError = _native.VocabularyError
 
 #: Vocabularies available by name (their token files ship inside the package's native module).
@@ -165,32 +167,32 @@ def load_vocabulary(
     return vocab
 
 
-def _template_json(response_template: Any) -> str:
-    """The JSON text of a response template given as a dict, a JSON string, a path (to a
-    template or a tokenizer_config.json), a vendored template's name, or an object with
-    ``to_json()`` / ``to_dict()`` (a compiled `Template`)."""
+def _template(response_template: Any) -> Any:
+    """The `Template` of a response template given as a `Template`, a dict, JSON text, a path
+    (a template, a ``tokenizer_config.json`` or a model directory), a vendored template's name,
+    or an object with ``to_json()`` / ``to_dict()``: made by the `Template` constructors, so a
+    template that does not load raises the `ResponseTemplateError` they raise. Dicts and JSON
+    texts are compiled once and cached."""
+    if isinstance(response_template, Template):
+        return response_template
+    if isinstance(response_template, dict):
+        return _api._template(response_template)
+    if isinstance(response_template, str) and response_template.lstrip().startswith("{"):
+        return _api._template_from_text(response_template)
+    if isinstance(response_template, (str, os.PathLike)):
+        path = os.fspath(response_template)
+        if os.path.isdir(path):
+            return Template.from_pretrained(path)
+        named = isinstance(response_template, str) and "/" not in path and os.sep not in path
+        if named and not path.endswith(".json") and not os.path.exists(path):
+            return Template.vendored(path)
+        return Template.from_file(path)
     to_json = getattr(response_template, "to_json", None)
     if callable(to_json):
-        return to_json()
+        return _api._template_from_text(to_json())
     to_dict = getattr(response_template, "to_dict", None)
     if callable(to_dict):
-        return json.dumps(to_dict())
-    if isinstance(response_template, dict):
-        return json.dumps(response_template)
-    if isinstance(response_template, os.PathLike):
-        return _read(response_template)
-    if isinstance(response_template, str):
-        if response_template.lstrip().startswith("{"):
-            return response_template
-        if os.path.isfile(response_template):
-            return _read(response_template)
-        source = _native._masks_template_source(response_template)
-        if source is not None:
-            return source
-        raise ValueError(
-            f"response_template {response_template[:80]!r}: not JSON, not a file, and no "
-            "vendored template has this name"
-        )
+        return _api._template(to_dict())
     raise TypeError(
         "response_template: expected a dict, a JSON string, a path, a vendored template's "
         f"name or a Template, got {type(response_template).__name__}"
@@ -222,8 +224,9 @@ class Matcher(_native.Matcher):
     ``Matcher(response_template, tokenizer, *, tools=None, tool_choice="auto",
     response_format=None)``:
 
-    * ``response_template``: a dict, a JSON string, a path (template or
-      ``tokenizer_config.json``), a vendored template's name (``"qwen3"``), or a ``Template``;
+    * ``response_template``: a ``Template``, a dict, a JSON string, a path (template,
+      ``tokenizer_config.json`` or model directory), or a vendored template's name
+      (``"qwen3"``); dicts and JSON strings are compiled once and cached;
     * ``tokenizer``: see `load_vocabulary` (a built-in name, a tokenizer.json or .tiktoken
       path, a transformers tokenizer, a `Vocabulary`);
     * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``),
@@ -240,8 +243,11 @@ class Matcher(_native.Matcher):
     ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``.
 
     Raises ConstraintError (a ValueError with ``at``, ``reason``, ``budget``) for a template
-    or request that cannot be constrained, VocabularyError / ValueError / TypeError for the
-    arguments (see `load_vocabulary`).
+    or request that cannot be constrained; for a template that does not load, a
+    `TemplateConstraintError`: both the `ResponseTemplateError` that ``Template.from_dict``
+    and ``parse_response`` raise for it (``problems``) and a ConstraintError (``at ==
+    "template"``). VocabularyError / ValueError / TypeError for the other arguments (see
+    `load_vocabulary`).
     """
 
     def __new__(
@@ -260,10 +266,15 @@ class Matcher(_native.Matcher):
                 "Matcher: tokenizer= is required (a built-in vocabulary name, a "
                 "tokenizer.json or .tiktoken path, or a transformers tokenizer)"
             )
+        try:
+            template = _template(response_template)
+        except ResponseTemplateError as e:
+            # The same error as Template's constructors give, also a ConstraintError.
+            raise TemplateConstraintError(str(e), e.problems) from None
         vocab = load_vocabulary(tokenizer)
         return super().__new__(
             cls,
-            _template_json(response_template),
+            template,
             vocab,
             _json_arg("tools", tools, (list, tuple), "a list of tool dicts"),
             _tool_choice(tool_choice),

@@ -8,8 +8,10 @@
 //!   `MissingPrefix` -> `ValueError`, as transformers raises them;
 //! - `structured_outputs::SchemaErrors` -> `SchemaError` (`.problems`: `pointer`, `keyword`,
 //!   `reason`);
-//! - a message that breaks its contract -> `ContractViolation` (`.message`, `.violations`).
+//! - a message that breaks its contract -> `ContractViolation` (`.message`, `.violations`);
+//! - `constrain::template::ConstrainError` -> `ConstraintError` (`.at`, `.reason`, `.budget`).
 
+use constrain::template::ConstrainError;
 use parser_runtime::structured_outputs::{SchemaErrors, Violation};
 use parser_runtime::{Message, ParseError};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -206,6 +208,18 @@ pub fn contract_violation(py: Python<'_>, message: &Message, violations: &[Viola
             ),
             &kwargs,
         ))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// `ConstraintError` for a template or request `constrain` cannot compile.
+pub fn constraint_error(py: Python<'_>, e: &ConstrainError) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("at", &e.at)?;
+        kwargs.set_item("reason", &e.reason)?;
+        kwargs.set_item("budget", e.budget.map(|b| format!("{b:?}")))?;
+        Ok(raise(py, "ConstraintError", e.to_string(), &kwargs))
     };
     build().unwrap_or_else(|e| e)
 }

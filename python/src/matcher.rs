@@ -29,43 +29,22 @@ mod bitmask;
 mod check;
 mod vocab;
 
+use crate::errors;
+use crate::parse::Template;
 use bitmask::Target;
 pub use vocab::Vocabulary;
-
-pyo3::create_exception!(
-    _native,
-    ConstraintError,
-    PyValueError,
-    "A template or request cannot be compiled into a token constraint (a ValueError). \
-     Attributes: `at` (a template path such as `fields.tool_calls.open_pattern`, a pointer \
-     into the tools, `response_format...` or `tool_choice`), `reason`, `budget` (the name of \
-     the size or time budget that ended the compile, or None)."
-);
 
 /// Adds the mask classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Vocabulary>()?;
     m.add_class::<Matcher>()?;
-    m.add("ConstraintError", py.get_type::<ConstraintError>())?;
     m.add("VocabularyError", py.get_type::<vocab::VocabularyError>())?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
     m.add_function(wrap_pyfunction!(check::_masks_check_response, m)?)?;
     m.add_function(wrap_pyfunction!(_masks_template_source, m)?)?;
     m.add_function(wrap_pyfunction!(_masks_clear_cache, m)?)?;
     Ok(())
-}
-
-fn constraint_error(py: Python<'_>, e: &ConstrainError) -> PyErr {
-    let err = ConstraintError::new_err(e.to_string());
-    let value = err.value(py);
-    let budget = e.budget.map(|b| format!("{b:?}"));
-    // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
-    // the message still carries everything.
-    let _ = value.setattr("at", &e.at);
-    let _ = value.setattr("reason", &e.reason);
-    let _ = value.setattr("budget", budget);
-    err
 }
 
 /// What identifies a compiled constraint over a vocabulary.
@@ -201,10 +180,12 @@ fn request(
     })
 }
 
-/// The shared index for a request, compiled (without the GIL) on a cache miss.
+/// The shared index for a request, compiled (without the GIL) on a cache miss; `template` is
+/// the template's JSON value (of a `Template`, so it loads).
 fn index_for(
     py: Python<'_>,
     key: Key,
+    template: &Value,
     vocab: &Arc<vocab::Shared>,
     request: Request,
 ) -> PyResult<Compiled> {
@@ -217,13 +198,11 @@ fn index_for(
             return Ok(compiled);
         }
     }
-    let template_text = key.template.clone();
     let vocab_index = vocab.index.clone();
     let compiled = py.detach(
         move || -> Result<Arc<TokenIndex>, Result<String, ConstrainError>> {
-            let value = template_build::compile::template_value_from_text(&template_text)
-                .map_err(|e| Ok(e.to_string()))?;
-            let model = template_build::model::load(&value).map_err(|e| Ok(e.to_string()))?;
+            // A `Template` compiled, so its value loads; a failure here would be a bug.
+            let model = template_build::model::load(template).map_err(|e| Ok(e.to_string()))?;
             let constraint = compile(&model, &request, &Options::default()).map_err(Err)?;
             Ok(Arc::new(TokenIndex::new(Arc::new(constraint), vocab_index)))
         },
@@ -236,9 +215,9 @@ fn index_for(
                 reason: template_problem.replace('\n', "; "),
                 budget: None,
             };
-            return Err(constraint_error(py, &e));
+            return Err(errors::constraint_error(py, &e));
         }
-        Err(Err(e)) => return Err(constraint_error(py, &e)),
+        Err(Err(e)) => return Err(errors::constraint_error(py, &e)),
     };
     let compiled = Compiled {
         index,
@@ -261,9 +240,11 @@ enum Pos {
 
 /// A position in a compiled constraint over a vocabulary, for one generation.
 ///
-/// `Matcher(template_json, vocabulary, tools_json=None, tool_choice="auto",
-/// response_format_json=None)`: `template_json` is a response template's JSON text (or a
-/// `tokenizer_config.json` holding one), `vocabulary` a `Vocabulary`, `tools_json` the
+/// `Matcher(template, vocabulary, tools_json=None, tool_choice="auto",
+/// response_format_json=None)`: `template` is a `Template` (the Python class
+/// `response_templates.Matcher` makes one of a dict, JSON text, a path or a vendored name, so
+/// that a template that does not load raises what `Template` raises for it), `vocabulary` a
+/// `Vocabulary`, `tools_json` the
 /// OpenAI tool list as JSON text, `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's
 /// name or the JSON text of `{"type": "function", "function": {"name": ...}}`, and
 /// `response_format_json` the OpenAI `response_format` object as JSON text. Passing another
@@ -286,16 +267,16 @@ pub struct Matcher {
 #[pymethods]
 impl Matcher {
     #[new]
-    #[pyo3(signature = (template_json, vocabulary=None, tools_json=None, tool_choice="auto", response_format_json=None))]
+    #[pyo3(signature = (template, vocabulary=None, tools_json=None, tool_choice="auto", response_format_json=None))]
     fn new(
         py: Python<'_>,
-        template_json: &Bound<'_, PyAny>,
+        template: &Bound<'_, PyAny>,
         vocabulary: Option<PyRef<'_, Vocabulary>>,
         tools_json: Option<&str>,
         tool_choice: &str,
         response_format_json: Option<&str>,
     ) -> PyResult<Self> {
-        if let Ok(other) = template_json.cast::<Matcher>() {
+        if let Ok(other) = template.cast::<Matcher>() {
             let other = other.borrow();
             return Ok(Self {
                 index: other.index.clone(),
@@ -305,28 +286,29 @@ impl Matcher {
                 last_target: None,
             });
         }
-        let template: String = template_json.extract().map_err(|_| {
+        let template = template.cast::<Template>().map_err(|_| {
             PyTypeError::new_err(format!(
-                "template_json: expected the template's JSON text (str), got {}",
-                template_json
+                "template: expected a response_templates.Template, got {}",
+                template
                     .get_type()
                     .name()
                     .map(|n| n.to_string())
                     .unwrap_or_default()
             ))
         })?;
+        let value = template.get().value();
         let vocabulary = vocabulary
             .ok_or_else(|| PyTypeError::new_err("Matcher: the vocabulary is required"))?;
         let vocab = vocabulary.shared.clone();
         let req = request(tools_json, tool_choice, response_format_json)?;
         let key = Key {
-            template,
+            template: value.to_string(),
             tools: tools_json.unwrap_or("").to_string(),
             tool_choice: tool_choice.to_string(),
             response_format: response_format_json.unwrap_or("").to_string(),
             vocab: vocab.id,
         };
-        let Compiled { index, rows } = index_for(py, key, &vocab, req)?;
+        let Compiled { index, rows } = index_for(py, key, value, &vocab, req)?;
         let start = index.start();
         Ok(Self {
             index,

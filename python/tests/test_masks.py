@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+import response_templates as rt
 from response_templates import _native
 from response_templates.masks import (
     ConstraintError,
@@ -375,6 +376,38 @@ def test_request_and_source_errors(o200k):
         o200k.token_bytes(10**7)
     with pytest.raises(ValueError, match="built-in"):
         Vocabulary.from_tiktoken("YQ== 0\nYg== 1\n", {"<e>": 2}, ["<e>"]).encode("a")
+
+
+def test_a_template_that_does_not_load_raises_what_template_raises(o200k, tmp_path):
+    """The same problems (path, field, file, line, column, kind, reason) as the Template
+    constructors and parse_response give, from a dict, JSON text, a path and a str path; the
+    error is also a ConstraintError, as Matcher's other refusals."""
+    bad = json.loads(_native._masks_template_source("qwen3"))
+    field = next(iter(bad["fields"]))
+    bad["fields"][field]["no_such_key"] = 1
+    bad["fields"][field]["optional"] = "false"
+    text = json.dumps(bad, indent=2)
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    cases = [
+        (bad, lambda: rt.Template.from_dict(bad)),
+        (bad, lambda: rt.parse_response("x", bad, prefix="")),
+        (text, lambda: rt.Template.from_json(text)),
+        (path, lambda: rt.Template.from_file(path)),
+        (str(path), lambda: rt.Template.from_file(path)),
+    ]
+    for given, reference in cases:
+        with pytest.raises(rt.ResponseTemplateError) as expected:
+            reference()
+        with pytest.raises(rt.ResponseTemplateError) as got:
+            Matcher(given, o200k)
+        assert len(got.value.problems) == 2
+        assert got.value.problems == expected.value.problems
+        assert str(got.value) == str(expected.value)
+        assert isinstance(got.value, ConstraintError) and got.value.at == "template"
+    assert {p["path"] for p in got.value.problems} == {
+        f"fields.{field}.no_such_key", f"fields.{field}.optional"}
+    assert all(p["file"] == str(path) and p["line"] for p in got.value.problems)
 
 
 def test_vocabularies_are_cached_per_source(o200k):
