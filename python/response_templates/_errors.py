@@ -24,7 +24,8 @@ class ResponseTemplateError(ValueError):
     offending key, e.g. ``"fields.tool_calls.open_pattern"``; ``""`` for the template itself),
     ``field`` (the field that path is under, or None), ``line`` and ``column`` (1-based, in the
     JSON text, or None for a template given as a dict), ``kind`` (which check failed, e.g.
-    ``"UnknownKey"``) and ``reason`` (a sentence).
+    ``"UnknownKey"``; ``"UnknownVendoredName"`` for a ``Template.vendored`` name that does not
+    exist) and ``reason`` (a sentence).
     """
 
     def __init__(self, message: str, problems: Optional[List[Dict[str, Any]]] = None):

@@ -2,7 +2,8 @@
 //! (`response_templates/_errors.py`); this module builds their instances from the Rust errors:
 //!
 //! - `template_build::TemplateErrors` -> `ResponseTemplateError` (`.problems`: one dict per
-//!   problem with `file`, `path`, `field`, `line`, `column`, `kind`, `reason`);
+//!   problem with `file`, `path`, `field`, `line`, `column`, `kind`, `reason`), and so is an
+//!   unknown vendored template name (kind `UnknownVendoredName`);
 //! - `parser_runtime::ParseError` -> `ResponseParseError` (`.kind`, `.field`, `.offset` in
 //!   bytes, `.in_prefix`, `.fields`), except `Finalized` -> `RuntimeError` and
 //!   `MissingPrefix` -> `ValueError`, as transformers raises them;
@@ -51,54 +52,91 @@ pub fn field_of_path(path: &str) -> Option<String> {
     }
 }
 
+/// One problem of a template, as `ResponseTemplateError.problems` lists it.
+struct Problem<'a> {
+    file: Option<&'a str>,
+    path: &'a str,
+    line_col: Option<(usize, usize)>,
+    kind: String,
+    reason: &'a str,
+}
+
+/// `ResponseTemplateError` with `message` and one dict per problem.
+fn template_problems(py: Python<'_>, message: String, problems: &[Problem<'_>]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let list = PyList::empty(py);
+        for p in problems {
+            let problem = PyDict::new(py);
+            problem.set_item("file", p.file)?;
+            problem.set_item("path", p.path)?;
+            problem.set_item("field", field_of_path(p.path))?;
+            problem.set_item("line", p.line_col.map(|(l, _)| l))?;
+            problem.set_item("column", p.line_col.map(|(_, c)| c))?;
+            problem.set_item("kind", &p.kind)?;
+            problem.set_item("reason", p.reason)?;
+            list.append(problem)?;
+        }
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("problems", list)?;
+        Ok(raise(py, "ResponseTemplateError", message, &kwargs))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
 /// `ResponseTemplateError` for every problem of a template; the message has one problem a
 /// line, each `FILE:LINE:COLUMN: PATH: REASON` (parts that are unknown left out).
 pub fn template_error(py: Python<'_>, errors: &TemplateErrors) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let problems = PyList::empty(py);
-        let mut lines = Vec::new();
-        for e in errors.iter() {
-            let problem = PyDict::new(py);
-            problem.set_item("file", e.file.as_deref())?;
-            problem.set_item("path", &e.path)?;
-            problem.set_item("field", field_of_path(&e.path))?;
-            problem.set_item("line", e.line_col.map(|(l, _)| l))?;
-            problem.set_item("column", e.line_col.map(|(_, c)| c))?;
-            problem.set_item("kind", format!("{:?}", e.kind))?;
-            problem.set_item("reason", &e.reason)?;
-            problems.append(problem)?;
-            let mut line = String::new();
-            if let Some(file) = &e.file {
-                line.push_str(file);
-                line.push(':');
-            }
-            if let Some((l, c)) = e.line_col {
-                line.push_str(&format!("{l}:{c}:"));
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            if !e.path.is_empty() {
-                line.push_str(&e.path);
-                line.push_str(": ");
-            }
-            line.push_str(&e.reason);
-            lines.push(line);
+    let mut problems = Vec::new();
+    let mut lines = Vec::new();
+    for e in errors.iter() {
+        problems.push(Problem {
+            file: e.file.as_deref(),
+            path: &e.path,
+            line_col: e.line_col,
+            kind: format!("{:?}", e.kind),
+            reason: &e.reason,
+        });
+        let mut line = String::new();
+        if let Some(file) = &e.file {
+            line.push_str(file);
+            line.push(':');
         }
-        let head = match lines.len() {
-            1 => "invalid response template: ".to_owned(),
-            n => format!("invalid response template ({n} problems):\n  "),
-        };
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("problems", problems)?;
-        Ok(raise(
-            py,
-            "ResponseTemplateError",
-            format!("{head}{}", lines.join("\n  ")),
-            &kwargs,
-        ))
+        if let Some((l, c)) = e.line_col {
+            line.push_str(&format!("{l}:{c}:"));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        if !e.path.is_empty() {
+            line.push_str(&e.path);
+            line.push_str(": ");
+        }
+        line.push_str(&e.reason);
+        lines.push(line);
+    }
+    let head = match lines.len() {
+        1 => "invalid response template: ".to_owned(),
+        n => format!("invalid response template ({n} problems):\n  "),
     };
-    build().unwrap_or_else(|e| e)
+    template_problems(py, format!("{head}{}", lines.join("\n  ")), &problems)
+}
+
+/// `ResponseTemplateError` for a vendored template `name` that does not exist: one problem of
+/// kind `UnknownVendoredName` (path `""`), naming the vendored templates.
+pub fn unknown_vendored(py: Python<'_>, name: &str) -> PyErr {
+    let reason = format!(
+        "no vendored template named {name:?}; the vendored templates \
+         (response_templates.vendored_names()) are: {}",
+        templates::names().collect::<Vec<_>>().join(", ")
+    );
+    let problem = Problem {
+        file: None,
+        path: "",
+        line_col: None,
+        kind: "UnknownVendoredName".to_owned(),
+        reason: &reason,
+    };
+    template_problems(py, reason.clone(), &[problem])
 }
 
 /// The Python exception of a parse error (see the module documentation).

@@ -148,14 +148,14 @@ impl Template {
     /// `"smollm3"`, `"gpt-oss"`; `vendored_names()` lists them), compiled into this module at
     /// build time.
     ///
-    /// Errors: `ValueError` for an unknown name (listing the known ones).
+    /// Errors: `ResponseTemplateError` (a `ValueError`) for an unknown name: one problem of
+    /// kind `"UnknownVendoredName"`, its reason naming the vendored templates.
     #[staticmethod]
-    fn vendored(name: &str) -> PyResult<Self> {
-        let unknown = || {
-            PyValueError::new_err(format!(
-                "no vendored template named {name:?}; available: {}",
-                templates::names().collect::<Vec<_>>().join(", ")
-            ))
+    fn vendored(py: Python<'_>, name: &str) -> PyResult<Self> {
+        // Checked before the cache's lock is taken: the error is built in Python, and a thread
+        // that holds the lock must not wait for the GIL.
+        let Some(text) = templates::source(name) else {
+            return Err(errors::unknown_vendored(py, name));
         };
         let mut cache = VENDORED
             .lock()
@@ -168,15 +168,18 @@ impl Template {
             });
         }
         let compiled = match templates::by_name(name) {
-            None => return Err(unknown()),
+            Some(Ok(t)) => Arc::new(t.clone()),
             Some(Err(e)) => {
                 return Err(PyValueError::new_err(format!(
                     "vendored template {name:?}: {e}"
                 )))
             }
-            Some(Ok(t)) => Arc::new(t.clone()),
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "vendored template {name:?}: its text is built in but not its tables"
+                )))
+            }
         };
-        let text = templates::source(name).ok_or_else(unknown)?;
         let value: Value = serde_json::from_str(text).map_err(|e| {
             PyValueError::new_err(format!("vendored template {name:?}: invalid JSON: {e}"))
         })?;

@@ -81,9 +81,17 @@ def test_invalid_json_text_gives_line_and_column():
     assert (problem["line"], problem["column"]) == (2, 3)
 
 
-def test_unknown_vendored_name():
-    with pytest.raises(ValueError, match="qwen3"):
+def test_unknown_vendored_name_is_a_template_error_naming_the_vendored_ones():
+    with pytest.raises(rt.ResponseTemplateError) as info:
         rt.Template.vendored("no-such-model")
+    e = info.value
+    assert isinstance(e, ValueError)
+    assert '"no-such-model"' in str(e) and "vendored_names()" in str(e)
+    assert all(name in str(e) for name in rt.vendored_names())
+    (problem,) = e.problems
+    assert problem["kind"] == "UnknownVendoredName"
+    assert (problem["path"], problem["field"], problem["file"], problem["line"]) == ("", None, None, None)
+    assert problem["reason"] == str(e)
 
 
 def content_error_case():

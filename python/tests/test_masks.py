@@ -358,8 +358,9 @@ def test_request_and_source_errors(o200k):
     with pytest.raises(ConstraintError) as e:
         Matcher({"fields": {"content": {"content": "nonsense"}}}, o200k)
     assert e.value.at == "template"
-    with pytest.raises(ValueError, match="no vendored template"):
+    with pytest.raises(rt.ResponseTemplateError, match="no vendored template") as e:
         Matcher("no-such-template", o200k)
+    assert e.value.problems[0]["kind"] == "UnknownVendoredName" and e.value.at == "template"
     with pytest.raises(TypeError, match="tools"):
         Matcher("qwen3", o200k, tools={"name": "x"})
     with pytest.raises(TypeError, match="tokenizer"):
