@@ -26,10 +26,9 @@ request is cheap after the first.
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from . import _api, _native
 from ._api import Template
@@ -199,22 +198,20 @@ def _template(response_template: Any) -> Any:
     )
 
 
-def _json_arg(name: str, value: Any, kinds: tuple, expected: str) -> Optional[str]:
-    """JSON text of an optional request argument (None stays None; a str is JSON already)."""
-    if value is None or isinstance(value, str):
-        return value
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
-    return json.dumps(list(value) if isinstance(value, tuple) else value)
+def _tool_choice(tool_choice: Any) -> Any:
+    if tool_choice is None or isinstance(tool_choice, (str, dict)):
+        return tool_choice
+    raise TypeError(
+        "tool_choice: expected 'auto', 'required', 'none', a tool name or "
+        f"{{'type': 'function', 'function': {{'name': ...}}}}, got {type(tool_choice).__name__}"
+    )
 
 
-def _tool_choice(tool_choice: Any) -> str:
-    if tool_choice is None:
-        return "auto"
-    return _json_arg(
-        "tool_choice", tool_choice, (dict,),
-        "'auto', 'required', 'none', a tool name or "
-        "{'type': 'function', 'function': {'name': ...}}",
+def _response_format(response_format: Any) -> Any:
+    if response_format is None or isinstance(response_format, dict):
+        return response_format
+    raise TypeError(
+        f"response_format: expected an OpenAI response_format dict, got {type(response_format).__name__}"
     )
 
 
@@ -229,12 +226,18 @@ class Matcher(_native.Matcher):
       (``"qwen3"``); dicts and JSON strings are compiled once and cached;
     * ``tokenizer``: see `load_vocabulary` (a built-in name, a tokenizer.json or .tiktoken
       path, a transformers tokenizer, a `Vocabulary`);
-    * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``),
-      enforced strictly (arguments follow the schemas);
+    * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``)
+      or functions (as ``parse_response`` takes them), enforced strictly (arguments follow the
+      schemas);
     * ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, a tool's name, or
       ``{"type": "function", "function": {"name": ...}}``;
     * ``response_format``: OpenAI's (``{"type": "json_schema", "json_schema": {...}}`` or
       ``{"type": "json_object"}``), enforced on the content.
+
+    The Python values are read as JSON by the conversion ``parse_response`` uses: a value JSON
+    cannot hold (a ``set``, a non-``str`` key, ``nan``) is the same TypeError / ValueError
+    naming its JSON pointer, and tools or a response format nested more than 256 levels deep
+    the same `SchemaError`.
 
     Methods (native): ``vocab_size``, ``eos_token_ids``, ``num_tokens``,
     ``consume_token(id) -> bool`` (False: not allowed, the matcher does not move),
@@ -255,7 +258,7 @@ class Matcher(_native.Matcher):
         response_template: Any,
         tokenizer: Any = None,
         *,
-        tools: Optional[Iterable[dict]] = None,
+        tools: Optional[Sequence[Any]] = None,
         tool_choice: Union[str, dict] = "auto",
         response_format: Optional[dict] = None,
     ) -> "Matcher":
@@ -276,9 +279,9 @@ class Matcher(_native.Matcher):
             cls,
             template,
             vocab,
-            _json_arg("tools", tools, (list, tuple), "a list of tool dicts"),
+            _api._tools(tools),
             _tool_choice(tool_choice),
-            _json_arg("response_format", response_format, (dict,), "an OpenAI response_format dict"),
+            _response_format(response_format),
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # arguments are read by __new__

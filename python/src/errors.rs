@@ -184,28 +184,93 @@ pub fn parse_error(py: Python<'_>, error: &ParseError) -> PyErr {
     build().unwrap_or_else(|e| e)
 }
 
+/// `SchemaError` with `message` and one dict per problem (`pointer`, `keyword`, `reason`).
+fn schema_problems(
+    py: Python<'_>,
+    message: String,
+    problems: &[(&str, Option<&str>, &str)],
+) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let list = PyList::empty(py);
+        for (pointer, keyword, reason) in problems {
+            let problem = PyDict::new(py);
+            problem.set_item("pointer", pointer)?;
+            problem.set_item("keyword", keyword)?;
+            problem.set_item("reason", reason)?;
+            list.append(problem)?;
+        }
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("problems", list)?;
+        Ok(raise(py, "SchemaError", message, &kwargs))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
 /// `SchemaError` for a response format or tool list outside the supported schema subset;
 /// `what` says which argument (`response_format`, `tools`).
 pub fn schema_error(py: Python<'_>, what: &str, errors: &SchemaErrors) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let problems = PyList::empty(py);
-        for e in &errors.0 {
-            let problem = PyDict::new(py);
-            problem.set_item("pointer", &e.pointer)?;
-            problem.set_item("keyword", &e.keyword)?;
-            problem.set_item("reason", &e.reason)?;
-            problems.append(problem)?;
+    let problems: Vec<_> = errors
+        .0
+        .iter()
+        .map(|e| {
+            (
+                e.pointer.as_str(),
+                Some(e.keyword.as_str()),
+                e.reason.as_str(),
+            )
+        })
+        .collect();
+    schema_problems(
+        py,
+        format!("{what}: unsupported schema: {errors}"),
+        &problems,
+    )
+}
+
+/// The error of a Python value nested deeper than [`convert::MAX_DEPTH`] at `at`, by the
+/// argument it was given as: a template's `ResponseTemplateError` (one problem of kind
+/// `TooDeep` at the template path), the `SchemaError` of `tools` or `response_format` (one
+/// problem at the JSON pointer, keyword None), a `ConstraintError` at `tool_choice`.
+pub fn too_deep(py: Python<'_>, arg: convert::Arg, at: &[convert::Step]) -> PyErr {
+    let reason = format!(
+        "nested more than {} levels deep (the limit for a Python value read as JSON)",
+        convert::MAX_DEPTH
+    );
+    let pointer = convert::pointer(at);
+    match arg {
+        convert::Arg::Template => {
+            let path = at.iter().fold(String::new(), |parent, step| match step {
+                convert::Step::Key(k) => template_build::path::key(&parent, k),
+                convert::Step::Index(i) => template_build::path::index(&parent, *i),
+            });
+            let problem = Problem {
+                file: None,
+                path: &path,
+                line_col: None,
+                kind: "TooDeep".to_owned(),
+                reason: &reason,
+            };
+            let message = format!("invalid response template: {path}: {reason}");
+            template_problems(py, message, &[problem])
         }
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("problems", problems)?;
-        Ok(raise(
+        convert::Arg::Tools | convert::Arg::ResponseFormat => {
+            let what = if arg == convert::Arg::Tools {
+                "tools"
+            } else {
+                "response_format"
+            };
+            let message = format!("{what}: {reason} at JSON pointer {pointer:?}");
+            schema_problems(py, message, &[(&pointer, None, &reason)])
+        }
+        convert::Arg::ToolChoice => constraint_error(
             py,
-            "SchemaError",
-            format!("{what}: unsupported schema: {errors}"),
-            &kwargs,
-        ))
-    };
-    build().unwrap_or_else(|e| e)
+            &ConstrainError {
+                at: "tool_choice".to_owned(),
+                reason: format!("{reason} at JSON pointer {pointer:?}"),
+                budget: None,
+            },
+        ),
+    }
 }
 
 /// `ContractViolation` for a parsed `message` that breaks its contract.

@@ -22,15 +22,15 @@ use constrain::index::{Step, TokenIndex};
 use constrain::template::{compile, ConstrainError, Options, Request, ToolChoice};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value;
 
 mod bitmask;
 mod check;
 mod vocab;
 
-use crate::errors;
 use crate::parse::Template;
+use crate::{convert, errors};
 use bitmask::Target;
 pub use vocab::Vocabulary;
 
@@ -137,47 +137,41 @@ fn _masks_template_source(name: &str) -> Option<&'static str> {
     templates::source(name)
 }
 
-fn parse_json(what: &str, text: &str) -> PyResult<Value> {
-    serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("{what}: not JSON: {e}")))
-}
-
-/// The request of a matcher from its JSON parts.
+/// The request of a matcher from its Python arguments, converted to JSON as `parse_response`
+/// converts them ([`convert`]), and the cache key's texts of tools, tool choice and response
+/// format. `tool_choice` is a `str` (`"auto"`, `"required"`, `"none"`, a tool's name) or a
+/// `{"type": "function", "function": {"name": ...}}` object; `None` is `"auto"`.
 fn request(
-    tools: Option<&str>,
-    tool_choice: &str,
-    response_format: Option<&str>,
-) -> PyResult<Request> {
-    let tools = match tools {
-        None => Vec::new(),
-        Some(text) => match parse_json("tools", text)? {
-            Value::Array(list) => list,
-            Value::Null => Vec::new(),
-            _ => {
-                return Err(PyValueError::new_err(
-                    "tools: expected a JSON list of tools",
-                ))
-            }
+    py: Python<'_>,
+    tools: Option<&Bound<'_, PyAny>>,
+    tool_choice: Option<&Bound<'_, PyAny>>,
+    response_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Request, [String; 3])> {
+    let tools = convert::tools(tools)?;
+    let choice = match tool_choice {
+        Some(c) if !c.is_none() => match c.cast::<PyString>() {
+            Ok(name) => Value::String(name.to_cow()?.into_owned()),
+            Err(_) => convert::from_py(c, convert::Arg::ToolChoice)?,
         },
+        _ => Value::String("auto".to_owned()),
     };
-    let choice = if tool_choice.trim_start().starts_with('{') {
-        parse_json("tool_choice", tool_choice)?
-    } else {
-        Value::String(tool_choice.to_string())
-    };
-    let tool_choice = ToolChoice::from_request(&choice)
-        .map_err(|e| PyValueError::new_err(format!("tool_choice: {}", e.reason)))?;
-    let response_format = match response_format {
-        None => None,
-        Some(text) => match parse_json("response_format", text)? {
-            Value::Null => None,
-            v => Some(v),
-        },
-    };
-    Ok(Request {
+    let response_format = convert::response_format(response_format)?;
+    let key = [
+        serde_json::to_string(&tools).unwrap_or_default(),
+        choice.to_string(),
+        response_format
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    ];
+    let tool_choice =
+        ToolChoice::from_request(&choice).map_err(|e| errors::constraint_error(py, &e))?;
+    let request = Request {
         tools,
         tool_choice,
         response_format,
-    })
+    };
+    Ok((request, key))
 }
 
 /// The shared index for a request, compiled (without the GIL) on a cache miss; `template` is
@@ -240,18 +234,19 @@ enum Pos {
 
 /// A position in a compiled constraint over a vocabulary, for one generation.
 ///
-/// `Matcher(template, vocabulary, tools_json=None, tool_choice="auto",
-/// response_format_json=None)`: `template` is a `Template` (the Python class
-/// `response_templates.Matcher` makes one of a dict, JSON text, a path or a vendored name, so
-/// that a template that does not load raises what `Template` raises for it), `vocabulary` a
-/// `Vocabulary`, `tools_json` the
-/// OpenAI tool list as JSON text, `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's
-/// name or the JSON text of `{"type": "function", "function": {"name": ...}}`, and
-/// `response_format_json` the OpenAI `response_format` object as JSON text. Passing another
+/// `Matcher(template, vocabulary, tools=None, tool_choice="auto", response_format=None)`:
+/// `template` is a `Template` (the Python class `response_templates.Matcher` makes one of a
+/// dict, JSON text, a path or a vendored name, so that a template that does not load raises
+/// what `Template` raises for it), `vocabulary` a `Vocabulary`, `tools` the OpenAI tool list,
+/// `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's name or `{"type": "function",
+/// "function": {"name": ...}}`, and `response_format` the OpenAI `response_format` object;
+/// the Python values are converted to JSON as `parse_response` converts them. Passing another
 /// matcher as the only argument copies it (same constraint, same position).
 ///
 /// Raises ConstraintError (a ValueError, with `at`, `reason`, `budget`) for a template or
-/// request that cannot be constrained; ValueError for JSON that does not parse.
+/// request that cannot be constrained; TypeError/ValueError naming the JSON pointer for a
+/// Python value JSON cannot hold, SchemaError for tools or a response format nested more
+/// than 256 levels deep.
 #[pyclass(module = "response_templates._native", subclass, name = "Matcher")]
 pub struct Matcher {
     index: Arc<TokenIndex>,
@@ -267,14 +262,14 @@ pub struct Matcher {
 #[pymethods]
 impl Matcher {
     #[new]
-    #[pyo3(signature = (template, vocabulary=None, tools_json=None, tool_choice="auto", response_format_json=None))]
+    #[pyo3(signature = (template, vocabulary=None, tools=None, tool_choice=None, response_format=None))]
     fn new(
         py: Python<'_>,
         template: &Bound<'_, PyAny>,
         vocabulary: Option<PyRef<'_, Vocabulary>>,
-        tools_json: Option<&str>,
-        tool_choice: &str,
-        response_format_json: Option<&str>,
+        tools: Option<&Bound<'_, PyAny>>,
+        tool_choice: Option<&Bound<'_, PyAny>>,
+        response_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         if let Ok(other) = template.cast::<Matcher>() {
             let other = other.borrow();
@@ -300,12 +295,13 @@ impl Matcher {
         let vocabulary = vocabulary
             .ok_or_else(|| PyTypeError::new_err("Matcher: the vocabulary is required"))?;
         let vocab = vocabulary.shared.clone();
-        let req = request(tools_json, tool_choice, response_format_json)?;
+        let (req, [tools, tool_choice, response_format]) =
+            request(py, tools, tool_choice, response_format)?;
         let key = Key {
             template: value.to_string(),
-            tools: tools_json.unwrap_or("").to_string(),
-            tool_choice: tool_choice.to_string(),
-            response_format: response_format_json.unwrap_or("").to_string(),
+            tools,
+            tool_choice,
+            response_format,
             vocab: vocab.id,
         };
         let Compiled { index, rows } = index_for(py, key, value, &vocab, req)?;

@@ -12,7 +12,7 @@ use parser_runtime::{
     CompiledTemplate, Message, OwnedResponseParser, ParseError, ParserOptions, ReasoningCalls,
     ResponseParser,
 };
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -91,11 +91,12 @@ impl Template {
     /// converted as JSON (`str` keys; `int`, `float`, `str`, `bool`, `None`, `list`, `dict`).
     ///
     /// Errors: `TypeError`/`ValueError` for an object JSON cannot hold (naming its JSON
-    /// pointer); `ResponseTemplateError` with every problem of the template (JSON path, field).
+    /// pointer); `ResponseTemplateError` with every problem of the template (JSON path, field),
+    /// or for a value nested more than 256 levels deep (kind `TooDeep`).
     #[staticmethod]
     #[pyo3(signature = (value, name = None))]
     fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Self> {
-        let value = convert::from_py(value)?;
+        let value = convert::from_py(value, convert::Arg::Template)?;
         let compiled = py.detach(|| template_build::compile(&value));
         Self::built(py, compiled.map(|c| (c, value)), name)
     }
@@ -255,18 +256,7 @@ impl Setup {
         response_format: Option<&Bound<'_, PyAny>>,
         strict_tools: bool,
     ) -> PyResult<Self> {
-        let tools = match tools {
-            None => Vec::new(),
-            Some(t) if t.is_none() => Vec::new(),
-            Some(t) => match convert::from_py(t)? {
-                Value::Array(list) => list,
-                _ => {
-                    return Err(PyTypeError::new_err(
-                        "tools must be a list of tool dicts (OpenAI tool JSON) or functions",
-                    ))
-                }
-            },
-        };
+        let tools = convert::tools(tools)?;
         let reasoning_calls = match reasoning_calls {
             "keep" => ReasoningCalls::Keep,
             "extract" => ReasoningCalls::Extract,
@@ -286,15 +276,12 @@ impl Setup {
             reasoning_calls,
             ..ParserOptions::default()
         };
-        let response_format = match response_format {
-            Some(f) if !f.is_none() => {
-                let value = convert::from_py(f)?;
-                Some(
-                    ResponseFormat::from_request(&value)
-                        .map_err(|e| errors::schema_error(py, "response_format", &e))?,
-                )
-            }
-            _ => None,
+        let response_format = match convert::response_format(response_format)? {
+            Some(value) => Some(
+                ResponseFormat::from_request(&value)
+                    .map_err(|e| errors::schema_error(py, "response_format", &e))?,
+            ),
+            None => None,
         };
         let strict_tools = if strict_tools {
             if tools.is_empty() {

@@ -356,6 +356,9 @@ def test_request_and_source_errors(o200k):
         Matcher("qwen3", o200k, tools=[WEATHER], tool_choice="get_time")
     assert isinstance(e.value, ValueError) and e.value.at == "tool_choice"
     with pytest.raises(ConstraintError) as e:
+        Matcher("qwen3", o200k, tools=[WEATHER], tool_choice={"type": "function"})
+    assert e.value.at == "tool_choice" and "name" in e.value.reason
+    with pytest.raises(ConstraintError) as e:
         Matcher({"fields": {"content": {"content": "nonsense"}}}, o200k)
     assert e.value.at == "template"
     with pytest.raises(rt.ResponseTemplateError, match="no vendored template") as e:
