@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use constrain::dfa::DEAD;
 use constrain::index::{Step, TokenIndex};
 use constrain::template::{compile, ConstrainError, Options, Request, ToolChoice};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value;
@@ -344,11 +344,12 @@ impl Matcher {
     /// Consumes token `id`: True if the constraint allows it here (the matcher moves on),
     /// False if not (the matcher stays where it was). EOS is allowed where the response is
     /// complete and ends it (`is_stopped()`); after that only EOS is allowed. An id at or
-    /// past `vocab_size` is never allowed.
+    /// past `vocab_size`, however large, is never allowed (False), as in llguidance and
+    /// xgrammar.
     ///
-    /// Raises ValueError for a negative id.
-    fn consume_token(&mut self, id: i64) -> PyResult<bool> {
-        let id = nonnegative(id)?;
+    /// Raises ValueError for a negative id, TypeError for an id that is not an integer.
+    fn consume_token(&mut self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = token_id(id)?;
         Ok(match self.step(id) {
             Some(pos) => {
                 self.history.push(pos);
@@ -360,12 +361,13 @@ impl Matcher {
 
     /// Consumes tokens in order: True if all were allowed. On the first refused token it
     /// returns False, with the tokens before it consumed (`num_tokens` tells how many; roll
-    /// them back with `rollback`).
+    /// them back with `rollback`). Ids at or past `vocab_size` are refused as in
+    /// `consume_token`.
     ///
-    /// Raises ValueError for a negative id.
-    fn consume_tokens(&mut self, ids: Vec<i64>) -> PyResult<bool> {
-        for id in ids {
-            let id = nonnegative(id)?;
+    /// Raises ValueError for a negative id, TypeError for one that is not an integer (before
+    /// any token is consumed).
+    fn consume_tokens(&mut self, ids: Vec<Bound<'_, PyAny>>) -> PyResult<bool> {
+        for id in token_ids(&ids)? {
             match self.step(id) {
                 Some(pos) => self.history.push(pos),
                 None => return Ok(false),
@@ -375,14 +377,14 @@ impl Matcher {
     }
 
     /// How many of `ids`, from the first, the matcher would accept in a row (it does not
-    /// move).
+    /// move). Ids at or past `vocab_size` are refused as in `consume_token`.
     ///
-    /// Raises ValueError for a negative id.
-    fn validate_tokens(&self, ids: Vec<i64>) -> PyResult<usize> {
+    /// Raises ValueError for a negative id, TypeError for one that is not an integer.
+    fn validate_tokens(&self, ids: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
         let mut pos = self.pos();
+        let ids = token_ids(&ids)?;
         let total = ids.len();
         for (n, id) in ids.into_iter().enumerate() {
-            let id = nonnegative(id)?;
             match self.step_from(pos, id) {
                 Some(next) => pos = next,
                 None => return Ok(n),
@@ -398,14 +400,16 @@ impl Matcher {
     /// 0). Masks are computed once per state of the shared constraint (without the GIL) and
     /// cached; after EOS only EOS is allowed.
     ///
-    /// Raises TypeError for an object that is not an int32 buffer, ValueError for a read-only
-    /// or non-contiguous buffer, a wrong shape, or an index outside the rows.
-    #[pyo3(signature = (bitmask, index=0))]
+    /// Raises TypeError for an object that is not an int32 buffer (or an index that is not an
+    /// integer), ValueError for a read-only or non-contiguous buffer or a wrong shape,
+    /// IndexError for an index outside the rows (a negative one counts from the end, as
+    /// numpy's).
+    #[pyo3(signature = (bitmask, index=None))]
     fn fill_next_token_bitmask(
         &mut self,
         py: Python<'_>,
         bitmask: &Bound<'_, PyAny>,
-        index: i64,
+        index: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let target = match &self.last_target {
             Some(kept) if kept.0.bind(py).is(bitmask) => Target::bind(py, kept),
@@ -415,7 +419,10 @@ impl Matcher {
                 target
             }
         };
-        let row = target.row(index)?;
+        let row = match index {
+            Some(index) => target.row_of(index)?,
+            None => target.row(0)?,
+        };
         let bytes = self.row_bytes(py, self.pos(), target.words)?;
         target.put(row, &bytes)
     }
@@ -434,12 +441,13 @@ impl Matcher {
 
     /// Undoes the last `n` consumed tokens (0 does nothing).
     ///
-    /// Raises ValueError for a negative `n` or more tokens than were consumed.
-    fn rollback(&mut self, n: i64) -> PyResult<()> {
+    /// Raises ValueError for a negative `n` or more tokens than were consumed (however many),
+    /// TypeError for an `n` that is not an integer.
+    fn rollback(&mut self, n: &Bound<'_, PyAny>) -> PyResult<()> {
         let have = self.history.len() - 1;
-        match usize::try_from(n) {
-            Ok(n) if n <= have => {
-                self.history.truncate(self.history.len() - n);
+        match usize::try_from(saturating_int(n)?) {
+            Ok(k) if k <= have => {
+                self.history.truncate(self.history.len() - k);
                 Ok(())
             }
             _ => Err(PyValueError::new_err(format!(
@@ -496,12 +504,36 @@ impl Matcher {
     }
 }
 
-fn nonnegative(id: i64) -> PyResult<u32> {
-    if id < 0 {
-        return Err(PyValueError::new_err(format!("token id {id} is negative")));
+/// An integer argument (an `int`, or an object with `__index__` such as numpy's integers) as
+/// an `i64`, saturated: an int past `i64` is `i64::MIN` or `i64::MAX` by its sign, so that an
+/// id, a count or an index of any size is an ordinary value out of range, never an
+/// OverflowError.
+///
+/// Errors: TypeError for an object that is not an integer.
+pub fn saturating_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match obj.extract::<i64>() {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            Ok(if obj.lt(0)? { i64::MIN } else { i64::MAX })
+        }
+        Err(e) => Err(e),
     }
-    // Ids past u32 are past every vocabulary: never allowed.
+}
+
+/// A token id as a `u32`; an id past `u32` is past every vocabulary: `u32::MAX`, never allowed.
+///
+/// Errors: ValueError for a negative id, TypeError for one that is not an integer.
+fn token_id(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let id = saturating_int(obj)?;
+    if id < 0 {
+        return Err(PyValueError::new_err(format!("token id {obj} is negative")));
+    }
     Ok(u32::try_from(id).unwrap_or(u32::MAX))
+}
+
+/// [`token_id`] of each of `ids`.
+fn token_ids(ids: &[Bound<'_, PyAny>]) -> PyResult<Vec<u32>> {
+    ids.iter().map(token_id).collect()
 }
 
 impl Matcher {
@@ -574,16 +606,16 @@ impl Matcher {
 /// The masks not cached yet are computed without the GIL, in parallel threads when there are
 /// several; the rows are then copied in.
 ///
-/// Raises TypeError for a non-Matcher item or a bad bitmask, ValueError for a bad shape, an
-/// index outside the rows, a length mismatch of `indices`, or matchers over vocabularies of
-/// different sizes.
+/// Raises TypeError for a non-Matcher item or a bad bitmask, ValueError for a bad shape, a
+/// length mismatch of `indices`, or matchers over vocabularies of different sizes, IndexError
+/// for an index outside the rows.
 #[pyfunction]
 #[pyo3(signature = (matchers, bitmask, indices=None))]
 fn fill_next_token_bitmask_batch(
     py: Python<'_>,
     matchers: &Bound<'_, PyAny>,
     bitmask: &Bound<'_, PyAny>,
-    indices: Option<Vec<i64>>,
+    indices: Option<Vec<Bound<'_, PyAny>>>,
 ) -> PyResult<()> {
     let mut work: Vec<(PyRef<'_, Matcher>, Pos)> = Vec::new();
     let mut vocab_size = None;
@@ -612,7 +644,7 @@ fn fill_next_token_bitmask_batch(
             .collect::<PyResult<Vec<_>>>()?,
         Some(ix) if ix.len() == work.len() => ix
             .iter()
-            .map(|&k| target.row(k))
+            .map(|k| target.row_of(k))
             .collect::<PyResult<Vec<_>>>()?,
         Some(ix) => {
             return Err(PyValueError::new_err(format!(

@@ -335,7 +335,7 @@ def test_bitmask_errors_are_typed_and_say_why(o200k):
         m.fill_next_token_bitmask(np.zeros((1, 6250), dtype=np.int32))
     with pytest.raises(ValueError, match="shape"):
         m.fill_next_token_bitmask(np.zeros((1, 1, 6251), dtype=np.int32))
-    with pytest.raises(ValueError, match="index 2"):
+    with pytest.raises(IndexError, match="index 2"):
         m.fill_next_token_bitmask(allocate_token_bitmask(2, m.vocab_size), 2)
     m.fill_next_token_bitmask(allocate_token_bitmask(2, m.vocab_size), -1)  # numpy-style
     ro = allocate_token_bitmask(1, m.vocab_size)
@@ -349,6 +349,51 @@ def test_bitmask_errors_are_typed_and_say_why(o200k):
         m.consume_token(-1)
     with pytest.raises(ValueError):
         allocate_token_bitmask(-1, 10)
+
+
+def test_ids_counts_and_indices_of_any_size(o200k):
+    """An id past the vocabulary, however large, is refused like any other (False, the state
+    kept: llguidance's and xgrammar's rule); a negative id or a rollback past the history is a
+    ValueError, a bitmask row outside the array an IndexError (numpy's): never OverflowError."""
+    m = Matcher("qwen3", o200k, tools=[WEATHER], tool_choice="required")
+    ok = o200k.encode("<tool_call>")
+    huge = [m.vocab_size, 2**32, 2**63, 2**64, 10**30, np.uint64(2**64 - 1)]
+    for big in huge:
+        assert m.consume_token(big) is False
+        assert m.validate_tokens(ok + [big]) == len(ok)
+        assert m.consume_tokens([big]) is False
+        assert m.num_tokens == 0
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.token_bytes(big)
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.decode(ok + [big])
+    for negative in [-1, -(2**63), -(2**63) - 1, -(10**30), np.int64(-5)]:
+        with pytest.raises(ValueError, match="negative"):
+            m.consume_token(negative)
+        with pytest.raises(ValueError, match="negative"):
+            m.consume_tokens(ok + [negative])
+        assert m.num_tokens == 0  # checked before any token moves the matcher
+        with pytest.raises(ValueError, match="negative"):
+            m.validate_tokens([negative])
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.is_special(negative)
+    with pytest.raises(TypeError):
+        m.consume_token(1.5)
+    assert m.consume_tokens(ok)
+    for n in [len(ok) + 1, 2**63, 10**30, -1, -(2**70)]:
+        with pytest.raises(ValueError, match=f"rollback\\({n}\\): {len(ok)} tokens"):
+            m.rollback(n)
+    m.rollback(np.int64(len(ok)))
+    assert m.num_tokens == 0
+    bitmask = allocate_token_bitmask(2, m.vocab_size)
+    for index in [2, 2**63, 10**30, -3, -(2**63) - 1]:
+        with pytest.raises(IndexError, match=f"index {index} is outside the bitmask's 2 rows"):
+            m.fill_next_token_bitmask(bitmask, index)
+        with pytest.raises(IndexError, match=f"index {index} is outside"):
+            fill_next_token_bitmask_batch([m], bitmask, [index])
+    m.fill_next_token_bitmask(bitmask, np.int64(-2))
+    fill_next_token_bitmask_batch([m, m], bitmask, [np.uint64(1), -2])
+    assert (bitmask[0] == bitmask[1]).all()
 
 
 def test_request_and_source_errors(o200k):

@@ -226,7 +226,11 @@ impl Vocabulary {
     /// The bytes of token `id` (empty for an unused id).
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn token_bytes<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyBytes>> {
+    fn token_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let id = self.check_id(id)?;
         Ok(PyBytes::new(py, self.shared.vocab().token(id)))
     }
@@ -234,7 +238,7 @@ impl Vocabulary {
     /// Whether token `id` is special (a control token such as EOS).
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn is_special(&self, id: i64) -> PyResult<bool> {
+    fn is_special(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
         let id = self.check_id(id)?;
         Ok(self.shared.vocab().is_special(id))
     }
@@ -247,9 +251,13 @@ impl Vocabulary {
     /// The bytes of a token sequence: special tokens as their text, EOS ids left out.
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn decode<'py>(&self, py: Python<'py>, ids: Vec<i64>) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = ids
-            .into_iter()
+            .iter()
             .map(|id| self.check_id(id))
             .collect::<PyResult<Vec<u32>>>()?;
         Ok(PyBytes::new(py, &self.shared.vocab().decode(&ids)))
@@ -299,9 +307,9 @@ impl Vocabulary {
 }
 
 impl Vocabulary {
-    fn check_id(&self, id: i64) -> PyResult<u32> {
+    fn check_id(&self, id: &Bound<'_, PyAny>) -> PyResult<u32> {
         let n = self.shared.vocab().len();
-        u32::try_from(id)
+        u32::try_from(super::saturating_int(id)?)
             .ok()
             .filter(|&i| (i as usize) < n)
             .ok_or_else(|| {
