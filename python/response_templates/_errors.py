@@ -1,6 +1,7 @@
 """The exceptions of response_templates: all derive from ValueError, as transformers' parser
 raises ValueError for bad templates and bad output. The native module raises these classes
-(it imports them from here), so each is defined once."""
+(it imports them from here), so each is defined once; each pickles with its attributes (an
+error raised in a worker process reaches the parent whole)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ __all__ = [
     "SchemaError",
     "ConstraintError",
     "TemplateConstraintError",
+    "VocabularyError",
 ]
 
 
@@ -70,10 +72,17 @@ class ContractViolation(ValueError):
     message, e.g. ``"/tool_calls/0/function/arguments/city"``), ``expected`` and ``found``.
     """
 
-    def __init__(self, text: str, *, message: Dict[str, Any], violations: List[Dict[str, Any]]):
+    def __init__(
+        self,
+        text: str,
+        *,
+        message: Optional[Dict[str, Any]] = None,
+        violations: Optional[List[Dict[str, Any]]] = None,
+    ):
         super().__init__(text)
-        self.message = message
-        self.violations = violations
+        # Defaults only so that pickle can rebuild it from its text (then its attributes).
+        self.message: Dict[str, Any] = message if message is not None else {}
+        self.violations: List[Dict[str, Any]] = violations if violations is not None else []
 
 
 class SchemaError(ValueError):
@@ -125,3 +134,8 @@ class TemplateConstraintError(ResponseTemplateError, ConstraintError):
         self.at = "template"
         self.reason = message
         self.budget = None
+
+
+class VocabularyError(ValueError):
+    """A vocabulary that cannot be read: the message names the source and the reason (a line of
+    a .tiktoken file, a JSON path of a tokenizer.json, a missing EOS)."""

@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence, Union
 
 from . import _api, _native
 from ._api import Template
-from ._errors import ConstraintError, ResponseTemplateError, TemplateConstraintError
+from ._errors import ConstraintError, ResponseTemplateError, TemplateConstraintError, VocabularyError
 
 __all__ = [
     "Matcher",
@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 Vocabulary = _native.Vocabulary
-VocabularyError = _native.VocabularyError
 
 #: Vocabularies available by name (their token files ship inside the package's native module).
 BUILTIN_VOCABULARIES = ("o200k_base", "cl100k_base", "o200k_harmony")
@@ -243,7 +242,10 @@ class Matcher(_native.Matcher):
     ``consume_token(id) -> bool`` (False: not allowed, the matcher does not move),
     ``consume_tokens(ids) -> bool``, ``validate_tokens(ids) -> int``,
     ``fill_next_token_bitmask(bitmask, index=0)``, ``allowed_token_ids()``,
-    ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``.
+    ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``
+    (also ``copy.copy`` and ``copy.deepcopy``). A matcher cannot be pickled (TypeError): it is
+    tied to the constraint compiled in its process; make one per process (the ``Template``
+    pickles).
 
     Raises ConstraintError (a ValueError with ``at``, ``reason``, ``budget``) for a template
     or request that cannot be constrained; for a template that does not load, a
@@ -295,6 +297,14 @@ class Matcher(_native.Matcher):
 
     def __deepcopy__(self, memo: dict) -> "Matcher":
         return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a Matcher cannot be pickled: it is a position in a constraint compiled over a "
+            "vocabulary in this process. Make one in each process with Matcher(template, "
+            "tokenizer, ...) (a Template pickles; the compiled constraint is cached per "
+            "process), or copy() it within a process"
+        )
 
 
 def _numpy(what: str):

@@ -10,7 +10,11 @@
 //! - `structured_outputs::SchemaErrors` -> `SchemaError` (`.problems`: `pointer`, `keyword`,
 //!   `reason`);
 //! - a message that breaks its contract -> `ContractViolation` (`.message`, `.violations`);
-//! - `constrain::template::ConstrainError` -> `ConstraintError` (`.at`, `.reason`, `.budget`).
+//! - `constrain::template::ConstrainError` -> `ConstraintError` (`.at`, `.reason`, `.budget`);
+//! - a vocabulary that cannot be read -> `VocabularyError`.
+//!
+//! Being defined in Python, every class pickles (an error raised in a worker process reaches
+//! the parent).
 
 use constrain::template::ConstrainError;
 use parser_runtime::structured_outputs::{SchemaErrors, Violation};
@@ -325,4 +329,9 @@ pub fn constraint_error(py: Python<'_>, e: &ConstrainError) -> PyErr {
         Ok(raise(py, "ConstraintError", e.to_string(), &kwargs))
     };
     build().unwrap_or_else(|e| e)
+}
+
+/// `VocabularyError` with `message` (the source and the reason).
+pub fn vocabulary_error(py: Python<'_>, message: String) -> PyErr {
+    raise(py, "VocabularyError", message, &PyDict::new(py))
 }

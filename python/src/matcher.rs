@@ -36,10 +36,8 @@ pub use vocab::Vocabulary;
 
 /// Adds the mask classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add_class::<Vocabulary>()?;
     m.add_class::<Matcher>()?;
-    m.add("VocabularyError", py.get_type::<vocab::VocabularyError>())?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
     m.add_function(wrap_pyfunction!(check::_masks_check_response, m)?)?;
     m.add_function(wrap_pyfunction!(_masks_template_source, m)?)?;

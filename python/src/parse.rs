@@ -12,7 +12,7 @@ use parser_runtime::{
     CompiledTemplate, Message, OwnedResponseParser, ParseError, ParserOptions, ReasoningCalls,
     ResponseParser,
 };
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -28,11 +28,18 @@ use crate::{convert, errors};
 /// `Template.from_pretrained(model_dir)` or `Template.vendored(name)`. Errors: a
 /// `ResponseTemplateError` (a `ValueError`) listing every problem of the template, each with
 /// its JSON path, field, and for text and files the line and column.
+///
+/// A template is immutable: `copy.copy` and `copy.deepcopy` return it as it is. It pickles
+/// (for multiprocessing: vLLM workers, `ProcessPoolExecutor`) as its JSON text and name,
+/// compiled again when unpickled (`Template.from_json(t.to_json(), t.name)`); a vendored
+/// template as its name (`Template.vendored(name)`).
 #[pyclass(frozen, module = "response_templates", name = "Template")]
 pub struct Template {
     compiled: Arc<CompiledTemplate>,
     value: Value,
     name: Option<String>,
+    /// Made by `Template.vendored(name)`: pickled as the name.
+    vendored: bool,
 }
 
 // For other native modules (matcher.rs takes a `Template` too): the tables and the JSON value.
@@ -62,6 +69,7 @@ impl Template {
             compiled: Arc::new(compiled),
             value,
             name,
+            vendored: false,
         })
     }
 }
@@ -166,6 +174,7 @@ impl Template {
                 compiled: Arc::clone(compiled),
                 value: value.clone(),
                 name: Some(name.to_owned()),
+                vendored: true,
             });
         }
         let compiled = match templates::by_name(name) {
@@ -189,6 +198,7 @@ impl Template {
             compiled,
             value,
             name: Some(name.to_owned()),
+            vendored: true,
         })
     }
 
@@ -223,6 +233,34 @@ impl Template {
     /// The template as JSON text (compact).
     fn to_json(&self) -> String {
         self.value.to_string()
+    }
+
+    /// Pickling: `Template.vendored(name)` for a vendored template, else
+    /// `Template.from_json(json, name)`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let this = slf.get();
+        let class = slf.get_type();
+        let (constructor, args) = match (&this.name, this.vendored) {
+            (Some(name), true) => (
+                class.getattr("vendored")?,
+                PyTuple::new(slf.py(), [name.into_pyobject(slf.py())?.into_any()])?,
+            ),
+            _ => (
+                class.getattr("from_json")?,
+                (this.to_json(), this.name.as_deref()).into_pyobject(slf.py())?,
+            ),
+        };
+        PyTuple::new(slf.py(), [constructor, args.into_any()])
+    }
+
+    /// The template itself (it is immutable).
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// The template itself (it is immutable).
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __repr__(&self) -> String {
@@ -479,6 +517,9 @@ fn run_parallel(
 /// `ResponseParseError` (`.field`, `.offset` in bytes of the output, `.kind`) from `feed` or
 /// `finalize`; `RuntimeError` for `feed`/`finalize` after `finalize`; `ContractViolation`
 /// from `finalize` when the message breaks its contract.
+///
+/// A parser cannot be pickled or copied (`TypeError`): it is a parse in progress; make one per
+/// output (its `Template` pickles).
 #[pyclass(module = "response_templates", name = "ResponseParser")]
 pub struct StreamParser {
     parser: OwnedResponseParser,
@@ -588,6 +629,15 @@ impl StreamParser {
         let message = convert::map_to_py(py, &message)?;
         let events = self.converter.events(py, &events)?;
         PyTuple::new(py, [message.into_any(), events.into_any()])
+    }
+
+    /// Refused: a parser is a parse in progress, tied to its process.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "a ResponseParser cannot be pickled or copied: it holds a parse in progress; make \
+             one per output in the process that parses it (its Template pickles, and a \
+             template dict is compiled once per process)",
+        ))
     }
 
     /// The contract violations found so far (list of dicts: `kind`, `pointer`, `expected`,

@@ -13,13 +13,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-pyo3::create_exception!(
-    _native,
-    VocabularyError,
-    PyValueError,
-    "A vocabulary could not be read (a ValueError): the message names the source and the \
-     reason (a line of a .tiktoken file, a JSON path of a tokenizer.json, a missing EOS)."
-);
+use crate::errors;
 
 /// The built-in vocabularies (tiktoken-rs ships their files).
 pub const BUILTIN: [&str; 3] = ["o200k_base", "cl100k_base", "o200k_harmony"];
@@ -53,8 +47,8 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-fn vocab_error(e: VocabError) -> PyErr {
-    VocabularyError::new_err(e.to_string())
+fn vocab_error(py: Python<'_>, e: VocabError) -> PyErr {
+    errors::vocabulary_error(py, e.to_string())
 }
 
 /// The cached vocabulary under `key`, or the one `load` reads (run without the GIL), cached.
@@ -87,7 +81,7 @@ fn cached(
             bpe: OnceLock::new(),
         }))
     });
-    let shared = shared.map_err(vocab_error)?;
+    let shared = shared.map_err(|e| vocab_error(py, e))?;
     let mut entries = cache().lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, existing)) = entries.iter().find(|(k, _)| *k == key) {
         // Another thread prepared it meanwhile: share theirs.
@@ -126,9 +120,12 @@ impl Vocabulary {
     #[staticmethod]
     fn builtin(py: Python<'_>, name: &str) -> PyResult<Self> {
         if !BUILTIN.contains(&name) {
-            return Err(VocabularyError::new_err(format!(
-                "{name}: unknown built-in vocabulary (o200k_base, cl100k_base, o200k_harmony)"
-            )));
+            return Err(errors::vocabulary_error(
+                py,
+                format!(
+                    "{name}: unknown built-in vocabulary (o200k_base, cl100k_base, o200k_harmony)"
+                ),
+            ));
         }
         let owned = name.to_string();
         let shared = cached(py, format!("builtin\0{name}"), name, move || {
@@ -190,9 +187,10 @@ impl Vocabulary {
             specials.push((text, id));
         }
         if eos.is_empty() {
-            return Err(VocabularyError::new_err(format!(
-                "{source}: a .tiktoken vocabulary needs at least one EOS text (eos=[...])"
-            )));
+            return Err(errors::vocabulary_error(
+                py,
+                format!("{source}: a .tiktoken vocabulary needs at least one EOS text (eos=[...])"),
+            ));
         }
         specials.sort();
         let extra = format!("{specials:?}\u{1}{}", eos.join("\u{1}"));
