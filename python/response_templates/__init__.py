@@ -5,7 +5,9 @@ The public API follows transformers 5.24 (``transformers.utils.chat_parsing``):
 compiled engine (the template's delimiters compiled to DFAs, in Rust). ``Template`` holds a
 compiled template; ``install(tokenizer)`` makes a transformers tokenizer's ``parse_response``
 and ``get_response_parser`` use this package. All errors derive from ValueError:
-``ResponseTemplateError``, ``ResponseParseError``, ``ContractViolation``, ``SchemaError``.
+``ResponseTemplateError``, ``ResponseParseError``, ``ContractViolation``, ``SchemaError``, and
+for token masks ``ConstraintError`` (``TemplateConstraintError`` is both a
+``ResponseTemplateError`` and a ``ConstraintError``) and ``VocabularyError``.
 
 Token masks (``Matcher``, ``allocate_token_bitmask``, ``fill_next_token_bitmask_batch``,
 ``apply_token_bitmask_inplace``) follow the conventions of llguidance and xgrammar: an int32
@@ -22,6 +24,7 @@ from .masks import (
     BUILTIN_VOCABULARIES,
     ConstraintError,
     Matcher,
+    TemplateConstraintError,
     Vocabulary,
     VocabularyError,
     allocate_token_bitmask,
@@ -46,6 +49,7 @@ __all__ = [
     "ResponseTemplateError",
     "SchemaError",
     "Template",
+    "TemplateConstraintError",
     "install",
     "parse_response",
     "uninstall",

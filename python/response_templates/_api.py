@@ -23,6 +23,18 @@ _CACHE_SIZE = 64
 _CACHE_LOCK = threading.Lock()
 
 
+def _cached(key: str, build: Callable[[], Any]) -> Any:
+    """The Template cached under ``key``, or the one ``build()`` makes (then cached)."""
+    template = _CACHE.get(key)
+    if template is None:
+        template = build()
+        with _CACHE_LOCK:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)), None)
+            _CACHE[key] = template
+    return template
+
+
 def _template(response_template: Any) -> Any:
     """A ``Template`` for ``response_template`` (a Template, or a template dict compiled once
     and cached by its JSON text). Errors: TypeError for another type; ResponseTemplateError."""
@@ -38,14 +50,13 @@ def _template(response_template: Any) -> Any:
     except (TypeError, ValueError, RecursionError):
         # Not JSON (or too deep for json.dumps): from_dict raises an error naming the place.
         return Template.from_dict(response_template)
-    template = _CACHE.get(key)
-    if template is None:
-        template = Template.from_dict(response_template)
-        with _CACHE_LOCK:
-            if len(_CACHE) >= _CACHE_SIZE:
-                _CACHE.pop(next(iter(_CACHE)), None)
-            _CACHE[key] = template
-    return template
+    return _cached(key, lambda: Template.from_dict(response_template))
+
+
+def _template_from_text(text: str) -> Any:
+    """``Template.from_json(text)``, cached by the text (keys apart from the dicts' keys, which
+    are JSON texts: a ``tokenizer_config.json`` text is a template, its dict is not)."""
+    return _cached("text:" + text, lambda: Template.from_json(text))
 
 
 def _tools(tools: Tools) -> Optional[List[Any]]:

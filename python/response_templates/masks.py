@@ -26,17 +26,19 @@ request is cheap after the first.
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
-from . import _native
+from . import _api, _native
+from ._api import Template
+from ._errors import ConstraintError, ResponseTemplateError, TemplateConstraintError, VocabularyError
 
 __all__ = [
     "Matcher",
     "Vocabulary",
     "ConstraintError",
+    "TemplateConstraintError",
     "VocabularyError",
     "load_vocabulary",
     "allocate_token_bitmask",
@@ -46,8 +48,6 @@ __all__ = [
 ]
 
 Vocabulary = _native.Vocabulary
-ConstraintError = _native.ConstraintError
-VocabularyError = _native.VocabularyError
 
 #: Vocabularies available by name (their token files ship inside the package's native module).
 BUILTIN_VOCABULARIES = ("o200k_base", "cl100k_base", "o200k_harmony")
@@ -165,54 +165,52 @@ def load_vocabulary(
     return vocab
 
 
-def _template_json(response_template: Any) -> str:
-    """The JSON text of a response template given as a dict, a JSON string, a path (to a
-    template or a tokenizer_config.json), a vendored template's name, or an object with
-    ``to_json()`` / ``to_dict()`` (a compiled `Template`)."""
+def _template(response_template: Any) -> Any:
+    """The `Template` of a response template given as a `Template`, a dict, JSON text, a path
+    (a template, a ``tokenizer_config.json`` or a model directory), a vendored template's name,
+    or an object with ``to_json()`` / ``to_dict()``: made by the `Template` constructors, so a
+    template that does not load raises the `ResponseTemplateError` they raise. Dicts and JSON
+    texts are compiled once and cached."""
+    if isinstance(response_template, Template):
+        return response_template
+    if isinstance(response_template, dict):
+        return _api._template(response_template)
+    if isinstance(response_template, str) and response_template.lstrip().startswith("{"):
+        return _api._template_from_text(response_template)
+    if isinstance(response_template, (str, os.PathLike)):
+        path = os.fspath(response_template)
+        if os.path.isdir(path):
+            return Template.from_pretrained(path)
+        named = isinstance(response_template, str) and "/" not in path and os.sep not in path
+        if named and not path.endswith(".json") and not os.path.exists(path):
+            return Template.vendored(path)
+        return Template.from_file(path)
     to_json = getattr(response_template, "to_json", None)
     if callable(to_json):
-        return to_json()
+        return _api._template_from_text(to_json())
     to_dict = getattr(response_template, "to_dict", None)
     if callable(to_dict):
-        return json.dumps(to_dict())
-    if isinstance(response_template, dict):
-        return json.dumps(response_template)
-    if isinstance(response_template, os.PathLike):
-        return _read(response_template)
-    if isinstance(response_template, str):
-        if response_template.lstrip().startswith("{"):
-            return response_template
-        if os.path.isfile(response_template):
-            return _read(response_template)
-        source = _native._masks_template_source(response_template)
-        if source is not None:
-            return source
-        raise ValueError(
-            f"response_template {response_template[:80]!r}: not JSON, not a file, and no "
-            "vendored template has this name"
-        )
+        return _api._template(to_dict())
     raise TypeError(
         "response_template: expected a dict, a JSON string, a path, a vendored template's "
         f"name or a Template, got {type(response_template).__name__}"
     )
 
 
-def _json_arg(name: str, value: Any, kinds: tuple, expected: str) -> Optional[str]:
-    """JSON text of an optional request argument (None stays None; a str is JSON already)."""
-    if value is None or isinstance(value, str):
-        return value
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
-    return json.dumps(list(value) if isinstance(value, tuple) else value)
+def _tool_choice(tool_choice: Any) -> Any:
+    if tool_choice is None or isinstance(tool_choice, (str, dict)):
+        return tool_choice
+    raise TypeError(
+        "tool_choice: expected 'auto', 'required', 'none', a tool name or "
+        f"{{'type': 'function', 'function': {{'name': ...}}}}, got {type(tool_choice).__name__}"
+    )
 
 
-def _tool_choice(tool_choice: Any) -> str:
-    if tool_choice is None:
-        return "auto"
-    return _json_arg(
-        "tool_choice", tool_choice, (dict,),
-        "'auto', 'required', 'none', a tool name or "
-        "{'type': 'function', 'function': {'name': ...}}",
+def _response_format(response_format: Any) -> Any:
+    if response_format is None or isinstance(response_format, dict):
+        return response_format
+    raise TypeError(
+        f"response_format: expected an OpenAI response_format dict, got {type(response_format).__name__}"
     )
 
 
@@ -222,26 +220,39 @@ class Matcher(_native.Matcher):
     ``Matcher(response_template, tokenizer, *, tools=None, tool_choice="auto",
     response_format=None)``:
 
-    * ``response_template``: a dict, a JSON string, a path (template or
-      ``tokenizer_config.json``), a vendored template's name (``"qwen3"``), or a ``Template``;
+    * ``response_template``: a ``Template``, a dict, a JSON string, a path (template,
+      ``tokenizer_config.json`` or model directory), or a vendored template's name
+      (``"qwen3"``); dicts and JSON strings are compiled once and cached;
     * ``tokenizer``: see `load_vocabulary` (a built-in name, a tokenizer.json or .tiktoken
       path, a transformers tokenizer, a `Vocabulary`);
-    * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``),
-      enforced strictly (arguments follow the schemas);
+    * ``tools``: OpenAI tools (``[{"type": "function", "function": {"name", "parameters"}}]``)
+      or functions (as ``parse_response`` takes them), enforced strictly (arguments follow the
+      schemas);
     * ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, a tool's name, or
       ``{"type": "function", "function": {"name": ...}}``;
     * ``response_format``: OpenAI's (``{"type": "json_schema", "json_schema": {...}}`` or
       ``{"type": "json_object"}``), enforced on the content.
 
+    The Python values are read as JSON by the conversion ``parse_response`` uses: a value JSON
+    cannot hold (a ``set``, a non-``str`` key, ``nan``) is the same TypeError / ValueError
+    naming its JSON pointer, and tools or a response format nested more than 256 levels deep
+    the same `SchemaError`.
+
     Methods (native): ``vocab_size``, ``eos_token_ids``, ``num_tokens``,
     ``consume_token(id) -> bool`` (False: not allowed, the matcher does not move),
     ``consume_tokens(ids) -> bool``, ``validate_tokens(ids) -> int``,
     ``fill_next_token_bitmask(bitmask, index=0)``, ``allowed_token_ids()``,
-    ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``.
+    ``rollback(n)``, ``reset()``, ``is_accepting()``, ``is_stopped()``, ``copy()``
+    (also ``copy.copy`` and ``copy.deepcopy``). A matcher cannot be pickled (TypeError): it is
+    tied to the constraint compiled in its process; make one per process (the ``Template``
+    pickles).
 
     Raises ConstraintError (a ValueError with ``at``, ``reason``, ``budget``) for a template
-    or request that cannot be constrained, VocabularyError / ValueError / TypeError for the
-    arguments (see `load_vocabulary`).
+    or request that cannot be constrained; for a template that does not load, a
+    `TemplateConstraintError`: both the `ResponseTemplateError` that ``Template.from_dict``
+    and ``parse_response`` raise for it (``problems``) and a ConstraintError (``at ==
+    "template"``). VocabularyError / ValueError / TypeError for the other arguments (see
+    `load_vocabulary`).
     """
 
     def __new__(
@@ -249,7 +260,7 @@ class Matcher(_native.Matcher):
         response_template: Any,
         tokenizer: Any = None,
         *,
-        tools: Optional[Iterable[dict]] = None,
+        tools: Optional[Sequence[Any]] = None,
         tool_choice: Union[str, dict] = "auto",
         response_format: Optional[dict] = None,
     ) -> "Matcher":
@@ -260,14 +271,19 @@ class Matcher(_native.Matcher):
                 "Matcher: tokenizer= is required (a built-in vocabulary name, a "
                 "tokenizer.json or .tiktoken path, or a transformers tokenizer)"
             )
+        try:
+            template = _template(response_template)
+        except ResponseTemplateError as e:
+            # The same error as Template's constructors give, also a ConstraintError.
+            raise TemplateConstraintError(str(e), e.problems) from None
         vocab = load_vocabulary(tokenizer)
         return super().__new__(
             cls,
-            _template_json(response_template),
+            template,
             vocab,
-            _json_arg("tools", tools, (list, tuple), "a list of tool dicts"),
+            _api._tools(tools),
             _tool_choice(tool_choice),
-            _json_arg("response_format", response_format, (dict,), "an OpenAI response_format dict"),
+            _response_format(response_format),
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # arguments are read by __new__
@@ -281,6 +297,14 @@ class Matcher(_native.Matcher):
 
     def __deepcopy__(self, memo: dict) -> "Matcher":
         return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a Matcher cannot be pickled: it is a position in a constraint compiled over a "
+            "vocabulary in this process. Make one in each process with Matcher(template, "
+            "tokenizer, ...) (a Template pickles; the compiled constraint is cached per "
+            "process), or copy() it within a process"
+        )
 
 
 def _numpy(what: str):

@@ -4,11 +4,13 @@
 //! workspace's serde_json keeps insertion order), arrays `list`s, integers `int` (i64 or u64),
 //! other numbers `float`, strings `str`, `null` `None`.
 //!
-//! Python -> `serde_json::Value` (templates, tools, response formats): `dict` with `str` keys,
-//! `list`/`tuple`, `str`, `bool`, `int` (within i64/u64; a larger one becomes the `float` that
-//! holds it exactly when there is one, as `json.loads` of its digits would give serde_json),
-//! finite `float`, `None`. Anything else is a `TypeError` naming the place (a JSON pointer) and
-//! the Python type; a non-finite float or an integer no JSON number holds is a `ValueError`.
+//! Python -> `serde_json::Value` (templates, tools, response formats, tool choices: the same
+//! conversion for parsing and for token masks): `dict` with `str` keys, `list`/`tuple`, `str`,
+//! `bool`, `int` (within i64/u64; a larger one becomes the `float` that holds it exactly when
+//! there is one, as `json.loads` of its digits would give serde_json), finite `float`, `None`.
+//! Anything else is a `TypeError` naming the place (a JSON pointer) and the Python type; a
+//! non-finite float or an integer no JSON number holds is a `ValueError`. Nesting deeper than
+//! [`MAX_DEPTH`] is the typed error of the argument ([`crate::errors::too_deep`]).
 
 use parser_runtime::Event;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -17,9 +19,45 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-/// Nesting deeper than this is refused (a `ValueError`), so that a self-referencing or
-/// absurdly deep structure cannot exhaust the stack.
-const MAX_DEPTH: usize = 256;
+use crate::errors;
+
+/// Nesting deeper than this (levels of containers, the top level being level 1) is refused,
+/// so that a self-referencing or absurdly deep structure cannot exhaust the stack of this conversion or of the template
+/// and schema compilers after it.
+pub const MAX_DEPTH: usize = 256;
+
+/// Which argument a Python value is converted for: nesting past [`MAX_DEPTH`] is its typed
+/// error (see [`crate::errors::too_deep`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arg {
+    /// A response template (`ResponseTemplateError`).
+    Template,
+    /// A request's tools (`SchemaError`).
+    Tools,
+    /// A request's `response_format` (`SchemaError`).
+    ResponseFormat,
+    /// A request's `tool_choice` object (`ConstraintError`).
+    ToolChoice,
+}
+
+/// One step into a JSON value: an object's key or an array's index.
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The JSON pointer of a place (`""` for the top level).
+pub fn pointer(at: &[Step]) -> String {
+    let mut out = String::new();
+    for step in at {
+        out.push('/');
+        match step {
+            Step::Key(k) => out.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
 
 /// The Python object of a JSON value (see the module documentation).
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -59,29 +97,47 @@ fn number_to_py<'py>(py: Python<'py>, n: &Number) -> PyResult<Bound<'py, PyAny>>
     }
 }
 
-/// The JSON value of a Python object (see the module documentation). Errors: `TypeError` for
-/// an object JSON has no place for, `ValueError` for a non-finite float, an integer no JSON
-/// number holds exactly, or nesting deeper than 256 levels; each names the JSON pointer.
-pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let mut pointer = String::new();
-    from_py_at(obj, &mut pointer, 0)
+/// The JSON value of a Python object given as `arg` (see the module documentation). Errors:
+/// `TypeError` for an object JSON has no place for, `ValueError` for a non-finite float or an
+/// integer no JSON number holds exactly, each naming the JSON pointer; nesting deeper than
+/// [`MAX_DEPTH`] levels is the typed error of `arg`.
+pub fn from_py(obj: &Bound<'_, PyAny>, arg: Arg) -> PyResult<Value> {
+    let mut at = Vec::new();
+    from_py_at(obj, &mut at, arg)
 }
 
-fn place(pointer: &str) -> String {
-    if pointer.is_empty() {
+/// A request's tools (`None` or Python `None`: no tools) as JSON. Errors: those of
+/// [`from_py`], and `TypeError` for a value that is not a list.
+pub fn tools(tools: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Value>> {
+    match tools {
+        Some(t) if !t.is_none() => match from_py(t, Arg::Tools)? {
+            Value::Array(list) => Ok(list),
+            _ => Err(PyTypeError::new_err(
+                "tools must be a list of tool dicts (OpenAI tool JSON) or functions",
+            )),
+        },
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// A request's `response_format` as JSON (`None` or Python `None`: none). Errors: those of
+/// [`from_py`].
+pub fn response_format(format: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
+    match format {
+        Some(f) if !f.is_none() => from_py(f, Arg::ResponseFormat).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn place(at: &[Step]) -> String {
+    if at.is_empty() {
         "the top level".to_owned()
     } else {
-        format!("JSON pointer {pointer:?}")
+        format!("JSON pointer {:?}", pointer(at))
     }
 }
 
-fn from_py_at(obj: &Bound<'_, PyAny>, pointer: &mut String, depth: usize) -> PyResult<Value> {
-    if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "nested more than {MAX_DEPTH} levels deep at {}",
-            place(pointer)
-        )));
-    }
+fn from_py_at(obj: &Bound<'_, PyAny>, at: &mut Vec<Step>, arg: Arg) -> PyResult<Value> {
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -109,7 +165,7 @@ fn from_py_at(obj: &Bound<'_, PyAny>, pointer: &mut String, depth: usize) -> PyR
         }
         return Err(PyValueError::new_err(format!(
             "the integer at {} does not fit a JSON number (64-bit integer or exact float)",
-            place(pointer)
+            place(at)
         )));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
@@ -117,9 +173,16 @@ fn from_py_at(obj: &Bound<'_, PyAny>, pointer: &mut String, depth: usize) -> PyR
         return Number::from_f64(v).map(Value::Number).ok_or_else(|| {
             PyValueError::new_err(format!(
                 "the float at {} is {v}, which JSON cannot hold",
-                place(pointer)
+                place(at)
             ))
         });
+    }
+    let container = obj.cast::<PyDict>().is_ok()
+        || obj.cast::<PyList>().is_ok()
+        || obj.cast::<PyTuple>().is_ok();
+    // The top level is level 1: a container `MAX_DEPTH` steps in is one level too many.
+    if container && at.len() >= MAX_DEPTH {
+        return Err(errors::too_deep(obj.py(), arg, at));
     }
     if let Ok(dict) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(dict.len());
@@ -127,35 +190,31 @@ fn from_py_at(obj: &Bound<'_, PyAny>, pointer: &mut String, depth: usize) -> PyR
             let key = key.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!(
                     "a dict key at {} is {}, not str",
-                    place(pointer),
+                    place(at),
                     type_name(&key)
                 ))
             })?;
-            let key = key.to_cow()?.into_owned();
-            let len = pointer.len();
-            pointer.push('/');
-            pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            let value = from_py_at(&item, pointer, depth + 1)?;
-            pointer.truncate(len);
-            map.insert(key, value);
+            at.push(Step::Key(key.to_cow()?.into_owned()));
+            let value = from_py_at(&item, at, arg)?;
+            if let Some(Step::Key(key)) = at.pop() {
+                map.insert(key, value);
+            }
         }
         return Ok(Value::Object(map));
     }
     if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
         let mut items = Vec::new();
         for (i, item) in obj.try_iter()?.enumerate() {
-            let len = pointer.len();
-            pointer.push('/');
-            pointer.push_str(&i.to_string());
-            items.push(from_py_at(&item?, pointer, depth + 1)?);
-            pointer.truncate(len);
+            at.push(Step::Index(i));
+            items.push(from_py_at(&item?, at, arg)?);
+            at.pop();
         }
         return Ok(Value::Array(items));
     }
     Err(PyTypeError::new_err(format!(
         "{} at {} is not a JSON value (dict, list, tuple, str, int, float, bool or None)",
         type_name(obj),
-        place(pointer)
+        place(at)
     )))
 }
 

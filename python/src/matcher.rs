@@ -20,52 +20,29 @@ use std::sync::{Arc, Mutex, OnceLock};
 use constrain::dfa::DEAD;
 use constrain::index::{Step, TokenIndex};
 use constrain::template::{compile, ConstrainError, Options, Request, ToolChoice};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value;
 
 mod bitmask;
 mod check;
 mod vocab;
 
+use crate::parse::Template;
+use crate::{convert, errors};
 use bitmask::Target;
 pub use vocab::Vocabulary;
 
-pyo3::create_exception!(
-    _native,
-    ConstraintError,
-    PyValueError,
-    "A template or request cannot be compiled into a token constraint (a ValueError). \
-     Attributes: `at` (a template path such as `fields.tool_calls.open_pattern`, a pointer \
-     into the tools, `response_format...` or `tool_choice`), `reason`, `budget` (the name of \
-     the size or time budget that ended the compile, or None)."
-);
-
 /// Adds the mask classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add_class::<Vocabulary>()?;
     m.add_class::<Matcher>()?;
-    m.add("ConstraintError", py.get_type::<ConstraintError>())?;
-    m.add("VocabularyError", py.get_type::<vocab::VocabularyError>())?;
     m.add_function(wrap_pyfunction!(fill_next_token_bitmask_batch, m)?)?;
     m.add_function(wrap_pyfunction!(check::_masks_check_response, m)?)?;
     m.add_function(wrap_pyfunction!(_masks_template_source, m)?)?;
     m.add_function(wrap_pyfunction!(_masks_clear_cache, m)?)?;
     Ok(())
-}
-
-fn constraint_error(py: Python<'_>, e: &ConstrainError) -> PyErr {
-    let err = ConstraintError::new_err(e.to_string());
-    let value = err.value(py);
-    let budget = e.budget.map(|b| format!("{b:?}"));
-    // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
-    // the message still carries everything.
-    let _ = value.setattr("at", &e.at);
-    let _ = value.setattr("reason", &e.reason);
-    let _ = value.setattr("budget", budget);
-    err
 }
 
 /// What identifies a compiled constraint over a vocabulary.
@@ -158,53 +135,49 @@ fn _masks_template_source(name: &str) -> Option<&'static str> {
     templates::source(name)
 }
 
-fn parse_json(what: &str, text: &str) -> PyResult<Value> {
-    serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("{what}: not JSON: {e}")))
-}
-
-/// The request of a matcher from its JSON parts.
+/// The request of a matcher from its Python arguments, converted to JSON as `parse_response`
+/// converts them ([`convert`]), and the cache key's texts of tools, tool choice and response
+/// format. `tool_choice` is a `str` (`"auto"`, `"required"`, `"none"`, a tool's name) or a
+/// `{"type": "function", "function": {"name": ...}}` object; `None` is `"auto"`.
 fn request(
-    tools: Option<&str>,
-    tool_choice: &str,
-    response_format: Option<&str>,
-) -> PyResult<Request> {
-    let tools = match tools {
-        None => Vec::new(),
-        Some(text) => match parse_json("tools", text)? {
-            Value::Array(list) => list,
-            Value::Null => Vec::new(),
-            _ => {
-                return Err(PyValueError::new_err(
-                    "tools: expected a JSON list of tools",
-                ))
-            }
+    py: Python<'_>,
+    tools: Option<&Bound<'_, PyAny>>,
+    tool_choice: Option<&Bound<'_, PyAny>>,
+    response_format: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Request, [String; 3])> {
+    let tools = convert::tools(tools)?;
+    let choice = match tool_choice {
+        Some(c) if !c.is_none() => match c.cast::<PyString>() {
+            Ok(name) => Value::String(name.to_cow()?.into_owned()),
+            Err(_) => convert::from_py(c, convert::Arg::ToolChoice)?,
         },
+        _ => Value::String("auto".to_owned()),
     };
-    let choice = if tool_choice.trim_start().starts_with('{') {
-        parse_json("tool_choice", tool_choice)?
-    } else {
-        Value::String(tool_choice.to_string())
-    };
-    let tool_choice = ToolChoice::from_request(&choice)
-        .map_err(|e| PyValueError::new_err(format!("tool_choice: {}", e.reason)))?;
-    let response_format = match response_format {
-        None => None,
-        Some(text) => match parse_json("response_format", text)? {
-            Value::Null => None,
-            v => Some(v),
-        },
-    };
-    Ok(Request {
+    let response_format = convert::response_format(response_format)?;
+    let key = [
+        serde_json::to_string(&tools).unwrap_or_default(),
+        choice.to_string(),
+        response_format
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    ];
+    let tool_choice =
+        ToolChoice::from_request(&choice).map_err(|e| errors::constraint_error(py, &e))?;
+    let request = Request {
         tools,
         tool_choice,
         response_format,
-    })
+    };
+    Ok((request, key))
 }
 
-/// The shared index for a request, compiled (without the GIL) on a cache miss.
+/// The shared index for a request, compiled (without the GIL) on a cache miss; `template` is
+/// the template's JSON value (of a `Template`, so it loads).
 fn index_for(
     py: Python<'_>,
     key: Key,
+    template: &Value,
     vocab: &Arc<vocab::Shared>,
     request: Request,
 ) -> PyResult<Compiled> {
@@ -217,13 +190,11 @@ fn index_for(
             return Ok(compiled);
         }
     }
-    let template_text = key.template.clone();
     let vocab_index = vocab.index.clone();
     let compiled = py.detach(
         move || -> Result<Arc<TokenIndex>, Result<String, ConstrainError>> {
-            let value = template_build::compile::template_value_from_text(&template_text)
-                .map_err(|e| Ok(e.to_string()))?;
-            let model = template_build::model::load(&value).map_err(|e| Ok(e.to_string()))?;
+            // A `Template` compiled, so its value loads; a failure here would be a bug.
+            let model = template_build::model::load(template).map_err(|e| Ok(e.to_string()))?;
             let constraint = compile(&model, &request, &Options::default()).map_err(Err)?;
             Ok(Arc::new(TokenIndex::new(Arc::new(constraint), vocab_index)))
         },
@@ -236,9 +207,9 @@ fn index_for(
                 reason: template_problem.replace('\n', "; "),
                 budget: None,
             };
-            return Err(constraint_error(py, &e));
+            return Err(errors::constraint_error(py, &e));
         }
-        Err(Err(e)) => return Err(constraint_error(py, &e)),
+        Err(Err(e)) => return Err(errors::constraint_error(py, &e)),
     };
     let compiled = Compiled {
         index,
@@ -261,16 +232,19 @@ enum Pos {
 
 /// A position in a compiled constraint over a vocabulary, for one generation.
 ///
-/// `Matcher(template_json, vocabulary, tools_json=None, tool_choice="auto",
-/// response_format_json=None)`: `template_json` is a response template's JSON text (or a
-/// `tokenizer_config.json` holding one), `vocabulary` a `Vocabulary`, `tools_json` the
-/// OpenAI tool list as JSON text, `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's
-/// name or the JSON text of `{"type": "function", "function": {"name": ...}}`, and
-/// `response_format_json` the OpenAI `response_format` object as JSON text. Passing another
+/// `Matcher(template, vocabulary, tools=None, tool_choice="auto", response_format=None)`:
+/// `template` is a `Template` (the Python class `response_templates.Matcher` makes one of a
+/// dict, JSON text, a path or a vendored name, so that a template that does not load raises
+/// what `Template` raises for it), `vocabulary` a `Vocabulary`, `tools` the OpenAI tool list,
+/// `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's name or `{"type": "function",
+/// "function": {"name": ...}}`, and `response_format` the OpenAI `response_format` object;
+/// the Python values are converted to JSON as `parse_response` converts them. Passing another
 /// matcher as the only argument copies it (same constraint, same position).
 ///
 /// Raises ConstraintError (a ValueError, with `at`, `reason`, `budget`) for a template or
-/// request that cannot be constrained; ValueError for JSON that does not parse.
+/// request that cannot be constrained; TypeError/ValueError naming the JSON pointer for a
+/// Python value JSON cannot hold, SchemaError for tools or a response format nested more
+/// than 256 levels deep.
 #[pyclass(module = "response_templates._native", subclass, name = "Matcher")]
 pub struct Matcher {
     index: Arc<TokenIndex>,
@@ -286,16 +260,16 @@ pub struct Matcher {
 #[pymethods]
 impl Matcher {
     #[new]
-    #[pyo3(signature = (template_json, vocabulary=None, tools_json=None, tool_choice="auto", response_format_json=None))]
+    #[pyo3(signature = (template, vocabulary=None, tools=None, tool_choice=None, response_format=None))]
     fn new(
         py: Python<'_>,
-        template_json: &Bound<'_, PyAny>,
+        template: &Bound<'_, PyAny>,
         vocabulary: Option<PyRef<'_, Vocabulary>>,
-        tools_json: Option<&str>,
-        tool_choice: &str,
-        response_format_json: Option<&str>,
+        tools: Option<&Bound<'_, PyAny>>,
+        tool_choice: Option<&Bound<'_, PyAny>>,
+        response_format: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        if let Ok(other) = template_json.cast::<Matcher>() {
+        if let Ok(other) = template.cast::<Matcher>() {
             let other = other.borrow();
             return Ok(Self {
                 index: other.index.clone(),
@@ -305,28 +279,30 @@ impl Matcher {
                 last_target: None,
             });
         }
-        let template: String = template_json.extract().map_err(|_| {
+        let template = template.cast::<Template>().map_err(|_| {
             PyTypeError::new_err(format!(
-                "template_json: expected the template's JSON text (str), got {}",
-                template_json
+                "template: expected a response_templates.Template, got {}",
+                template
                     .get_type()
                     .name()
                     .map(|n| n.to_string())
                     .unwrap_or_default()
             ))
         })?;
+        let value = template.get().value();
         let vocabulary = vocabulary
             .ok_or_else(|| PyTypeError::new_err("Matcher: the vocabulary is required"))?;
         let vocab = vocabulary.shared.clone();
-        let req = request(tools_json, tool_choice, response_format_json)?;
+        let (req, [tools, tool_choice, response_format]) =
+            request(py, tools, tool_choice, response_format)?;
         let key = Key {
-            template,
-            tools: tools_json.unwrap_or("").to_string(),
-            tool_choice: tool_choice.to_string(),
-            response_format: response_format_json.unwrap_or("").to_string(),
+            template: value.to_string(),
+            tools,
+            tool_choice,
+            response_format,
             vocab: vocab.id,
         };
-        let Compiled { index, rows } = index_for(py, key, &vocab, req)?;
+        let Compiled { index, rows } = index_for(py, key, value, &vocab, req)?;
         let start = index.start();
         Ok(Self {
             index,
@@ -366,11 +342,12 @@ impl Matcher {
     /// Consumes token `id`: True if the constraint allows it here (the matcher moves on),
     /// False if not (the matcher stays where it was). EOS is allowed where the response is
     /// complete and ends it (`is_stopped()`); after that only EOS is allowed. An id at or
-    /// past `vocab_size` is never allowed.
+    /// past `vocab_size`, however large, is never allowed (False), as in llguidance and
+    /// xgrammar.
     ///
-    /// Raises ValueError for a negative id.
-    fn consume_token(&mut self, id: i64) -> PyResult<bool> {
-        let id = nonnegative(id)?;
+    /// Raises ValueError for a negative id, TypeError for an id that is not an integer.
+    fn consume_token(&mut self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let id = token_id(id)?;
         Ok(match self.step(id) {
             Some(pos) => {
                 self.history.push(pos);
@@ -382,12 +359,13 @@ impl Matcher {
 
     /// Consumes tokens in order: True if all were allowed. On the first refused token it
     /// returns False, with the tokens before it consumed (`num_tokens` tells how many; roll
-    /// them back with `rollback`).
+    /// them back with `rollback`). Ids at or past `vocab_size` are refused as in
+    /// `consume_token`.
     ///
-    /// Raises ValueError for a negative id.
-    fn consume_tokens(&mut self, ids: Vec<i64>) -> PyResult<bool> {
-        for id in ids {
-            let id = nonnegative(id)?;
+    /// Raises ValueError for a negative id, TypeError for one that is not an integer (before
+    /// any token is consumed).
+    fn consume_tokens(&mut self, ids: Vec<Bound<'_, PyAny>>) -> PyResult<bool> {
+        for id in token_ids(&ids)? {
             match self.step(id) {
                 Some(pos) => self.history.push(pos),
                 None => return Ok(false),
@@ -397,14 +375,14 @@ impl Matcher {
     }
 
     /// How many of `ids`, from the first, the matcher would accept in a row (it does not
-    /// move).
+    /// move). Ids at or past `vocab_size` are refused as in `consume_token`.
     ///
-    /// Raises ValueError for a negative id.
-    fn validate_tokens(&self, ids: Vec<i64>) -> PyResult<usize> {
+    /// Raises ValueError for a negative id, TypeError for one that is not an integer.
+    fn validate_tokens(&self, ids: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
         let mut pos = self.pos();
+        let ids = token_ids(&ids)?;
         let total = ids.len();
         for (n, id) in ids.into_iter().enumerate() {
-            let id = nonnegative(id)?;
             match self.step_from(pos, id) {
                 Some(next) => pos = next,
                 None => return Ok(n),
@@ -420,14 +398,16 @@ impl Matcher {
     /// 0). Masks are computed once per state of the shared constraint (without the GIL) and
     /// cached; after EOS only EOS is allowed.
     ///
-    /// Raises TypeError for an object that is not an int32 buffer, ValueError for a read-only
-    /// or non-contiguous buffer, a wrong shape, or an index outside the rows.
-    #[pyo3(signature = (bitmask, index=0))]
+    /// Raises TypeError for an object that is not an int32 buffer (or an index that is not an
+    /// integer), ValueError for a read-only or non-contiguous buffer or a wrong shape,
+    /// IndexError for an index outside the rows (a negative one counts from the end, as
+    /// numpy's).
+    #[pyo3(signature = (bitmask, index=None))]
     fn fill_next_token_bitmask(
         &mut self,
         py: Python<'_>,
         bitmask: &Bound<'_, PyAny>,
-        index: i64,
+        index: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let target = match &self.last_target {
             Some(kept) if kept.0.bind(py).is(bitmask) => Target::bind(py, kept),
@@ -437,7 +417,10 @@ impl Matcher {
                 target
             }
         };
-        let row = target.row(index)?;
+        let row = match index {
+            Some(index) => target.row_of(index)?,
+            None => target.row(0)?,
+        };
         let bytes = self.row_bytes(py, self.pos(), target.words)?;
         target.put(row, &bytes)
     }
@@ -456,12 +439,13 @@ impl Matcher {
 
     /// Undoes the last `n` consumed tokens (0 does nothing).
     ///
-    /// Raises ValueError for a negative `n` or more tokens than were consumed.
-    fn rollback(&mut self, n: i64) -> PyResult<()> {
+    /// Raises ValueError for a negative `n` or more tokens than were consumed (however many),
+    /// TypeError for an `n` that is not an integer.
+    fn rollback(&mut self, n: &Bound<'_, PyAny>) -> PyResult<()> {
         let have = self.history.len() - 1;
-        match usize::try_from(n) {
-            Ok(n) if n <= have => {
-                self.history.truncate(self.history.len() - n);
+        match usize::try_from(saturating_int(n)?) {
+            Ok(k) if k <= have => {
+                self.history.truncate(self.history.len() - k);
                 Ok(())
             }
             _ => Err(PyValueError::new_err(format!(
@@ -518,12 +502,36 @@ impl Matcher {
     }
 }
 
-fn nonnegative(id: i64) -> PyResult<u32> {
-    if id < 0 {
-        return Err(PyValueError::new_err(format!("token id {id} is negative")));
+/// An integer argument (an `int`, or an object with `__index__` such as numpy's integers) as
+/// an `i64`, saturated: an int past `i64` is `i64::MIN` or `i64::MAX` by its sign, so that an
+/// id, a count or an index of any size is an ordinary value out of range, never an
+/// OverflowError.
+///
+/// Errors: TypeError for an object that is not an integer.
+pub fn saturating_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match obj.extract::<i64>() {
+        Ok(value) => Ok(value),
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            Ok(if obj.lt(0)? { i64::MIN } else { i64::MAX })
+        }
+        Err(e) => Err(e),
     }
-    // Ids past u32 are past every vocabulary: never allowed.
+}
+
+/// A token id as a `u32`; an id past `u32` is past every vocabulary: `u32::MAX`, never allowed.
+///
+/// Errors: ValueError for a negative id, TypeError for one that is not an integer.
+fn token_id(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+    let id = saturating_int(obj)?;
+    if id < 0 {
+        return Err(PyValueError::new_err(format!("token id {obj} is negative")));
+    }
     Ok(u32::try_from(id).unwrap_or(u32::MAX))
+}
+
+/// [`token_id`] of each of `ids`.
+fn token_ids(ids: &[Bound<'_, PyAny>]) -> PyResult<Vec<u32>> {
+    ids.iter().map(token_id).collect()
 }
 
 impl Matcher {
@@ -596,16 +604,16 @@ impl Matcher {
 /// The masks not cached yet are computed without the GIL, in parallel threads when there are
 /// several; the rows are then copied in.
 ///
-/// Raises TypeError for a non-Matcher item or a bad bitmask, ValueError for a bad shape, an
-/// index outside the rows, a length mismatch of `indices`, or matchers over vocabularies of
-/// different sizes.
+/// Raises TypeError for a non-Matcher item or a bad bitmask, ValueError for a bad shape, a
+/// length mismatch of `indices`, or matchers over vocabularies of different sizes, IndexError
+/// for an index outside the rows.
 #[pyfunction]
 #[pyo3(signature = (matchers, bitmask, indices=None))]
 fn fill_next_token_bitmask_batch(
     py: Python<'_>,
     matchers: &Bound<'_, PyAny>,
     bitmask: &Bound<'_, PyAny>,
-    indices: Option<Vec<i64>>,
+    indices: Option<Vec<Bound<'_, PyAny>>>,
 ) -> PyResult<()> {
     let mut work: Vec<(PyRef<'_, Matcher>, Pos)> = Vec::new();
     let mut vocab_size = None;
@@ -634,7 +642,7 @@ fn fill_next_token_bitmask_batch(
             .collect::<PyResult<Vec<_>>>()?,
         Some(ix) if ix.len() == work.len() => ix
             .iter()
-            .map(|&k| target.row(k))
+            .map(|k| target.row_of(k))
             .collect::<PyResult<Vec<_>>>()?,
         Some(ix) => {
             return Err(PyValueError::new_err(format!(

@@ -28,11 +28,18 @@ use crate::{convert, errors};
 /// `Template.from_pretrained(model_dir)` or `Template.vendored(name)`. Errors: a
 /// `ResponseTemplateError` (a `ValueError`) listing every problem of the template, each with
 /// its JSON path, field, and for text and files the line and column.
+///
+/// A template is immutable: `copy.copy` and `copy.deepcopy` return it as it is. It pickles
+/// (for multiprocessing: vLLM workers, `ProcessPoolExecutor`) as its JSON text and name,
+/// compiled again when unpickled (`Template.from_json(t.to_json(), t.name)`); a vendored
+/// template as its name (`Template.vendored(name)`).
 #[pyclass(frozen, module = "response_templates", name = "Template")]
 pub struct Template {
     compiled: Arc<CompiledTemplate>,
     value: Value,
     name: Option<String>,
+    /// Made by `Template.vendored(name)`: pickled as the name.
+    vendored: bool,
 }
 
 // For other native modules (matcher.rs takes a `Template` too): the tables and the JSON value.
@@ -62,6 +69,7 @@ impl Template {
             compiled: Arc::new(compiled),
             value,
             name,
+            vendored: false,
         })
     }
 }
@@ -91,11 +99,12 @@ impl Template {
     /// converted as JSON (`str` keys; `int`, `float`, `str`, `bool`, `None`, `list`, `dict`).
     ///
     /// Errors: `TypeError`/`ValueError` for an object JSON cannot hold (naming its JSON
-    /// pointer); `ResponseTemplateError` with every problem of the template (JSON path, field).
+    /// pointer); `ResponseTemplateError` with every problem of the template (JSON path, field),
+    /// or for a value nested more than 256 levels deep (kind `TooDeep`).
     #[staticmethod]
     #[pyo3(signature = (value, name = None))]
     fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>, name: Option<String>) -> PyResult<Self> {
-        let value = convert::from_py(value)?;
+        let value = convert::from_py(value, convert::Arg::Template)?;
         let compiled = py.detach(|| template_build::compile(&value));
         Self::built(py, compiled.map(|c| (c, value)), name)
     }
@@ -148,14 +157,14 @@ impl Template {
     /// `"smollm3"`, `"gpt-oss"`; `vendored_names()` lists them), compiled into this module at
     /// build time.
     ///
-    /// Errors: `ValueError` for an unknown name (listing the known ones).
+    /// Errors: `ResponseTemplateError` (a `ValueError`) for an unknown name: one problem of
+    /// kind `"UnknownVendoredName"`, its reason naming the vendored templates.
     #[staticmethod]
-    fn vendored(name: &str) -> PyResult<Self> {
-        let unknown = || {
-            PyValueError::new_err(format!(
-                "no vendored template named {name:?}; available: {}",
-                templates::names().collect::<Vec<_>>().join(", ")
-            ))
+    fn vendored(py: Python<'_>, name: &str) -> PyResult<Self> {
+        // Checked before the cache's lock is taken: the error is built in Python, and a thread
+        // that holds the lock must not wait for the GIL.
+        let Some(text) = templates::source(name) else {
+            return Err(errors::unknown_vendored(py, name));
         };
         let mut cache = VENDORED
             .lock()
@@ -165,18 +174,22 @@ impl Template {
                 compiled: Arc::clone(compiled),
                 value: value.clone(),
                 name: Some(name.to_owned()),
+                vendored: true,
             });
         }
         let compiled = match templates::by_name(name) {
-            None => return Err(unknown()),
+            Some(Ok(t)) => Arc::new(t.clone()),
             Some(Err(e)) => {
                 return Err(PyValueError::new_err(format!(
                     "vendored template {name:?}: {e}"
                 )))
             }
-            Some(Ok(t)) => Arc::new(t.clone()),
+            None => {
+                return Err(PyValueError::new_err(format!(
+                    "vendored template {name:?}: its text is built in but not its tables"
+                )))
+            }
         };
-        let text = templates::source(name).ok_or_else(unknown)?;
         let value: Value = serde_json::from_str(text).map_err(|e| {
             PyValueError::new_err(format!("vendored template {name:?}: invalid JSON: {e}"))
         })?;
@@ -185,6 +198,7 @@ impl Template {
             compiled,
             value,
             name: Some(name.to_owned()),
+            vendored: true,
         })
     }
 
@@ -221,6 +235,34 @@ impl Template {
         self.value.to_string()
     }
 
+    /// Pickling: `Template.vendored(name)` for a vendored template, else
+    /// `Template.from_json(json, name)`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let this = slf.get();
+        let class = slf.get_type();
+        let (constructor, args) = match (&this.name, this.vendored) {
+            (Some(name), true) => (
+                class.getattr("vendored")?,
+                PyTuple::new(slf.py(), [name.into_pyobject(slf.py())?.into_any()])?,
+            ),
+            _ => (
+                class.getattr("from_json")?,
+                (this.to_json(), this.name.as_deref()).into_pyobject(slf.py())?,
+            ),
+        };
+        PyTuple::new(slf.py(), [constructor, args.into_any()])
+    }
+
+    /// The template itself (it is immutable).
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// The template itself (it is immutable).
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
+
     fn __repr__(&self) -> String {
         let fields = self.fields().join(", ");
         match &self.name {
@@ -252,18 +294,7 @@ impl Setup {
         response_format: Option<&Bound<'_, PyAny>>,
         strict_tools: bool,
     ) -> PyResult<Self> {
-        let tools = match tools {
-            None => Vec::new(),
-            Some(t) if t.is_none() => Vec::new(),
-            Some(t) => match convert::from_py(t)? {
-                Value::Array(list) => list,
-                _ => {
-                    return Err(PyTypeError::new_err(
-                        "tools must be a list of tool dicts (OpenAI tool JSON) or functions",
-                    ))
-                }
-            },
-        };
+        let tools = convert::tools(tools)?;
         let reasoning_calls = match reasoning_calls {
             "keep" => ReasoningCalls::Keep,
             "extract" => ReasoningCalls::Extract,
@@ -283,15 +314,12 @@ impl Setup {
             reasoning_calls,
             ..ParserOptions::default()
         };
-        let response_format = match response_format {
-            Some(f) if !f.is_none() => {
-                let value = convert::from_py(f)?;
-                Some(
-                    ResponseFormat::from_request(&value)
-                        .map_err(|e| errors::schema_error(py, "response_format", &e))?,
-                )
-            }
-            _ => None,
+        let response_format = match convert::response_format(response_format)? {
+            Some(value) => Some(
+                ResponseFormat::from_request(&value)
+                    .map_err(|e| errors::schema_error(py, "response_format", &e))?,
+            ),
+            None => None,
         };
         let strict_tools = if strict_tools {
             if tools.is_empty() {
@@ -489,6 +517,9 @@ fn run_parallel(
 /// `ResponseParseError` (`.field`, `.offset` in bytes of the output, `.kind`) from `feed` or
 /// `finalize`; `RuntimeError` for `feed`/`finalize` after `finalize`; `ContractViolation`
 /// from `finalize` when the message breaks its contract.
+///
+/// A parser cannot be pickled or copied (`TypeError`): it is a parse in progress; make one per
+/// output (its `Template` pickles).
 #[pyclass(module = "response_templates", name = "ResponseParser")]
 pub struct StreamParser {
     parser: OwnedResponseParser,
@@ -605,6 +636,15 @@ impl StreamParser {
         let message = convert::map_to_py(py, &message)?;
         let events = self.converter.events(py, &events)?;
         PyTuple::new(py, [message.into_any(), events.into_any()])
+    }
+
+    /// Refused: a parser is a parse in progress, tied to its process.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "a ResponseParser cannot be pickled or copied: it holds a parse in progress; make \
+             one per output in the process that parses it (its Template pickles, and a \
+             template dict is compiled once per process)",
+        ))
     }
 
     /// The contract violations found so far (list of dicts: `kind`, `pointer`, `expected`,

@@ -81,9 +81,17 @@ def test_invalid_json_text_gives_line_and_column():
     assert (problem["line"], problem["column"]) == (2, 3)
 
 
-def test_unknown_vendored_name():
-    with pytest.raises(ValueError, match="qwen3"):
+def test_unknown_vendored_name_is_a_template_error_naming_the_vendored_ones():
+    with pytest.raises(rt.ResponseTemplateError) as info:
         rt.Template.vendored("no-such-model")
+    e = info.value
+    assert isinstance(e, ValueError)
+    assert '"no-such-model"' in str(e) and "vendored_names()" in str(e)
+    assert all(name in str(e) for name in rt.vendored_names())
+    (problem,) = e.problems
+    assert problem["kind"] == "UnknownVendoredName"
+    assert (problem["path"], problem["field"], problem["file"], problem["line"]) == ("", None, None, None)
+    assert problem["reason"] == str(e)
 
 
 def content_error_case():
@@ -172,8 +180,73 @@ def test_deep_nesting_is_refused_not_a_crash():
     deep = "x"
     for _ in range(10_000):
         deep = [deep]
-    with pytest.raises(ValueError, match="nested"):
-        rt.parse_response("x", {"fields": {"content": {}}, "start_anchor": "<s>", "defaults": {"d": deep}}, prefix="")
+    template = {"fields": {"content": {}}, "start_anchor": "<s>", "defaults": {"d": deep}}
+    with pytest.raises(rt.ResponseTemplateError, match="nested more than 256 levels") as info:
+        rt.parse_response("x", template, prefix="")
+    (problem,) = info.value.problems
+    assert problem["kind"] == "TooDeep"
+    # The list at level 257: defaults, d, then 254 items in.
+    assert problem["path"] == "defaults.d" + "[0]" * 254
+
+
+def number_tool(**extra):
+    return [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"x": dict({"type": "number"}, **extra)}}}}]
+
+
+def number_format(**extra):
+    return {"type": "json_schema", "json_schema": {"name": "r", "schema": {
+        "type": "object", "properties": {"x": dict({"type": "number"}, **extra)}}}}
+
+
+def nested_items(levels):
+    schema = {"type": "number"}
+    for _ in range(levels):
+        schema = {"type": "array", "items": schema}
+    return schema
+
+
+TOOL_X = "/0/function/parameters/properties/x"
+FORMAT_X = "/json_schema/schema/properties/x"
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, pointer",
+    [
+        ({"tools": number_tool(default=float("nan"))}, ValueError, TOOL_X + "/default"),
+        ({"tools": number_tool(enum={1, 2})}, TypeError, TOOL_X + "/enum"),
+        ({"tools": number_tool(meta={1: "one"})}, TypeError, TOOL_X + "/meta"),
+        ({"response_format": number_format(maximum=float("inf"))}, ValueError, FORMAT_X + "/maximum"),
+        ({"response_format": number_format(maximum=2**70 + 1)}, ValueError, FORMAT_X + "/maximum"),
+        ({"response_format": number_format(default=object())}, TypeError, FORMAT_X + "/default"),
+        # Past the conversion's 256 levels: the container at level 257, 256 steps in.
+        ({"tools": number_tool(items=nested_items(5000))}, rt.SchemaError, TOOL_X + "/items" * 251),
+        ({"response_format": number_format(items=nested_items(5000))}, rt.SchemaError, FORMAT_X + "/items" * 252),
+    ],
+    ids=["tools-nan", "tools-set", "tools-int-key", "format-inf", "format-big-int", "format-object",
+         "tools-deep", "format-deep"],
+)
+def test_python_values_json_cannot_hold_give_one_error_for_parsing_and_masks(kwargs, error, pointer):
+    """tools and response_format go through one conversion for parse_response,
+    ResponseParser and Matcher: the same error type and message, naming the JSON pointer; too
+    deep is the typed SchemaError naming the depth limit (never RecursionError)."""
+    from response_templates.masks import Matcher
+
+    errors = []
+    for make in (
+        lambda: rt.parse_response("x", QWEN3, prefix="", **kwargs),
+        lambda: rt.ResponseParser(QWEN3, prefix="", **kwargs),
+        lambda: Matcher(QWEN3, "o200k_base", **kwargs),
+    ):
+        with pytest.raises(error) as info:
+            make()
+        errors.append(info.value)
+    assert {type(e) for e in errors} == {type(errors[0])}
+    assert {str(e) for e in errors} == {str(errors[0])}
+    assert f'pointer "{pointer}"' in str(errors[0])
+    if error is rt.SchemaError:
+        assert "256 levels" in str(errors[0])
+        assert [p["pointer"] for p in errors[0].problems] == [pointer]
 
 
 def test_big_integers_and_floats_keep_their_values():

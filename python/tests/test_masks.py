@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+import response_templates as rt
 from response_templates import _native
 from response_templates.masks import (
     ConstraintError,
@@ -334,7 +335,7 @@ def test_bitmask_errors_are_typed_and_say_why(o200k):
         m.fill_next_token_bitmask(np.zeros((1, 6250), dtype=np.int32))
     with pytest.raises(ValueError, match="shape"):
         m.fill_next_token_bitmask(np.zeros((1, 1, 6251), dtype=np.int32))
-    with pytest.raises(ValueError, match="index 2"):
+    with pytest.raises(IndexError, match="index 2"):
         m.fill_next_token_bitmask(allocate_token_bitmask(2, m.vocab_size), 2)
     m.fill_next_token_bitmask(allocate_token_bitmask(2, m.vocab_size), -1)  # numpy-style
     ro = allocate_token_bitmask(1, m.vocab_size)
@@ -350,15 +351,64 @@ def test_bitmask_errors_are_typed_and_say_why(o200k):
         allocate_token_bitmask(-1, 10)
 
 
+def test_ids_counts_and_indices_of_any_size(o200k):
+    """An id past the vocabulary, however large, is refused like any other (False, the state
+    kept: llguidance's and xgrammar's rule); a negative id or a rollback past the history is a
+    ValueError, a bitmask row outside the array an IndexError (numpy's): never OverflowError."""
+    m = Matcher("qwen3", o200k, tools=[WEATHER], tool_choice="required")
+    ok = o200k.encode("<tool_call>")
+    huge = [m.vocab_size, 2**32, 2**63, 2**64, 10**30, np.uint64(2**64 - 1)]
+    for big in huge:
+        assert m.consume_token(big) is False
+        assert m.validate_tokens(ok + [big]) == len(ok)
+        assert m.consume_tokens([big]) is False
+        assert m.num_tokens == 0
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.token_bytes(big)
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.decode(ok + [big])
+    for negative in [-1, -(2**63), -(2**63) - 1, -(10**30), np.int64(-5)]:
+        with pytest.raises(ValueError, match="negative"):
+            m.consume_token(negative)
+        with pytest.raises(ValueError, match="negative"):
+            m.consume_tokens(ok + [negative])
+        assert m.num_tokens == 0  # checked before any token moves the matcher
+        with pytest.raises(ValueError, match="negative"):
+            m.validate_tokens([negative])
+        with pytest.raises(ValueError, match="outside the vocabulary"):
+            o200k.is_special(negative)
+    with pytest.raises(TypeError):
+        m.consume_token(1.5)
+    assert m.consume_tokens(ok)
+    for n in [len(ok) + 1, 2**63, 10**30, -1, -(2**70)]:
+        with pytest.raises(ValueError, match=f"rollback\\({n}\\): {len(ok)} tokens"):
+            m.rollback(n)
+    m.rollback(np.int64(len(ok)))
+    assert m.num_tokens == 0
+    bitmask = allocate_token_bitmask(2, m.vocab_size)
+    for index in [2, 2**63, 10**30, -3, -(2**63) - 1]:
+        with pytest.raises(IndexError, match=f"index {index} is outside the bitmask's 2 rows"):
+            m.fill_next_token_bitmask(bitmask, index)
+        with pytest.raises(IndexError, match=f"index {index} is outside"):
+            fill_next_token_bitmask_batch([m], bitmask, [index])
+    m.fill_next_token_bitmask(bitmask, np.int64(-2))
+    fill_next_token_bitmask_batch([m, m], bitmask, [np.uint64(1), -2])
+    assert (bitmask[0] == bitmask[1]).all()
+
+
 def test_request_and_source_errors(o200k):
     with pytest.raises(ConstraintError) as e:
         Matcher("qwen3", o200k, tools=[WEATHER], tool_choice="get_time")
     assert isinstance(e.value, ValueError) and e.value.at == "tool_choice"
     with pytest.raises(ConstraintError) as e:
+        Matcher("qwen3", o200k, tools=[WEATHER], tool_choice={"type": "function"})
+    assert e.value.at == "tool_choice" and "name" in e.value.reason
+    with pytest.raises(ConstraintError) as e:
         Matcher({"fields": {"content": {"content": "nonsense"}}}, o200k)
     assert e.value.at == "template"
-    with pytest.raises(ValueError, match="no vendored template"):
+    with pytest.raises(rt.ResponseTemplateError, match="no vendored template") as e:
         Matcher("no-such-template", o200k)
+    assert e.value.problems[0]["kind"] == "UnknownVendoredName" and e.value.at == "template"
     with pytest.raises(TypeError, match="tools"):
         Matcher("qwen3", o200k, tools={"name": "x"})
     with pytest.raises(TypeError, match="tokenizer"):
@@ -375,6 +425,38 @@ def test_request_and_source_errors(o200k):
         o200k.token_bytes(10**7)
     with pytest.raises(ValueError, match="built-in"):
         Vocabulary.from_tiktoken("YQ== 0\nYg== 1\n", {"<e>": 2}, ["<e>"]).encode("a")
+
+
+def test_a_template_that_does_not_load_raises_what_template_raises(o200k, tmp_path):
+    """The same problems (path, field, file, line, column, kind, reason) as the Template
+    constructors and parse_response give, from a dict, JSON text, a path and a str path; the
+    error is also a ConstraintError, as Matcher's other refusals."""
+    bad = json.loads(_native._masks_template_source("qwen3"))
+    field = next(iter(bad["fields"]))
+    bad["fields"][field]["no_such_key"] = 1
+    bad["fields"][field]["optional"] = "false"
+    text = json.dumps(bad, indent=2)
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    cases = [
+        (bad, lambda: rt.Template.from_dict(bad)),
+        (bad, lambda: rt.parse_response("x", bad, prefix="")),
+        (text, lambda: rt.Template.from_json(text)),
+        (path, lambda: rt.Template.from_file(path)),
+        (str(path), lambda: rt.Template.from_file(path)),
+    ]
+    for given, reference in cases:
+        with pytest.raises(rt.ResponseTemplateError) as expected:
+            reference()
+        with pytest.raises(rt.ResponseTemplateError) as got:
+            Matcher(given, o200k)
+        assert len(got.value.problems) == 2
+        assert got.value.problems == expected.value.problems
+        assert str(got.value) == str(expected.value)
+        assert isinstance(got.value, ConstraintError) and got.value.at == "template"
+    assert {p["path"] for p in got.value.problems} == {
+        f"fields.{field}.no_such_key", f"fields.{field}.optional"}
+    assert all(p["file"] == str(path) and p["line"] for p in got.value.problems)
 
 
 def test_vocabularies_are_cached_per_source(o200k):

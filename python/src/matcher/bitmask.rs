@@ -9,7 +9,7 @@
 //! be at least `ceil(vocab_size / 32)`; words past the vocabulary are written 0 (a model's
 //! logits are often wider than its tokenizer's vocabulary).
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyMemoryView, PySlice};
 
@@ -97,15 +97,31 @@ impl<'py> Target<'py> {
 
     /// The row for `index` (negative counts from the end, as numpy's).
     ///
-    /// Errors: ValueError for an index outside the rows.
+    /// Errors: IndexError for an index outside the rows (numpy's error for it).
     pub fn row(&self, index: i64) -> PyResult<usize> {
+        self.row_shown(index, &index)
+    }
+
+    /// [`Self::row`] of a Python integer of any size.
+    ///
+    /// Errors: IndexError for an index outside the rows, TypeError for one that is not an
+    /// integer.
+    pub fn row_of(&self, index: &Bound<'_, PyAny>) -> PyResult<usize> {
+        self.row_shown(super::saturating_int(index)?, index)
+    }
+
+    fn row_shown(&self, index: i64, shown: &dyn std::fmt::Display) -> PyResult<usize> {
         let rows = self.rows as i64;
-        let at = if index < 0 { index + rows } else { index };
+        let at = if index < 0 {
+            index.saturating_add(rows)
+        } else {
+            index
+        };
         if (0..rows).contains(&at) {
             Ok(at as usize)
         } else {
-            Err(PyValueError::new_err(format!(
-                "index {index} is outside the bitmask's {rows} rows"
+            Err(PyIndexError::new_err(format!(
+                "index {shown} is outside the bitmask's {rows} rows"
             )))
         }
     }

@@ -13,13 +13,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-pyo3::create_exception!(
-    _native,
-    VocabularyError,
-    PyValueError,
-    "A vocabulary could not be read (a ValueError): the message names the source and the \
-     reason (a line of a .tiktoken file, a JSON path of a tokenizer.json, a missing EOS)."
-);
+use crate::errors;
 
 /// The built-in vocabularies (tiktoken-rs ships their files).
 pub const BUILTIN: [&str; 3] = ["o200k_base", "cl100k_base", "o200k_harmony"];
@@ -53,8 +47,8 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-fn vocab_error(e: VocabError) -> PyErr {
-    VocabularyError::new_err(e.to_string())
+fn vocab_error(py: Python<'_>, e: VocabError) -> PyErr {
+    errors::vocabulary_error(py, e.to_string())
 }
 
 /// The cached vocabulary under `key`, or the one `load` reads (run without the GIL), cached.
@@ -87,7 +81,7 @@ fn cached(
             bpe: OnceLock::new(),
         }))
     });
-    let shared = shared.map_err(vocab_error)?;
+    let shared = shared.map_err(|e| vocab_error(py, e))?;
     let mut entries = cache().lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, existing)) = entries.iter().find(|(k, _)| *k == key) {
         // Another thread prepared it meanwhile: share theirs.
@@ -126,9 +120,12 @@ impl Vocabulary {
     #[staticmethod]
     fn builtin(py: Python<'_>, name: &str) -> PyResult<Self> {
         if !BUILTIN.contains(&name) {
-            return Err(VocabularyError::new_err(format!(
-                "{name}: unknown built-in vocabulary (o200k_base, cl100k_base, o200k_harmony)"
-            )));
+            return Err(errors::vocabulary_error(
+                py,
+                format!(
+                    "{name}: unknown built-in vocabulary (o200k_base, cl100k_base, o200k_harmony)"
+                ),
+            ));
         }
         let owned = name.to_string();
         let shared = cached(py, format!("builtin\0{name}"), name, move || {
@@ -190,9 +187,10 @@ impl Vocabulary {
             specials.push((text, id));
         }
         if eos.is_empty() {
-            return Err(VocabularyError::new_err(format!(
-                "{source}: a .tiktoken vocabulary needs at least one EOS text (eos=[...])"
-            )));
+            return Err(errors::vocabulary_error(
+                py,
+                format!("{source}: a .tiktoken vocabulary needs at least one EOS text (eos=[...])"),
+            ));
         }
         specials.sort();
         let extra = format!("{specials:?}\u{1}{}", eos.join("\u{1}"));
@@ -226,7 +224,11 @@ impl Vocabulary {
     /// The bytes of token `id` (empty for an unused id).
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn token_bytes<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyBytes>> {
+    fn token_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let id = self.check_id(id)?;
         Ok(PyBytes::new(py, self.shared.vocab().token(id)))
     }
@@ -234,7 +236,7 @@ impl Vocabulary {
     /// Whether token `id` is special (a control token such as EOS).
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn is_special(&self, id: i64) -> PyResult<bool> {
+    fn is_special(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
         let id = self.check_id(id)?;
         Ok(self.shared.vocab().is_special(id))
     }
@@ -247,9 +249,13 @@ impl Vocabulary {
     /// The bytes of a token sequence: special tokens as their text, EOS ids left out.
     ///
     /// Raises ValueError for an id outside `0..vocab_size`.
-    fn decode<'py>(&self, py: Python<'py>, ids: Vec<i64>) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = ids
-            .into_iter()
+            .iter()
             .map(|id| self.check_id(id))
             .collect::<PyResult<Vec<u32>>>()?;
         Ok(PyBytes::new(py, &self.shared.vocab().decode(&ids)))
@@ -299,9 +305,9 @@ impl Vocabulary {
 }
 
 impl Vocabulary {
-    fn check_id(&self, id: i64) -> PyResult<u32> {
+    fn check_id(&self, id: &Bound<'_, PyAny>) -> PyResult<u32> {
         let n = self.shared.vocab().len();
-        u32::try_from(id)
+        u32::try_from(super::saturating_int(id)?)
             .ok()
             .filter(|&i| (i as usize) < n)
             .ok_or_else(|| {
