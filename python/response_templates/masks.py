@@ -421,10 +421,14 @@ def _define_logits_processor():
 
         ``ResponseTemplateLogitsProcessor(response_template, tokenizer, *, tools=None,
         tool_choice="auto", response_format=None)``; pass it in ``logits_processor=[...]`` of
-        ``model.generate``. One matcher per row of the batch, created at the first call
-        (where the prompt ends); each later call consumes the row's last token. Rows that
-        ended (EOS) are left alone. For sampling and greedy search (beam search reorders
-        rows, which a matcher per row does not follow).
+        ``model.generate``. One matcher per row of the batch, created where a generation
+        starts (the prompt's end); each later call consumes the row's last token. A call
+        whose ``input_ids`` are not the previous call's plus one token per row starts a new
+        generation, so one processor serves several ``generate`` calls. Rows that ended
+        (EOS) get EOS only (``generate`` writes its pad token there). For sampling and
+        greedy search (beam search reorders rows, which a matcher per row does not follow).
+        ``scores``: the float ``[batch, vocab]`` tensor ``generate`` passes, masked in place
+        (any device) and returned.
 
         Raises RuntimeError if a row's token is not allowed (the scores were not masked by
         this processor, or another processor chose against it).
@@ -436,14 +440,26 @@ def _define_logits_processor():
                                       tool_choice=tool_choice, response_format=response_format)
             self._matchers = None
             self._bitmask = None
+            self._seen = None  # the input_ids of the previous call
 
         def reset(self) -> None:
             """Forget the rows: the next call starts new generations."""
             self._matchers = None
+            self._seen = None
+
+        def _continues(self, input_ids) -> bool:
+            """Whether ``input_ids`` are the previous call's plus one token per row."""
+            seen = self._seen
+            return (
+                seen is not None
+                and input_ids.shape[0] == seen.shape[0]
+                and input_ids.shape[1] == seen.shape[1] + 1
+                and bool((input_ids[:, :-1] == seen).all())
+            )
 
         def __call__(self, input_ids, scores):
             batch = input_ids.shape[0]
-            if self._matchers is None or len(self._matchers) != batch:
+            if self._matchers is None or not self._continues(input_ids):
                 self._matchers = [self._prototype.copy() for _ in range(batch)]
             else:
                 last = input_ids[:, -1].tolist()
@@ -457,6 +473,7 @@ def _define_logits_processor():
             words = (max(scores.shape[1], self._prototype.vocab_size) + 31) // 32
             if self._bitmask is None or self._bitmask.shape != (batch, words):
                 self._bitmask = allocate_token_bitmask(batch, 32 * words)
+            self._seen = input_ids.detach().clone()
             fill_next_token_bitmask_batch(self._matchers, self._bitmask)
             apply_token_bitmask_inplace(scores, self._bitmask)
             return scores
