@@ -356,12 +356,15 @@ def fill_next_token_bitmask_batch(
 
 
 def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
-    """Sets to -inf the logits of tokens whose bit is 0. ``logits``: float
-    ``[batch, vocab]`` or ``[vocab]`` (numpy or torch); ``bitmask``: int32
-    ``[batch, words]`` or ``[words]`` of the same kind. Logits past ``32 * words`` are set to
-    -inf; bits past the logits' width are ignored.
+    """Sets to -inf, in place, the logits of tokens whose bit is 0. ``logits``: float
+    ``[batch, vocab]`` or ``[vocab]``, a numpy array or a torch tensor (any float dtype, any
+    device, strided views included: the tensor itself is written); ``bitmask``: int32
+    ``[batch, words]`` or ``[words]`` with as many rows as ``logits``, numpy or torch (with
+    torch logits it is moved to their device). Logits past ``32 * words`` are set to -inf;
+    bits past the logits' width are ignored.
 
-    Raises TypeError for a bitmask that is not int32, ValueError for mismatched batch sizes.
+    Raises TypeError for a bitmask that is not int32, ValueError for logits or a bitmask of
+    another number of dimensions than one or two, or mismatched batch sizes.
     """
     if _is_torch(logits):
         _apply_torch(logits, bitmask)
@@ -371,14 +374,9 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
     mask = np.asarray(bitmask)
     if mask.dtype != np.int32:
         raise TypeError(f"bitmask: expected dtype int32, got {mask.dtype}")
+    _check_dims(logits.shape, mask.shape)
     view = logits if logits.ndim == 2 else logits[None, :]
     mask2 = mask if mask.ndim == 2 else mask[None, :]
-    if view.ndim != 2 or mask2.ndim != 2:
-        raise ValueError("logits and bitmask must have one or two dimensions")
-    if view.shape[0] != mask2.shape[0]:
-        raise ValueError(
-            f"batch size mismatch: logits {view.shape[0]} rows, bitmask {mask2.shape[0]}"
-        )
     bits = np.unpackbits(
         np.ascontiguousarray(mask2, dtype="<i4").view(np.uint8), axis=1, bitorder="little"
     )
@@ -389,20 +387,40 @@ def apply_token_bitmask_inplace(logits: Any, bitmask: Any) -> None:
     region[bits[:, :cutoff] == 0] = -np.inf
 
 
+def _check_dims(logits_shape: Sequence[int], mask_shape: Sequence[int]) -> None:
+    """ValueError unless logits and bitmask have one or two dimensions and as many rows (a
+    one-dimensional array is one row)."""
+    if len(logits_shape) not in (1, 2) or len(mask_shape) not in (1, 2):
+        raise ValueError(
+            "logits and bitmask must have one or two dimensions, got shapes "
+            f"{list(logits_shape)} and {list(mask_shape)}"
+        )
+    rows = [shape[0] if len(shape) == 2 else 1 for shape in (logits_shape, mask_shape)]
+    if rows[0] != rows[1]:
+        raise ValueError(f"batch size mismatch: logits {rows[0]} rows, bitmask {rows[1]}")
+
+
 def _apply_torch(logits: Any, bitmask: Any) -> None:
     import torch
 
-    mask = bitmask if _is_torch(bitmask) else torch.from_numpy(bitmask)
+    if _is_torch(bitmask):
+        mask = bitmask
+    else:
+        np = _numpy("apply_token_bitmask_inplace")
+        array = np.asarray(bitmask)
+        if array.dtype != np.int32:
+            raise TypeError(f"bitmask: expected dtype int32, got {array.dtype}")
+        array = np.ascontiguousarray(array)
+        if not array.flags.writeable:  # torch warns on tensors over read-only memory
+            array = array.copy()
+        mask = torch.from_numpy(array)
     if mask.dtype != torch.int32:
         raise TypeError(f"bitmask: expected dtype int32, got {mask.dtype}")
+    _check_dims(logits.shape, mask.shape)
     mask = mask.to(logits.device, non_blocking=True)
     view = logits if logits.dim() == 2 else logits.unsqueeze(0)
     if mask.dim() == 1:
         mask = mask.unsqueeze(0)
-    if view.shape[0] != mask.shape[0]:
-        raise ValueError(
-            f"batch size mismatch: logits {view.shape[0]} rows, bitmask {mask.shape[0]}"
-        )
     shifts = torch.arange(32, device=logits.device, dtype=torch.int32)
     bits = ((mask.unsqueeze(-1) >> shifts) & 1).reshape(mask.shape[0], -1).bool()
     width = view.shape[1]
@@ -427,10 +445,14 @@ def _define_logits_processor():
 
         ``ResponseTemplateLogitsProcessor(response_template, tokenizer, *, tools=None,
         tool_choice="auto", response_format=None)``; pass it in ``logits_processor=[...]`` of
-        ``model.generate``. One matcher per row of the batch, created at the first call
-        (where the prompt ends); each later call consumes the row's last token. Rows that
-        ended (EOS) are left alone. For sampling and greedy search (beam search reorders
-        rows, which a matcher per row does not follow).
+        ``model.generate``. One matcher per row of the batch, created where a generation
+        starts (the prompt's end); each later call consumes the row's last token. A call
+        whose ``input_ids`` are not the previous call's plus one token per row starts a new
+        generation, so one processor serves several ``generate`` calls. Rows that ended
+        (EOS) get EOS only (``generate`` writes its pad token there). For sampling and
+        greedy search (beam search reorders rows, which a matcher per row does not follow).
+        ``scores``: the float ``[batch, vocab]`` tensor ``generate`` passes, masked in place
+        (any device) and returned.
 
         Raises RuntimeError if a row's token is not allowed (the scores were not masked by
         this processor, or another processor chose against it).
@@ -442,14 +464,26 @@ def _define_logits_processor():
                                       tool_choice=tool_choice, response_format=response_format)
             self._matchers = None
             self._bitmask = None
+            self._seen = None  # the input_ids of the previous call
 
         def reset(self) -> None:
             """Forget the rows: the next call starts new generations."""
             self._matchers = None
+            self._seen = None
+
+        def _continues(self, input_ids) -> bool:
+            """Whether ``input_ids`` are the previous call's plus one token per row."""
+            seen = self._seen
+            return (
+                seen is not None
+                and input_ids.shape[0] == seen.shape[0]
+                and input_ids.shape[1] == seen.shape[1] + 1
+                and bool((input_ids[:, :-1] == seen).all())
+            )
 
         def __call__(self, input_ids, scores):
             batch = input_ids.shape[0]
-            if self._matchers is None or len(self._matchers) != batch:
+            if self._matchers is None or not self._continues(input_ids):
                 self._matchers = [self._prototype.copy() for _ in range(batch)]
             else:
                 last = input_ids[:, -1].tolist()
@@ -463,6 +497,7 @@ def _define_logits_processor():
             words = (max(scores.shape[1], self._prototype.vocab_size) + 31) // 32
             if self._bitmask is None or self._bitmask.shape != (batch, words):
                 self._bitmask = allocate_token_bitmask(batch, 32 * words)
+            self._seen = input_ids.detach().clone()
             fill_next_token_bitmask_batch(self._matchers, self._bitmask)
             apply_token_bitmask_inplace(scores, self._bitmask)
             return scores

@@ -71,24 +71,34 @@ def _read_args(params: Any) -> dict | None:
 
 
 class _Row:
-    """One constrained request: its matcher and how many of its output tokens it has read."""
+    """One constrained request: its matcher, how many of its output tokens it has read, and
+    whether one of them was EOS (then its constraint is over)."""
 
-    __slots__ = ("matcher", "output", "read")
+    __slots__ = ("matcher", "output", "read", "ended", "eos")
 
     def __init__(self, matcher: Matcher, output: list[int]) -> None:
         self.matcher = matcher
         self.output = output  # vLLM's list of the request's output ids; it grows in place
         self.read = 0
+        self.ended = False
+        self.eos = frozenset(matcher.eos_token_ids)
 
     def catch_up(self) -> bool:
-        """Consume the output tokens not read yet; False when one was not allowed."""
+        """Consume the output tokens not read yet, up to EOS; False when one was not allowed."""
         new = self.output[self.read :]
         for n, token in enumerate(new):
             if token < 0:  # a placeholder of a token not sampled yet (async scheduling)
                 new = new[:n]
                 break
         self.read += len(new)
-        return not new or self.matcher.consume_tokens(new)
+        if self.ended or not new:
+            return True
+        for n, token in enumerate(new):
+            if token in self.eos:  # tokens past EOS (ignore_eos) are not the response's
+                new = new[: n + 1]
+                self.ended = True
+                break
+        return self.matcher.consume_tokens(new)
 
 
 class ResponseTemplateLogitsProcessor(LogitsProcessor):
@@ -178,8 +188,11 @@ class ResponseTemplateLogitsProcessor(LogitsProcessor):
                 del self.rows[index]
 
     def apply(self, logits: Any) -> Any:
-        """Mask the logits of the constrained rows (``logits``: ``[batch, vocab]``)."""
-        live = [(i, r.matcher) for i, r in self.rows.items() if not r.matcher.is_stopped()]
+        """Mask the logits of the constrained rows in place and return them (``logits``: a
+        float ``[batch, vocab]`` tensor, any device; numpy works too). A row whose response is
+        complete gets EOS only (vLLM's structured outputs do the same with a stopped
+        matcher), until it samples EOS; then its row is left alone."""
+        live = [(i, r.matcher) for i, r in self.rows.items() if not r.ended]
         if not live:
             return logits
         batch, width = logits.shape[0], logits.shape[1]

@@ -8,10 +8,11 @@
 #
 # What and why:
 # - sglang==0.5.23 with --no-deps: the wheel is 39 MB; its declared dependencies pull torch
-#   2.14 + the nvidia-* wheels, flashinfer, triton and more (several GB: a plain `pip install
-#   torch` from PyPI alone was still downloading after 5 minutes here, 2 GB in). The CPU torch
-#   index (download.pytorch.org) is not reachable from this project's machines, so no torch
-#   is installed at all: sglang.srt.utils.common imports torch and triton at module level
+#   2.14 + the nvidia-* wheels, flashinfer, triton and more (several GB: PyPI's torch with its
+#   nvidia-* wheels alone is a 5.6 GB venv). The CPU torch index (download.pytorch.org) is not
+#   reachable from this project's machines, so no torch is installed here (.ci/run's torch
+#   step installs this script's packages beside PyPI's torch for python/tests/test_torch.py):
+#   sglang.srt.utils.common imports torch and triton at module level
 #   (numbers, dtypes, base classes; nothing the parsers run), and the test puts a permissive
 #   stand-in for torch/triton on sys.meta_path when no real torch is importable.
 # - exactly the packages that importing sglang.srt.function_call.function_call_parser

@@ -7,9 +7,11 @@
 # What and why (measured on the 2-core dev machine, warm pip cache off):
 # - vllm==0.33.0 with --no-deps: the wheel is ~500 MB (it carries its CUDA kernels, 877 MB
 #   unpacked); pip resolving its dependencies would pull torch 2.14 + the nvidia-* wheels
-#   (several GB). No torch is installed at all: PyPI's only x86_64 torch wheel is the CUDA
-#   build (554 MB, and it does not import without the nvidia-* wheels), and the CPU index is
-#   not reachable from this project's machines. `import vllm` runs `import torch`
+#   (several GB). No torch is installed here: PyPI's only x86_64 torch wheel is the CUDA
+#   build (554 MB, and it does not import without the nvidia-* wheels: a 5.6 GB venv), and
+#   the CPU index is not reachable from this project's machines (.ci/run's torch step
+#   installs this script's packages beside PyPI's torch for python/tests/test_torch.py).
+#   `import vllm` runs `import torch`
 #   (vllm/env_override.py) and the config modules the parsers import touch torch at import
 #   time, so the tests put python/tests/_torch_stub.py in place while importing vLLM and take
 #   it out again afterwards; no parsing code calls torch.

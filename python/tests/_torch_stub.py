@@ -5,7 +5,8 @@ modules that its tool and reasoning parsers import only for type hints or for GP
 parsing never runs. The only torch wheel for x86_64 Linux on PyPI is the CUDA build (554 MB,
 and it does not import without the ``nvidia-*`` wheels, several GB more); the CPU-only builds
 live on another index that this project's machines cannot reach. The parser tests therefore
-run vLLM's parsers against this stub: every ``torch`` / ``torch.*`` module is a permissive
+run in an environment without torch, vLLM's parsers against this stub (``test_torch.py`` runs
+with a real torch, 5.6 GB with its ``nvidia-*`` wheels, in .ci/run's torch step): every ``torch`` / ``torch.*`` module is a permissive
 object whose attributes are classes, so that ``class X(torch.nn.Module)``, decorators such as
 ``@torch.inference_mode()`` and dtype constants at import time work, and whose calls return
 falsy objects, so that ``torch.cuda.is_available()`` and similar checks say no.

@@ -11,7 +11,8 @@ inner tag held by a placeholder), or with Python's ``ast.literal_eval`` on the l
 ``_lenient_oracle``. Install SGLang with ``python/scripts/install-sglang.sh`` and the package's
 wheel; the module skips when SGLang is missing.
 
-Without a real torch (CI installs none: see the install script), SGLang's modules are imported
+Without a real torch (CI's SGLang step installs none: see the install script; its torch step
+runs ``test_torch.py``), SGLang's modules are imported
 over ``_TorchStub``, a permissive stand-in for ``torch`` and ``triton``: the parser and
 grammar-backend modules import them for type hints and GPU code the tests never run.
 """
@@ -589,7 +590,9 @@ def test_reasoning_detector(family, case):
 
 
 # ----------------------------------------------------------------------------------------------
-# Grammar backend (--grammar-backend response_templates), with numpy masks
+# Grammar backend (--grammar-backend response_templates), with numpy masks (CPU torch tensors
+# over numpy's memory when a real torch is installed; test_torch.py runs them in SGLang's
+# SamplingBatchInfo)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -636,6 +639,19 @@ def active(monkeypatch):
     monkeypatch.setattr(rts, "_grammar_backend_active", lambda: True)
 
 
+# A real torch (not the stand-in above, which has no file): the backend's masks are tensors.
+REAL_TORCH = bool(getattr(importlib.util.find_spec("torch"), "origin", None))
+
+
+def _mask_kind(mask) -> bool:
+    """A numpy array without torch, a CPU int32 tensor with a real torch."""
+    if REAL_TORCH:
+        import torch
+
+        return isinstance(mask, torch.Tensor) and mask.device.type == "cpu"
+    return isinstance(mask, np.ndarray)
+
+
 def _bit(row, token: int) -> bool:
     return bool((int(row[token // 32]) >> (token % 32)) & 1)
 
@@ -665,7 +681,7 @@ def test_required_tool_call_through_sglang_constraint_path(backend, vocab, activ
     grammar = backend._init_value_dispatch(("structural_tag", key), False)
     assert isinstance(grammar, rts.ResponseTemplatesGrammar)
     mask = grammar.allocate_vocab_mask(backend.vocab_size, 1, "cpu")
-    assert isinstance(mask, np.ndarray) and mask.dtype == np.int32 and mask.shape == (1, (backend.vocab_size + 31) // 32)
+    assert _mask_kind(mask) and np.asarray(mask).dtype == np.int32 and tuple(mask.shape) == (1, (backend.vocab_size + 31) // 32)
     # A required turn cannot end without a call.
     probe = grammar.copy()
     with pytest.raises(ValueError, match="not allowed"):
@@ -674,7 +690,7 @@ def test_required_tool_call_through_sglang_constraint_path(backend, vocab, activ
     text = _compact_call_text(QWEN3_CALL)
     for token in vocab.encode(text) + vocab.eos_token_ids[:1]:
         grammar.fill_vocab_mask(mask, 0)
-        allowed = np.unpackbits(mask[0].view(np.uint8), bitorder="little")[: backend.vocab_size].astype(bool)
+        allowed = np.unpackbits(np.asarray(mask)[0].view(np.uint8), bitorder="little")[: backend.vocab_size].astype(bool)
         assert allowed[token] and not allowed[vocab.vocab_size :].any() and not allowed.all()
         logits = np.zeros((1, backend.vocab_size), dtype=np.float32)
         grammar.apply_vocab_mask(logits, grammar.move_vocab_mask(mask, "cpu"))

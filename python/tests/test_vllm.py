@@ -481,8 +481,8 @@ def test_torch_is_real_or_not_left_behind() -> None:
 #
 # vLLM's logits-processor module imports torch; with the stub it imports (the interface and
 # BatchUpdate are real vLLM classes). `apply` gets numpy logits here: it masks them with
-# response_templates.apply_token_bitmask_inplace, which takes numpy or torch; its torch path
-# is not run in these tests (no CPU torch is installable here).
+# response_templates.apply_token_bitmask_inplace, which takes numpy or torch; test_torch.py
+# runs the processor on torch tensors inside vLLM's Sampler.
 
 
 def _load_logits_module():
@@ -554,6 +554,20 @@ def test_logits_processor_masks_only_constrained_rows(monkeypatch) -> None:
         out1.append(7)
         proc.update_state(None)
     assert proc.rows[0].matcher.is_accepting()
+    # The response is complete (only EOS can follow): EOS only until the row samples it, as
+    # vLLM's structured outputs mask a stopped matcher; then the row is left alone (tokens past
+    # EOS, with ignore_eos, are not read).
+    assert reference.is_stopped()
+    eos = vocab.eos_token_ids
+    logits = np.zeros((2, width), dtype=np.float32)
+    proc.apply(logits)
+    assert _masked(logits[0]) == set(range(width)) - set(eos)
+    out0.extend([eos[0], 7])
+    proc.update_state(None)
+    assert 0 in proc.rows
+    logits = np.zeros((2, width), dtype=np.float32)
+    proc.apply(logits)
+    assert not _masked(logits[0]) and not _masked(logits[1])
 
 
 def test_logits_processor_follows_the_batch(monkeypatch) -> None:
