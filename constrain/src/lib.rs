@@ -66,6 +66,7 @@ pub mod dfa;
 pub mod graph;
 pub mod index;
 pub mod json;
+pub mod numeric;
 mod positions;
 pub mod sample;
 pub mod template;
