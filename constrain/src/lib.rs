@@ -63,11 +63,14 @@
 #![warn(missing_docs)]
 
 pub mod dfa;
+pub mod formats;
+pub mod general;
 pub mod graph;
 pub mod index;
 pub mod json;
 pub mod numeric;
 mod positions;
+mod refs;
 pub mod sample;
 pub mod template;
 pub mod vocab;
