@@ -100,6 +100,8 @@ const MAX_ALTERNATIVES: usize = 256;
 const MAX_KEY_CLASSES: usize = 64;
 /// Most schema places collected in one compile.
 const MAX_WORK: usize = 200_000;
+/// Most multiples of a too fine `multipleOf` enumerated in a bounded range.
+const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
 const MINIMIZE_UP_TO: usize = 100_000;
 /// Most nested values generated (bounds the stack).
@@ -472,6 +474,8 @@ struct General<'a> {
     cut: Option<String>,
     work: usize,
     depth: usize,
+    /// Schemas being collected into one another (`$ref` chains, nested `allOf`).
+    collecting: usize,
     numbers: HashMap<NumberSpec, Hir>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
 }
@@ -513,6 +517,7 @@ pub(crate) fn compile(
         cut: None,
         work: 0,
         depth: 0,
+        collecting: 0,
         numbers: HashMap::new(),
         matchers: HashMap::new(),
     };
@@ -537,6 +542,34 @@ fn budget(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {
         budget: Some(Budget::SchemaNodes),
         ..err(pointer, reason)
+    }
+}
+
+/// Table operations whose errors name the schema place.
+trait TableOps {
+    fn and_in(&self, other: &Table, limits: &Limits, pointer: &str) -> Result<Table, CompileError>;
+    fn minus_in(
+        &self,
+        other: &Table,
+        limits: &Limits,
+        pointer: &str,
+    ) -> Result<Table, CompileError>;
+}
+
+impl TableOps for Table {
+    fn and_in(&self, other: &Table, limits: &Limits, pointer: &str) -> Result<Table, CompileError> {
+        self.intersect(other, limits)
+            .map_err(|e| build_error(pointer, e))
+    }
+
+    fn minus_in(
+        &self,
+        other: &Table,
+        limits: &Limits,
+        pointer: &str,
+    ) -> Result<Table, CompileError> {
+        self.difference(other, limits)
+            .map_err(|e| build_error(pointer, e))
     }
 }
 
@@ -601,6 +634,19 @@ impl<'a> General<'a> {
 
     /// Adds the constraints of `at` to `node`.
     fn collect(&mut self, node: &mut Node<'a>, at: &At<'a>) -> Result<(), CompileError> {
+        if self.collecting >= MAX_DEPTH {
+            return Err(budget(
+                &at.pointer,
+                format!("schemas applied within one another deeper than {MAX_DEPTH}"),
+            ));
+        }
+        self.collecting += 1;
+        let out = self.collect_in(node, at);
+        self.collecting -= 1;
+        out
+    }
+
+    fn collect_in(&mut self, node: &mut Node<'a>, at: &At<'a>) -> Result<(), CompileError> {
         self.tick(&at.pointer)?;
         let map = match at.schema {
             Value::Bool(true) => return Ok(()),
@@ -1250,9 +1296,7 @@ impl<'a> General<'a> {
                 let minus = self.literal_alternation(&values);
                 let table = self.table_of(&h, pointer)?;
                 let minus = self.table_of(&minus, pointer)?;
-                let t = table
-                    .difference(&minus, &self.limits)
-                    .map_err(|e| build_error(pointer, e))?;
+                let t = table.minus_in(&minus, &self.limits, pointer)?;
                 parts.extend(self.slot(t, pointer)?);
             }
         }
@@ -1314,9 +1358,7 @@ impl<'a> General<'a> {
             };
             let a = self.table_of(&words, pointer)?;
             let b = self.table_of(&lang, pointer)?;
-            let both = a
-                .intersect(&b, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            let both = a.and_in(&b, &self.limits, pointer)?;
             parts.extend(self.slot(both, pointer)?);
         }
         Ok((!parts.is_empty()).then(|| alt(parts)))
@@ -1330,13 +1372,7 @@ impl<'a> General<'a> {
     fn literal(&self, v: &Value) -> Hir {
         let w = &self.writer;
         match v {
-            Value::Number(n) => {
-                let spelled = Decimal::of(n).map(|d| d.spellings()).unwrap_or_default();
-                match regex_syntax::Parser::new().parse(&spelled) {
-                    Ok(h) if !spelled.is_empty() => h,
-                    _ => Hir::fail(),
-                }
-            }
+            Value::Number(n) => Decimal::of(n).map_or_else(Hir::fail, |d| spelled(&d)),
             Value::Array(items) => {
                 if items.is_empty() {
                     return w.container("[", Hir::empty(), true, "]");
@@ -1447,15 +1483,11 @@ impl<'a> General<'a> {
         let mut table = self.table_of(&parts[0], pointer)?;
         for p in &parts[1..] {
             let t = self.table_of(p, pointer)?;
-            table = table
-                .intersect(&t, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            table = table.and_in(&t, &self.limits, pointer)?;
         }
         for m in &minus {
             let t = self.table_of(m, pointer)?;
-            table = table
-                .difference(&t, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            table = table.minus_in(&t, &self.limits, pointer)?;
         }
         self.slot(table, pointer)
     }
@@ -1509,7 +1541,14 @@ impl<'a> General<'a> {
         if let Some(h) = self.numbers.get(&spec) {
             return Ok(Some(h.clone()));
         }
-        let table = spec.cached_table(&self.limits).map_err(|e| match e {
+        let table = match spec.cached_table(&self.limits) {
+            // A divisor too fine for residues in a bounded range: its few multiples there.
+            Err(NumberError::TooFine | NumberError::Divisor(_)) => {
+                self.multiples(&spec, pointer)?
+            }
+            other => other,
+        };
+        let table = table.map_err(|e| match e {
             NumberError::Divisor(q) => {
                 let at = n
                     .multiple_of
@@ -1537,6 +1576,44 @@ impl<'a> General<'a> {
             .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
         self.numbers.insert(spec, h.clone());
         Ok(Some(h))
+    }
+
+    /// [`NumberSpec::table`] for a spec whose first too fine divisor has few multiples
+    /// between its bounds: those multiples' spellings within the spec without that divisor.
+    fn multiples(
+        &mut self,
+        spec: &NumberSpec,
+        pointer: &str,
+    ) -> Result<Result<Arc<Table>, NumberError>, CompileError> {
+        let (Some(lo), Some(hi)) = (&spec.lo, &spec.hi) else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let fine = spec.multiple_of.iter().position(|q| {
+            NumberSpec {
+                multiple_of: vec![q.clone()],
+                ..NumberSpec::any()
+            }
+            .table(&Limits::default())
+            .is_err()
+        });
+        let Some(i) = fine else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let Some(values) = spec.multiple_of[i].multiples_between(lo, hi, MAX_MULTIPLES) else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let mut rest = spec.clone();
+        rest.multiple_of.remove(i);
+        let rest = match rest.cached_table(&self.limits) {
+            Ok(t) => t,
+            Err(e) => return Ok(Err(e)),
+        };
+        let words = alt(values.iter().map(spelled).collect());
+        let words = self.table_of(&words, pointer)?;
+        Ok(words
+            .intersect(&rest, &self.limits)
+            .map(Arc::new)
+            .map_err(NumberError::Build))
     }
 
     fn gen_array(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
@@ -1626,9 +1703,7 @@ impl<'a> General<'a> {
                 return Ok(None);
             };
             let t = self.table_of(&c, pointer)?;
-            table = table
-                .intersect(&t, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            table = table.and_in(&t, &self.limits, pointer)?;
         }
         self.slot(table, pointer)
     }
@@ -1915,14 +1990,10 @@ impl<'a> General<'a> {
                 .map(|n| lit(&Value::String(n.clone()).to_string()))
                 .collect());
             let t = self.table_of(&words, pointer)?;
-            universe = universe
-                .difference(&t, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            universe = universe.minus_in(&t, &self.limits, pointer)?;
         }
         if let Some(n) = names {
-            universe = universe
-                .intersect(n, &self.limits)
-                .map_err(|e| build_error(pointer, e))?;
+            universe = universe.and_in(n, &self.limits, pointer)?;
         }
         // Split by each pattern: matching or not.
         let mut classes: Vec<(Table, Vec<bool>)> = vec![(universe, Vec::new())];
@@ -1931,12 +2002,8 @@ impl<'a> General<'a> {
             let k = self.table_of(&k, pointer)?;
             let mut next = Vec::new();
             for (t, v) in classes {
-                let yes = t
-                    .intersect(&k, &self.limits)
-                    .map_err(|e| build_error(pointer, e))?;
-                let no = t
-                    .difference(&k, &self.limits)
-                    .map_err(|e| build_error(pointer, e))?;
+                let yes = t.and_in(&k, &self.limits, pointer)?;
+                let no = t.minus_in(&k, &self.limits, pointer)?;
                 for (part, m) in [(yes, true), (no, false)] {
                     if !part.is_empty() {
                         let mut v = v.clone();
@@ -1990,6 +2057,15 @@ impl<'a> General<'a> {
                 .and_then(|t| regex_automata::meta::Regex::new(&t).ok())
         });
         re.as_ref().is_some_and(|r| r.is_match(name))
+    }
+}
+
+/// The written spellings of a number ([`Decimal::spellings`]).
+fn spelled(d: &Decimal) -> Hir {
+    let text = d.spellings();
+    match regex_syntax::Parser::new().parse(&text) {
+        Ok(h) if !text.is_empty() => h,
+        _ => Hir::fail(),
     }
 }
 
@@ -2291,5 +2367,191 @@ fn anchored(hir: &Hir) -> Result<Hir, String> {
             ]))
         }
         _ => Ok(cat(vec![free(), encode_pattern(hir)?, free()])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dfa::{Limits, Table};
+    use crate::json::{Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots};
+    use serde_json::{json, Value};
+
+    fn options(closed: bool, draft: Draft) -> JsonOptions {
+        JsonOptions {
+            mode: SchemaMode::General { closed, draft },
+            ..JsonOptions::default()
+        }
+    }
+
+    fn table_with(schema: Value, options: JsonOptions) -> Table {
+        let language = SchemaLanguage::new(&schema, options)
+            .compile_language()
+            .unwrap();
+        language.table(options, &Limits::default()).unwrap()
+    }
+
+    fn table(schema: Value) -> Table {
+        table_with(schema, options(false, Draft::Draft2020))
+    }
+
+    fn check(t: &Table, yes: &[&str], no: &[&str]) {
+        for y in yes {
+            assert!(t.matches(y.as_bytes()), "{y} should be in");
+        }
+        for n in no {
+            assert!(!t.matches(n.as_bytes()), "{n} should be out");
+        }
+    }
+
+    #[test]
+    fn members_follow_llguidance_order() {
+        let t = table(json!({"type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {}},
+            "required": ["b", "z"]}));
+        check(
+            &t,
+            &[
+                r#"{"b":"","z":1}"#,
+                r#"{"a":1,"b":"x","z":null}"#,
+                r#"{"b":"x","c":[1],"z":2,"other":true}"#,
+                r#"{"a":1,"b":"x","z":0,"y":1,"x":{"k":2}}"#,
+            ],
+            &[
+                // Declared properties out of order, or after undeclared ones.
+                r#"{"b":"x","a":1,"z":1}"#,
+                r#"{"z":1,"b":"x"}"#,
+                r#"{"b":"x","other":1,"z":1}"#,
+                // A declared name again as an undeclared key, and a required one missing.
+                r#"{"b":"x","z":1,"a":1}"#,
+                r#"{"a":1,"z":1}"#,
+                // A declared property of the wrong type.
+                r#"{"a":"1","b":"x","z":1}"#,
+            ],
+        );
+        // Closed: no undeclared key, unless the schema admits some.
+        let closed = table_with(
+            json!({"properties": {"a": {}}, "required": ["a"]}),
+            options(true, Draft::Draft2020),
+        );
+        check(&closed, &[r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#]);
+        let open_extra = table_with(
+            json!({"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}),
+            options(true, Draft::Draft2020),
+        );
+        check(&open_extra, &[r#"{"a":1,"b":2}"#], &[r#"{"a":1,"b":"2"}"#]);
+    }
+
+    #[test]
+    fn pattern_properties_names_and_dependencies() {
+        let t = table(json!({
+            "patternProperties": {"^a": {"type": "integer"}, "b$": {"minimum": 10}},
+            "additionalProperties": false}));
+        check(
+            &t,
+            &[r#"{"ax":1}"#, r#"{"xb":"s"}"#, r#"{"ab":12}"#, r#"{}"#],
+            &[
+                r#"{"ax":"1"}"#,
+                r#"{"ab":5}"#,
+                r#"{"ab":"s"}"#,
+                r#"{"c":1}"#,
+            ],
+        );
+        let names = table(json!({"propertyNames": {"maxLength": 2}, "properties": {"abc": {}}}));
+        check(&names, &[r#"{"ab":1}"#], &[r#"{"abc":1}"#, r#"{"xyz":1}"#]);
+        let deps = table(json!({"type": "object", "dependentRequired": {"q": ["f"]}}));
+        check(
+            &deps,
+            &[r#"{"f":1,"q":2}"#, r#"{"f":1}"#, r#"{}"#],
+            &[r#"{"q":2}"#, r#"{"x":1,"q":2}"#],
+        );
+    }
+
+    #[test]
+    fn strings_are_canonical_with_lengths_patterns_and_formats() {
+        let s = table(json!({"type": "string", "minLength": 2, "maxLength": 3}));
+        check(
+            &s,
+            &[r#""ab""#, r#""a\nb""#, "\"é東\""],
+            &[r#""a""#, r#""abcd""#, r#""\u0061b""#, r#""a\/""#],
+        );
+        let anchored = table(json!({"pattern": "^a[0-9]+$", "type": "string"}));
+        check(
+            &anchored,
+            &[r#""a12""#],
+            &[r#""xa12""#, r#""a12x""#, r#""a""#],
+        );
+        let free = table(json!({"pattern": "a[0-9]", "type": "string"}));
+        check(&free, &[r#""xa1y""#], &[r#""xa""#]);
+        let both = table(json!({"type": "string", "pattern": "^x|y$", "maxLength": 3}));
+        check(&both, &[r#""xab""#, r#""aby""#], &[r#""axb""#, r#""xabc""#]);
+        let email = table(json!({"format": "email", "type": "string"}));
+        check(&email, &[r#""a.b@c.de""#], &[r#""a..b@c.de""#, r#""ab""#]);
+    }
+
+    #[test]
+    fn literals_negations_and_conditionals() {
+        let e = table(json!({"enum": [{"a": 1, "b": [2.5]}, 3, "x"]}));
+        check(
+            &e,
+            &[
+                r#"{"a":1,"b":[2.5]}"#,
+                r#"{"a":1.0,"b":[2.50]}"#,
+                "3",
+                "3.0",
+                r#""x""#,
+            ],
+            &[r#"{"b":[2.5],"a":1}"#, "4", r#""y""#],
+        );
+        let not = table(json!({"not": {"type": "string", "minLength": 2}}));
+        check(&not, &["1", r#""a""#, "null"], &[r#""ab""#]);
+        let cond = table(json!({"if": {"type": "integer"}, "then": {"minimum": 5},
+            "else": {"type": "string"}}));
+        check(&cond, &["5", r#""s""#], &["4", "null", "5.5"]);
+        let one = table(json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}));
+        check(&one, &["1", "2.5", r#""s""#], &["3", "-1.5"]);
+    }
+
+    #[test]
+    fn references_drafts_and_number_bounds() {
+        let d4 = table_with(
+            json!({"id": "http://x.test/root.json", "definitions": {
+                "pos": {"id": "#pos", "type": "integer", "minimum": 0, "exclusiveMinimum": true}},
+                "properties": {"n": {"$ref": "#pos"}, "m": {"$ref": "#/definitions/pos"}},
+                "required": ["n"]}),
+            options(false, Draft::Draft4),
+        );
+        check(
+            &d4,
+            &[r#"{"n":1}"#, r#"{"n":1,"m":2}"#],
+            &[r#"{"n":0}"#, r#"{"n":1.0}"#],
+        );
+        let anchor = table(json!({"$ref": "#x", "$defs": {"a": {"$anchor": "x", "maximum": 1e2}}}));
+        check(
+            &anchor,
+            &["100", "1e+2", "-5", r#""s""#],
+            &["100.5", "1.5e2"],
+        );
+    }
+
+    #[test]
+    fn languages_with_automata_share_one_hir() {
+        // Two languages that both refer to automata, adopted into one set of slots.
+        let o = options(false, Draft::Draft2020);
+        let a = SchemaLanguage::new(&json!({"type": "integer", "minimum": 10}), o)
+            .compile_language()
+            .unwrap();
+        let b = SchemaLanguage::new(
+            &json!({"type": "string", "maxLength": 1, "pattern": "x"}),
+            o,
+        )
+        .compile_language()
+        .unwrap();
+        assert!(!a.slots.is_empty() && !b.slots.is_empty());
+        let mut slots = Slots::default();
+        let ha = slots.adopt(a).unwrap();
+        let hb = slots.adopt(b).unwrap();
+        let both = regex_syntax::hir::Hir::alternation(vec![ha, hb]);
+        let t = crate::json::language_table(&both, &slots, o, &Limits::default()).unwrap();
+        check(&t, &["10", "15", r#""x""#], &["9", r#""y""#, r#""xx""#]);
     }
 }

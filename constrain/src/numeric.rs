@@ -174,6 +174,54 @@ impl Decimal {
         Divisor::new(self).is_some_and(|d| d.divides_one())
     }
 
+    /// The value times `10^shift` as an `i128`, when that is an integer that fits.
+    fn scaled_i128(&self, shift: i64) -> Option<i128> {
+        let mut v: i128 = 0;
+        for &d in &self.digits {
+            v = v.checked_mul(10)?.checked_add(d as i128)?;
+        }
+        let e = self.point - self.digits.len() as i64 + shift;
+        if e < 0 {
+            return None;
+        }
+        let v = v.checked_mul(10i128.checked_pow(u32::try_from(e).ok()?)?)?;
+        Some(if self.neg { -v } else { v })
+    }
+
+    /// Digits after the point in the shortest decimal form.
+    fn scale(&self) -> i64 {
+        (self.digits.len() as i64 - self.point).max(0)
+    }
+
+    /// The multiples of `self` (positive) between two bounds (`(value, exclusive)`), when
+    /// there are at most `max` of them and the arithmetic fits in `i128`: what a `multipleOf`
+    /// too fine for a residue automaton leaves in a bounded range.
+    pub fn multiples_between(&self, lo: &Bound, hi: &Bound, max: usize) -> Option<Vec<Decimal>> {
+        let shift = self.scale().max(lo.0.scale()).max(hi.0.scale());
+        let (q, l, h) = (
+            self.scaled_i128(shift)?,
+            lo.0.scaled_i128(shift)?,
+            hi.0.scaled_i128(shift)?,
+        );
+        if q <= 0 || l > h {
+            return Some(Vec::new());
+        }
+        let first = l.div_euclid(q) + i128::from(l.rem_euclid(q) != 0);
+        let last = h.div_euclid(q);
+        if last < first || (last - first) as u128 >= max as u128 {
+            return (last < first).then(Vec::new);
+        }
+        let mut out = Vec::new();
+        for k in first..=last {
+            let v = k.checked_mul(q)?;
+            if (lo.1 && v == l) || (hi.1 && v == h) {
+                continue;
+            }
+            out.push(Decimal::parse(&format!("{v}e-{shift}"))?);
+        }
+        Some(out)
+    }
+
     /// The value negated.
     pub fn negated(&self) -> Self {
         Self {
@@ -1401,6 +1449,25 @@ mod tests {
             .table(&Limits::default()),
             Err(NumberError::TooFine)
         ));
+        // In a bounded range, the multiples of a fine divisor are few.
+        let q = dec("123456789");
+        let got = q
+            .multiples_between(&(dec("-300000000"), false), &(dec("370370367"), true), 10)
+            .unwrap();
+        let want: Vec<Decimal> = [-246913578i64, -123456789, 0, 123456789, 246913578]
+            .iter()
+            .map(|v| dec(&v.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        let fine = dec("0.0001");
+        assert_eq!(
+            fine.multiples_between(&(dec("0.0075"), false), &(dec("0.0077"), false), 10)
+                .unwrap(),
+            vec![dec("0.0075"), dec("0.0076"), dec("0.0077")]
+        );
+        assert!(fine
+            .multiples_between(&(dec("0"), false), &(dec("1"), false), 100)
+            .is_none());
         let both = NumberSpec {
             integers: true,
             multiple_of: vec![dec("3"), dec("5")],
