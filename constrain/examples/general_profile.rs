@@ -20,6 +20,21 @@ fn main() {
         println!("{:?} per compile", t.elapsed() / 200);
         return;
     }
+    if std::env::var("SIZES").is_ok() {
+        let l = constrain::dfa::Limits::default();
+        let any = constrain::numeric::NumberSpec::any().table(&l).unwrap();
+        println!("numbers: {} states", any.len());
+        for depth in 0..4 {
+            let r = constrain::json::general_value_table(depth, 0, &l).unwrap();
+            let s = constrain::json::any_value_table(depth, 0, &l).unwrap();
+            println!(
+                "reader depth {depth}: general {} strict {}",
+                r.len(),
+                s.len()
+            );
+        }
+        return;
+    }
     for schema in [
         json!({"type": "integer"}),
         json!({}),

@@ -167,6 +167,33 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// A sorted set of `(tag, state)` pairs, one pair without a heap allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PairSet {
+    One([(u32, u32); 1]),
+    Many(Box<[(u32, u32)]>),
+}
+
+impl PairSet {
+    fn of(pairs: Vec<(u32, u32)>) -> Self {
+        Self::of_slice(&pairs)
+    }
+
+    fn of_slice(pairs: &[(u32, u32)]) -> Self {
+        match pairs {
+            [one] => Self::One([*one]),
+            many => Self::Many(many.into()),
+        }
+    }
+
+    fn pairs(&self) -> &[(u32, u32)] {
+        match self {
+            Self::One(p) => p,
+            Self::Many(p) => p,
+        }
+    }
+}
+
 /// Builds a table state by state: states are discovered breadth first from the start.
 struct Grow<K> {
     ids: HashMap<K, u32>,
@@ -818,39 +845,54 @@ impl Table {
         };
         let mut start = vec![(0, START)];
         closure(&mut start);
+        // The columns of the values spliced in (not of every value offered).
+        let mut used = vec![false; values.len()];
+        for &(k, _) in &continuations {
+            used[k] = true;
+        }
         let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
-        maps.extend(values.iter().map(|v| &v.classes));
+        maps.extend(
+            values
+                .iter()
+                .zip(&used)
+                .filter(|(_, u)| **u)
+                .map(|(v, _)| &v.classes),
+        );
         // Each marker in a column of its own, so that it is the column's representative.
         let (classes, _) = merge_classes(&maps);
         let (classes, stride) = Self::merge_columns(classes, markers);
         let mut keys = Vec::new();
+        // Most sets are one pair (inside a value, or between placeholders): kept without a
+        // heap allocation.
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
         Self::determinize_keyed(
             classes,
             stride,
-            start,
-            |set: &Vec<(u32, u32)>, byte| {
+            PairSet::of(start),
+            |set: &PairSet, byte| {
                 if markers.contains(&byte) {
                     return None;
                 }
-                let mut next: Vec<(u32, u32)> = set
-                    .iter()
-                    .filter_map(|&(tag, state)| {
-                        let t = if tag == 0 {
-                            self.next(state, byte)
-                        } else {
-                            values[continuations[tag as usize - 1].0].next(state, byte)
-                        };
-                        (t != DEAD).then_some((tag, t))
-                    })
-                    .collect();
-                if next.is_empty() {
+                scratch.clear();
+                for &(tag, state) in set.pairs() {
+                    let t = if tag == 0 {
+                        self.next(state, byte)
+                    } else {
+                        values[continuations[tag as usize - 1].0].next(state, byte)
+                    };
+                    if t != DEAD {
+                        scratch.push((tag, t));
+                    }
+                }
+                if scratch.is_empty() {
                     return None;
                 }
-                closure(&mut next);
-                Some(next)
+                closure(&mut scratch);
+                Some(PairSet::of_slice(&scratch))
             },
-            |set: &Vec<(u32, u32)>| {
-                set.iter()
+            |set: &PairSet| {
+                set.pairs()
+                    .iter()
                     .any(|&(tag, state)| tag == 0 && self.is_accepting(state))
             },
             limits,

@@ -477,6 +477,8 @@ struct General<'a> {
     /// Schemas being collected into one another (`$ref` chains, nested `allOf`).
     collecting: usize,
     numbers: HashMap<NumberSpec, Hir>,
+    /// Slots of typed untyped values ([`Self::typed_value`]).
+    typed: HashMap<u8, Hir>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
 }
 
@@ -519,6 +521,7 @@ pub(crate) fn compile(
         depth: 0,
         collecting: 0,
         numbers: HashMap::new(),
+        typed: HashMap::new(),
         matchers: HashMap::new(),
     };
     let root = At {
@@ -1259,6 +1262,13 @@ impl<'a> General<'a> {
             return self.gen_literals(&node, &values, pointer);
         }
         let mut parts = Vec::new();
+        // The types the node leaves free are one untyped value restricted to them.
+        let free = self.free_types(&node);
+        if free != 0 {
+            parts.push(self.typed_value(free, pointer)?);
+        }
+        let mut node = node;
+        node.types &= !free;
         let excluded = |t: u8| -> Vec<&Value> {
             node.excluded
                 .iter()
@@ -1301,6 +1311,64 @@ impl<'a> General<'a> {
             }
         }
         Ok((!parts.is_empty()).then(|| alt(parts)))
+    }
+
+    /// The types a node (without literals) leaves unconstrained, as general.rs type bits:
+    /// any value of them is valid. Closed objects are not free.
+    fn free_types(&self, node: &Node<'a>) -> u8 {
+        let unexcluded = |t: u8| !node.excluded.iter().any(|v| type_of(v) & t != 0);
+        let mut free = 0;
+        for (t, ok) in [
+            (NULL, true),
+            (BOOL, true),
+            (STRING, node.string_free()),
+            // Numbers stay with the number automaton: the reader's are fewer (untyped).
+            (ARRAY, node.array_free()),
+            (OBJECT, node.object_free() && !self.closed),
+        ] {
+            if node.types & t == t && ok && unexcluded(t) {
+                free |= t;
+            }
+        }
+        // Only worth a reader when a structured type is free.
+        if free & (OBJECT | ARRAY | STRING) == 0 {
+            0
+        } else {
+            free
+        }
+    }
+
+    /// A slot for any value of `types` (general.rs type bits), shared within the compile.
+    fn typed_value(&mut self, types: u8, pointer: &str) -> Result<Hir, CompileError> {
+        if let Some(h) = self.typed.get(&types) {
+            return Ok(h.clone());
+        }
+        let mut mask = 0;
+        for (ours, theirs) in [
+            (NULL, crate::json::TYPE_NULL),
+            (BOOL, crate::json::TYPE_BOOL),
+            (OBJECT, crate::json::TYPE_OBJECT),
+            (ARRAY, crate::json::TYPE_ARRAY),
+            (STRING, crate::json::TYPE_STRING),
+            (NUMBER, crate::json::TYPE_NUMBER),
+        ] {
+            if types & ours == ours {
+                mask |= theirs;
+            }
+        }
+        let table = crate::json::typed_value_table(
+            mask,
+            self.options.any_depth,
+            self.options.whitespace,
+            &self.limits,
+        )
+        .map_err(|e| build_error(pointer, e))?;
+        let h = self
+            .slots
+            .push(table)
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        self.typed.insert(types, h.clone());
+        Ok(h)
     }
 
     /// `enum`/`const` values meeting the rest of the node.

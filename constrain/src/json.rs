@@ -305,6 +305,24 @@ pub fn language_table(
     options: JsonOptions,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    // A language that is one placeholder is its value's table.
+    if let HirKind::Literal(l) = hir.kind() {
+        if *l.0 == [UNTYPED] {
+            let general = matches!(options.mode, SchemaMode::General { .. });
+            let kind = ReaderKind::Value { general };
+            let reader = cached_reader(kind, options.any_depth, options.whitespace, limits)?;
+            return Ok(reader.as_ref().clone());
+        }
+        if l.0.len() == 4 && l.0[0] == SLOT {
+            let index = ((l.0[1] & 0x3F) as usize) << 12
+                | ((l.0[2] & 0x3F) as usize) << 6
+                | (l.0[3] & 0x3F) as usize;
+            if let Some(t) = slots.tables.get(index) {
+                limits.check(t.len())?;
+                return Ok(t.as_ref().clone());
+            }
+        }
+    }
     let table = crate::dfa::Table::from_hir(hir, limits)?;
     splice_slots(table, slots, options, limits)
 }
@@ -403,6 +421,8 @@ enum ReaderKind {
     Object,
     /// [`any_value_table`], or its general-mode form ([`general_value_table`]).
     Value { general: bool },
+    /// [`typed_value_table`].
+    Typed(u8),
 }
 
 /// The reader tables, cached per `(kind, levels, whitespace)`.
@@ -433,6 +453,9 @@ fn cached_reader(
                 ReaderKind::Value { general: true } => {
                     general_value_table(levels, whitespace, limits)?
                 }
+                ReaderKind::Typed(types) => {
+                    reader_table(Lex::TopTyped(types), true, levels, whitespace, limits)?.minimize()
+                }
             });
             if let Ok(mut c) = cache.lock() {
                 if c.len() < READER_CACHE && !c.iter().any(|(k, _)| *k == key) {
@@ -447,7 +470,7 @@ fn cached_reader(
 }
 
 /// Most reader tables kept by [`cached_reader`].
-const READER_CACHE: usize = 8;
+const READER_CACHE: usize = 80;
 
 pub(crate) fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {
@@ -1443,6 +1466,8 @@ enum Lex {
     Lit(u8, u8),
     /// Before a value at the top ([`any_value_table`]): no whitespace before it.
     TopValue,
+    /// Before a value at the top whose type is one of a set ([`typed_value_table`]).
+    TopTyped(u8),
     /// The top-level value is complete.
     Done,
 }
@@ -1529,6 +1554,20 @@ impl Reader {
         match self.lex {
             Lex::Top => (b == b'{').then(|| self.push(b'{', levels)).flatten(),
             Lex::TopValue => self.value_start(b, levels),
+            Lex::TopTyped(types) => {
+                let t = match b {
+                    b'n' => TYPE_NULL,
+                    b't' | b'f' => TYPE_BOOL,
+                    b'{' => TYPE_OBJECT,
+                    b'[' => TYPE_ARRAY,
+                    b'"' => TYPE_STRING,
+                    _ => TYPE_NUMBER,
+                };
+                if types & t == 0 {
+                    return None;
+                }
+                self.value_start(b, levels)
+            }
             Lex::ObjectStart => match b {
                 b'"' => Some(self.with(Lex::Str {
                     key: true,
@@ -1668,7 +1707,7 @@ impl Reader {
                 key: false,
                 sub: StrSub::Plain,
             })),
-            b'-' | b'0'..=b'9' if self.general => crate::numeric::Written::start()
+            b'-' | b'0'..=b'9' if self.general => crate::numeric::Written::start_loose()
                 .step(b, true)
                 .map(|w| self.with(Lex::Written(w))),
             b'-' => Some(self.with(Lex::Num(NumSub::Minus))),
@@ -1748,7 +1787,8 @@ pub fn any_value_table(
 /// [`any_value_table`] as general mode writes values: strings canonical (only the escapes
 /// serde_json writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and lower-case `\u00XX`
 /// for the other control characters) and numbers in the written forms of
-/// [`crate::numeric`].
+/// [`crate::numeric`], with at most 15 integer and 15 fraction digits (untyped numbers are
+/// compared with nothing, so their significant digits are not counted).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 pub fn general_value_table(
@@ -1757,6 +1797,34 @@ pub fn general_value_table(
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
     reader_table(Lex::TopValue, true, levels, whitespace, limits).map(crate::dfa::Table::minimize)
+}
+
+/// [`typed_value_table`] types (bits of its `types`).
+pub const TYPE_NULL: u8 = 1;
+/// `true`, `false`.
+pub const TYPE_BOOL: u8 = 2;
+/// Objects.
+pub const TYPE_OBJECT: u8 = 4;
+/// Arrays.
+pub const TYPE_ARRAY: u8 = 8;
+/// Strings.
+pub const TYPE_STRING: u8 = 16;
+/// Numbers.
+pub const TYPE_NUMBER: u8 = 32;
+
+/// [`general_value_table`] restricted to values whose type is in `types` (bits
+/// [`TYPE_NULL`] ... [`TYPE_NUMBER`]): what general mode writes for the types a schema leaves
+/// unconstrained, one cached reader instead of each type's structure. Cached per
+/// `(types, levels, whitespace)`.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub fn typed_value_table(
+    types: u8,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
+    cached_reader(ReaderKind::Typed(types), levels, whitespace, limits)
 }
 
 /// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).

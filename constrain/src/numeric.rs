@@ -8,7 +8,8 @@
 //! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
 //!   exactly; `-0` is not written: it reads as a double);
 //! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
-//!   from the first non-zero one and at most [`FRAC_DIGITS`] fraction digits;
+//!   from the first non-zero one and at most [`LEADING_ZEROS`] (6) zeros after the point
+//!   before it;
 //! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, the last
 //!   one not zero), `e`, an optional sign and a non-zero exponent without leading zeros from
 //!   -307 to 308 (308 only below 1.7e308): `1e+308` as serde_json writes it, `1e308`,
@@ -34,9 +35,12 @@ use crate::dfa::{BuildError, Limits, Table};
 
 /// Most digits of the integer part of a written number (every `u64` and `i64` fits).
 pub const INT_DIGITS: usize = 20;
-/// Most digits of the fraction of a written number (ryu writes at most 21: `0.0000` and 17
-/// significant digits).
-pub const FRAC_DIGITS: usize = 21;
+/// Most zeros after the point before the first non-zero digit of a decimal (ryu writes at
+/// most 4: `0.0000123`; smaller numbers in scientific form).
+pub const LEADING_ZEROS: u8 = 6;
+/// Most digits of the fraction of a written number: the leading zeros and the significant
+/// digits.
+pub const FRAC_DIGITS: usize = LEADING_ZEROS as usize + SIGNIFICANT_DIGITS as usize;
 /// Most digits of a written exponent (ryu writes `e-324` to `e308`).
 pub const EXP_DIGITS: usize = 3;
 
@@ -316,7 +320,7 @@ impl Decimal {
         let sig = SIGNIFICANT_DIGITS as usize;
         let mut out = Vec::new();
         if self.is_zero() {
-            return format!("0|-?0\\.0{{1,{FRAC_DIGITS}}}");
+            return format!("0|-?0\\.0{{1,{LEADING_ZEROS}}}");
         }
         if let (Some(int), Some(frac)) =
             (self.int_digits(INT_DIGITS), self.frac_digits(FRAC_DIGITS))
@@ -347,12 +351,13 @@ impl Decimal {
                 }
             } else {
                 // Significant digits: from the first non-zero one on, appended zeros too.
+                let leading = frac.iter().take_while(|&&d| d == 0).count();
                 let used = if int.is_empty() {
-                    frac.len() - frac.iter().take_while(|&&d| d == 0).count()
+                    frac.len() - leading
                 } else {
                     int.len() + frac.len()
                 };
-                if used <= sig {
+                if used <= sig && (!int.is_empty() || leading <= LEADING_ZEROS as usize) {
                     let more = (sig - used).min(FRAC_DIGITS - frac.len());
                     out.push(format!("{sign}{int_text}\\.{}0{{0,{more}}}", text(&frac)));
                 }
@@ -692,6 +697,9 @@ impl Cmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Written {
     lex: Lex,
+    /// Untyped values' numbers: at most [`LOOSE_DIGITS`] integer and fraction digits, no
+    /// count of significant digits (nothing compares them).
+    loose: bool,
     /// A `-` was read.
     neg: bool,
     /// The integer part is one non-zero digit (a scientific mantissa may follow).
@@ -701,6 +709,8 @@ pub(crate) struct Written {
     small: bool,
     /// Mantissa digits from the first non-zero one.
     sig: u8,
+    /// Zeros after the point before the first non-zero digit (integer part `0`).
+    zeros: u8,
     /// The integer digits against the first ones of the largest integer of the sign.
     lim: Ordering,
     /// Fraction digits of the scientific mantissa (set at `e`).
@@ -715,6 +725,8 @@ pub(crate) struct Written {
 /// Most significant digits of a decimal or scientific number (every such decimal has its
 /// own double, in the same order).
 pub const SIGNIFICANT_DIGITS: u8 = 15;
+/// Most integer digits and most fraction digits of an untyped value's number.
+const LOOSE_DIGITS: u8 = 15;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
 const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
 /// The largest exponents written: `308` (mantissa below 1.7) and `-307`.
@@ -747,14 +759,24 @@ fn against(ord: Ordering, limit: &[u8], at: usize, d: u8) -> Ordering {
 }
 
 impl Written {
+    /// Before the first byte of a number of untyped values (see `loose`).
+    pub(crate) fn start_loose() -> Self {
+        Self {
+            loose: true,
+            ..Self::start()
+        }
+    }
+
     /// Before the first byte.
     pub(crate) fn start() -> Self {
         Self {
             lex: Lex::Start,
+            loose: false,
             neg: false,
             int1: false,
             small: false,
             sig: 0,
+            zeros: 0,
             lim: Ordering::Equal,
             sci_frac: 0,
             eneg: false,
@@ -771,7 +793,7 @@ impl Written {
             Lex::Frac(..) => true,
             Lex::Int(k) => {
                 let limit = LARGEST[self.neg as usize];
-                (k as usize) < limit.len() || self.lim != Ordering::Greater
+                self.loose || (k as usize) < limit.len() || self.lim != Ordering::Greater
             }
             Lex::Exp(k) => {
                 let limit = LARGEST_EXP[self.eneg as usize];
@@ -811,7 +833,10 @@ impl Written {
                 n.lim = against(Ordering::Equal, LARGEST[n.neg as usize], 0, d);
                 Event::IntDigit(d)
             }
-            (Lex::Int(k), _, Some(d)) if (k as usize) < LARGEST[self.neg as usize].len() => {
+            (Lex::Int(k), _, Some(d))
+                if (k as usize) < LARGEST[self.neg as usize].len()
+                    && !(self.loose && k >= LOOSE_DIGITS) =>
+            {
                 n.lex = Lex::Int(k + 1);
                 n.int1 = false;
                 n.sig = self.sig.saturating_add(1);
@@ -822,7 +847,7 @@ impl Written {
                 n.lex = Lex::Dot;
                 Event::Dot
             }
-            (Lex::Int(_), b'.', _) if self.sig <= SIGNIFICANT_DIGITS => {
+            (Lex::Int(_), b'.', _) if self.loose || self.sig <= SIGNIFICANT_DIGITS => {
                 n.lex = Lex::Dot;
                 Event::Dot
             }
@@ -831,12 +856,18 @@ impl Written {
                     Lex::Frac(k, _) => k,
                     _ => 0,
                 };
-                if k as usize >= FRAC_DIGITS {
-                    return None;
-                }
-                if self.sig > 0 || d != 0 {
+                if self.loose {
+                    if k >= LOOSE_DIGITS {
+                        return None;
+                    }
+                } else if self.sig > 0 || d != 0 {
                     n.sig += 1;
                     if n.sig > SIGNIFICANT_DIGITS {
+                        return None;
+                    }
+                } else {
+                    n.zeros += 1;
+                    if n.zeros > LEADING_ZEROS {
                         return None;
                     }
                 }
@@ -1502,7 +1533,17 @@ mod tests {
                 &["-1.5", "-1.50", "-1.5e0"][..2],
                 &["1.5", "-15e-1"],
             ),
-            ("0", &["0", "0.0", "-0.00"], &["00", "0e1", "-0"]),
+            (
+                "0",
+                &["0", "0.0", "-0.00"],
+                &["00", "0e1", "-0", "0.0000000"],
+            ),
+            (
+                "0.0000012",
+                &["0.0000012", "1.2e-6"],
+                &["0.00000120000000000001"],
+            ),
+            ("0.000000012", &["1.2e-8"], &["0.000000012"]),
             ("1e300", &["1e300"], &["1"]),
         ] {
             let re = format!("^(?:{})$", dec(value).spellings());
