@@ -900,6 +900,35 @@ impl Table {
         )
     }
 
+    /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
+    /// has it).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub(crate) fn restrict_first(
+        &self,
+        keep: impl Fn(u8) -> bool,
+        limits: &Limits,
+    ) -> Result<Self, BuildError> {
+        let mut split = [0u8; 256];
+        for (b, c) in split.iter_mut().enumerate() {
+            *c = keep(b as u8) as u8;
+        }
+        let (classes, stride) = merge_classes(&[&self.classes, &split]);
+        let mut keys = Vec::new();
+        Self::determinize_keyed(
+            classes,
+            stride,
+            START,
+            |&s: &u32, b| {
+                let t = self.next(s, b);
+                (t != DEAD && (s != START || keep(b))).then_some(t)
+            },
+            |&s: &u32| self.is_accepting(s),
+            limits,
+            &mut keys,
+        )
+    }
+
     /// The words of `self` that are not words of `other` (both complete tables: [`DEAD`] in
     /// `other` means no word of `other` goes on from there).
     ///

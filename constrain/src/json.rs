@@ -454,7 +454,11 @@ fn cached_reader(
                     general_value_table(levels, whitespace, limits)?
                 }
                 ReaderKind::Typed(types) => {
-                    reader_table(Lex::TopTyped(types), true, levels, whitespace, limits)?.minimize()
+                    // The general reader, its first byte restricted to the types.
+                    let kind = ReaderKind::Value { general: true };
+                    let any = cached_reader(kind, levels, whitespace, limits)?;
+                    any.restrict_first(|b| types & type_of_first(b) != 0, limits)?
+                        .minimize()
                 }
             });
             if let Ok(mut c) = cache.lock() {
@@ -1466,8 +1470,6 @@ enum Lex {
     Lit(u8, u8),
     /// Before a value at the top ([`any_value_table`]): no whitespace before it.
     TopValue,
-    /// Before a value at the top whose type is one of a set ([`typed_value_table`]).
-    TopTyped(u8),
     /// The top-level value is complete.
     Done,
 }
@@ -1499,11 +1501,53 @@ enum NumSub {
 
 const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
 
+/// The open containers of a reader, innermost last: one bit each (set: `{`), at most
+/// [`Stack::MAX`] (no heap, so reader states copy cheaply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct Stack {
+    bits: u128,
+    len: u8,
+}
+
+impl Stack {
+    /// The most containers a reader nests.
+    const MAX: usize = 128;
+
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn last(&self) -> Option<u8> {
+        (self.len > 0).then(|| {
+            if self.bits >> (self.len - 1) & 1 == 1 {
+                b'{'
+            } else {
+                b'['
+            }
+        })
+    }
+
+    fn push(&mut self, open: u8) {
+        let bit = u128::from(open == b'{') << self.len;
+        self.bits = (self.bits & !(1 << self.len)) | bit;
+        self.len += 1;
+    }
+
+    fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+        self.bits &= (1u128 << self.len) - 1;
+    }
+}
+
 /// The reader's state: the open containers (`{` or `[`), the lexer state, and the whitespace
 /// bytes since the last token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Reader {
-    stack: Vec<u8>,
+    stack: Stack,
     lex: Lex,
     ws: u8,
     /// General mode: canonical strings (serde_json's escapes only) and the written number
@@ -1520,7 +1564,7 @@ impl Reader {
             lex
         };
         Self {
-            stack: self.stack.clone(),
+            stack: self.stack,
             lex,
             ws: 0,
             general: self.general,
@@ -1554,20 +1598,6 @@ impl Reader {
         match self.lex {
             Lex::Top => (b == b'{').then(|| self.push(b'{', levels)).flatten(),
             Lex::TopValue => self.value_start(b, levels),
-            Lex::TopTyped(types) => {
-                let t = match b {
-                    b'n' => TYPE_NULL,
-                    b't' | b'f' => TYPE_BOOL,
-                    b'{' => TYPE_OBJECT,
-                    b'[' => TYPE_ARRAY,
-                    b'"' => TYPE_STRING,
-                    _ => TYPE_NUMBER,
-                };
-                if types & t == 0 {
-                    return None;
-                }
-                self.value_start(b, levels)
-            }
             Lex::ObjectStart => match b {
                 b'"' => Some(self.with(Lex::Str {
                     key: true,
@@ -1722,10 +1752,10 @@ impl Reader {
     }
 
     fn push(&self, open: u8, levels: usize) -> Option<Self> {
-        if self.stack.len() >= levels {
+        if self.stack.len() >= levels.min(Stack::MAX) {
             return None;
         }
-        let mut stack = self.stack.clone();
+        let mut stack = self.stack;
         stack.push(open);
         Some(Self {
             stack,
@@ -1740,7 +1770,7 @@ impl Reader {
     }
 
     fn pop(&self) -> Self {
-        let mut stack = self.stack.clone();
+        let mut stack = self.stack;
         stack.pop();
         let lex = if stack.is_empty() {
             Lex::Done
@@ -1812,6 +1842,18 @@ pub const TYPE_STRING: u8 = 16;
 /// Numbers.
 pub const TYPE_NUMBER: u8 = 32;
 
+/// The type of a JSON value by its first byte (bits [`TYPE_NULL`] ... [`TYPE_NUMBER`]).
+fn type_of_first(b: u8) -> u8 {
+    match b {
+        b'n' => TYPE_NULL,
+        b't' | b'f' => TYPE_BOOL,
+        b'{' => TYPE_OBJECT,
+        b'[' => TYPE_ARRAY,
+        b'"' => TYPE_STRING,
+        _ => TYPE_NUMBER,
+    }
+}
+
 /// [`general_value_table`] restricted to values whose type is in `types` (bits
 /// [`TYPE_NULL`] ... [`TYPE_NUMBER`]): what general mode writes for the types a schema leaves
 /// unconstrained, one cached reader instead of each type's structure. Cached per
@@ -1842,7 +1884,7 @@ fn reader_table(
         *c = b as u8;
     }
     let start = Reader {
-        stack: Vec::new(),
+        stack: Stack::default(),
         lex: start,
         ws: 0,
         general,

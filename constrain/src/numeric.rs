@@ -808,8 +808,19 @@ impl Written {
     /// The lexer after `byte` (`scientific`: the scientific form may be written), keeping
     /// only what decides the texts that may follow (not the mantissa's fraction digits).
     pub(crate) fn step(self, byte: u8, scientific: bool) -> Option<Self> {
-        self.event(byte, scientific)
-            .map(|(w, _)| Self { sci_frac: 0, ..w })
+        self.event(byte, scientific).map(|(w, _)| {
+            let mut n = Self { sci_frac: 0, ..w };
+            if w.loose {
+                // Loose numbers count digits only; the sign matters only for `-0`.
+                n.lim = Ordering::Equal;
+                n.sig = 0;
+                n.zeros = 0;
+                n.neg = w.neg && matches!(w.lex, Lex::Minus | Lex::Zero);
+            } else if let Lex::Frac(_, last) = w.lex {
+                n.lex = Lex::Frac(1, last);
+            }
+            n
+        })
     }
 
     fn event(self, byte: u8, scientific: bool) -> Option<(Self, Event)> {
