@@ -6,7 +6,7 @@
 //! `exclusiveMinimum`/`exclusiveMaximum`); the root's `$schema` picks the draft where they
 //! differ (else the mode's draft). Unknown keywords and annotations are ignored.
 //!
-//! Every schema place is first *collected* into a [`Node`]: the conjunction of its keywords,
+//! Every schema place is first *collected* into a node: the conjunction of its keywords,
 //! of the schemas `allOf` and `$ref` apply at the same place (merged structurally: object
 //! properties keep their first order of appearance, as llguidance merges them), and of
 //! disjunctions (`anyOf`, `oneOf`, `if`/`then`/`else`, `not`, dependencies) kept for later.

@@ -1,5 +1,10 @@
 //! JSON Schema -> regular language: the JSON texts a schema admits, as regex-syntax HIR.
 //!
+//! Two modes ([`JsonOptions::mode`]): the strict structured-outputs subset, described here
+//! (the default, the contract's reading), and general JSON Schema ([`SchemaMode::General`],
+//! described in [`crate::general`]), whose languages may also refer to automata ([`Slots`],
+//! spliced in by [`language_table`]).
+//!
 //! The language is a subset of the schema's valid instances, chosen so that generation can
 //! follow it byte by byte:
 //!
@@ -296,7 +301,7 @@ impl SchemaHir {
 /// The table of a HIR holding schema languages: [`crate::dfa::Table::from_hir`], then each
 /// [`UNTYPED`] placeholder replaced by an untyped value (the reader of [`any_value_table`],
 /// or its general-mode form) and each [`SLOT`] placeholder by a word of its table in
-/// `slots`, with [`crate::dfa::Table::splice_many`].
+/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value.
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`, or regex-automata's errors.
 pub fn language_table(
