@@ -21,7 +21,7 @@
 //! structured-outputs checker) agrees with the exact decimal verdicts below.
 //!
 //! Not written: `E`, exponents with leading zeros or `e0`, mantissas like `10e3` or
-//! `0.5e1`. Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
+//! `0.5e1`; for integers alone, scientific forms with fraction digits (`1.5e+20`). Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
 //! the value against inclusive or exclusive decimal bounds of any size (compared digit by
 //! digit: a bound beyond the written forms admits all of them or none), whether the value
 //! is an integer (draft 6 on: `1.0` and `1.5e1` are integers; draft 4: only the integer
@@ -1054,6 +1054,11 @@ impl NumberSpec {
         };
         let step = |s: &State, byte: u8| -> Option<State> {
             let (w, event) = s.w.event(byte, scientific)?;
+            // Integers alone: the scientific form only without fraction digits (`1e+20`, not
+            // `1.5e+20`), which keeps the automaton small.
+            if event == Event::E && w.sci_frac > 0 && self.integers && !self.fractions {
+                return None;
+            }
             let mut n = s.clone();
             n.w = w;
             let (d, int, k) = match event {
@@ -1303,6 +1308,15 @@ mod tests {
         v % 10i128.pow(SCALE as u32) == 0
     }
 
+    /// An integer as integers alone are written: not a scientific form with fraction digits.
+    fn int_text(t: &str, v: i128) -> bool {
+        is_int(v)
+            && !t
+                .split('e')
+                .nth(1)
+                .is_some_and(|_| t.split('e').next().unwrap().contains('.'))
+    }
+
     #[test]
     fn classes_are_integer_values_or_forms() {
         check(&NumberSpec::any(), |_, _| true);
@@ -1315,7 +1329,7 @@ mod tests {
                 integers: true,
                 ..NumberSpec::default()
             },
-            |_, v| is_int(v),
+            int_text,
         );
         check(
             &NumberSpec {
@@ -1363,7 +1377,9 @@ mod tests {
                     integers: true,
                     ..NumberSpec::default()
                 };
-                check(&spec, |_, v| is_int(v) && if lx { v < b } else { v <= b });
+                check(&spec, |t, v| {
+                    int_text(t, v) && if lx { v < b } else { v <= b }
+                });
             }
         }
         let spec = NumberSpec {
@@ -1420,7 +1436,9 @@ mod tests {
         let t = huge.table(&Limits::default()).unwrap();
         assert!(t.matches(b"18446744073709551614") && !t.matches(b"18446744073709551615"));
         assert!(t.matches(b"-9223372036854775808") && !t.matches(b"-9223372036854775809"));
-        assert!(t.matches(b"1.8e19") && !t.matches(b"1.9e19") && t.matches(b"-1.8e19"));
+        assert!(t.matches(b"1e19") && !t.matches(b"1e20") && t.matches(b"-1e19"));
+        // Integers alone: no scientific form with fraction digits.
+        assert!(!t.matches(b"1.8e19"));
         let beyond = NumberSpec {
             integers: true,
             hi: Some((dec("1e300"), false)),
