@@ -20,7 +20,8 @@
 //! or falls among the subnormals. A validator on doubles (the `jsonschema` crate, the
 //! structured-outputs checker) agrees with the exact decimal verdicts below.
 //!
-//! Not written: `E`, exponents with leading zeros or `e0`, mantissas like `10e3` or
+//! `E` may stand for `e` (serde_json writes `e`; instances written by other tools may not).
+//! Not written: exponents with leading zeros or `e0`, mantissas like `10e3` or
 //! `0.5e1`; for integers alone, scientific forms with fraction digits (`1.5e+20`). Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
 //! the value against inclusive or exclusive decimal bounds of any size (compared digit by
 //! digit: a bound beyond the written forms admits all of them or none), whether the value
@@ -386,9 +387,9 @@ impl Decimal {
             s.extend(self.digits[1..].iter().map(|d| (b'0' + d) as char));
         }
         if e > 0 {
-            s.push_str(&format!("e\\+?{e}"));
+            s.push_str(&format!("[eE]\\+?{e}"));
         } else {
-            s.push_str(&format!("e{e}"));
+            s.push_str(&format!("[eE]{e}"));
         }
         Some(s)
     }
@@ -888,11 +889,11 @@ impl Written {
                 n.lex = Lex::Frac(k + 1, d != 0);
                 Event::FracDigit(d, k + 1)
             }
-            (Lex::Int(1), b'e', _) if scientific && self.int1 => {
+            (Lex::Int(1), b'e' | b'E', _) if scientific && self.int1 => {
                 n.lex = Lex::E;
                 Event::E
             }
-            (Lex::Frac(k, true), b'e', _) if scientific && self.int1 => {
+            (Lex::Frac(k, true), b'e' | b'E', _) if scientific && self.int1 => {
                 n.lex = Lex::E;
                 n.sci_frac = k;
                 Event::E
@@ -1031,6 +1032,7 @@ impl NumberSpec {
         classes[b'-' as usize] = 11;
         classes[b'.' as usize] = 12;
         classes[b'e' as usize] = 13;
+        classes[b'E' as usize] = 13;
         classes[b'+' as usize] = 14;
         let start = State {
             w: Written::start(),
@@ -1254,7 +1256,6 @@ mod tests {
         "01",
         "1.",
         ".5",
-        "1E2",
         "1e+02",
         "1e02",
         "1e0",
@@ -1282,6 +1283,8 @@ mod tests {
 
     /// Written texts outside the small values of [`texts`].
     const WRITTEN: &[&str] = &[
+        "1E2",
+        "1.5E-3",
         "1.6e+308",
         "1.69e308",
         "1e-307",
