@@ -8,10 +8,11 @@
 //! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
 //!   exactly; `-0` is not written: it reads as a double);
 //! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
-//!   from the first non-zero one and at most [`LEADING_ZEROS`] (6) zeros after the point
+//!   from the first non-zero one (a number nothing compares, [`PLAIN_DIGITS`]: 17, the
+//!   shortest text of any double) and at most [`LEADING_ZEROS`] (6) zeros after the point
 //!   before it;
-//! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, the last
-//!   one not zero), `e`, an optional sign and a non-zero exponent without leading zeros from
+//! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, or 17 as
+//!   above, the last one not zero), `e`, an optional sign and a non-zero exponent without leading zeros from
 //!   -307 to 308 (308 only below 1.7e308): `1e+308` as serde_json writes it, `1e308`,
 //!   `1.5e-7`.
 //!
@@ -710,6 +711,9 @@ pub(crate) struct Written {
     small: bool,
     /// Mantissa digits from the first non-zero one.
     sig: u8,
+    /// The most of them ([`SIGNIFICANT_DIGITS`], or [`PLAIN_DIGITS`] for numbers nothing
+    /// compares).
+    max_sig: u8,
     /// Zeros after the point before the first non-zero digit (integer part `0`).
     zeros: u8,
     /// The integer digits against the first ones of the largest integer of the sign.
@@ -723,9 +727,12 @@ pub(crate) struct Written {
     eord: Ordering,
 }
 
-/// Most significant digits of a decimal or scientific number (every such decimal has its
-/// own double, in the same order).
+/// Most significant digits of a decimal or scientific number compared with bounds or
+/// divisors (every such decimal has its own double, in the same order).
 pub const SIGNIFICANT_DIGITS: u8 = 15;
+/// Most significant digits of a number nothing compares (`type: number` alone): the
+/// shortest text of every double fits (`3.141592653589793`, `0.30000000000000004`).
+pub const PLAIN_DIGITS: u8 = 17;
 /// Most integer digits and most fraction digits of an untyped value's number.
 const LOOSE_DIGITS: u8 = 15;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
@@ -777,6 +784,7 @@ impl Written {
             int1: false,
             small: false,
             sig: 0,
+            max_sig: SIGNIFICANT_DIGITS,
             zeros: 0,
             lim: Ordering::Equal,
             sci_frac: 0,
@@ -859,7 +867,7 @@ impl Written {
                 n.lex = Lex::Dot;
                 Event::Dot
             }
-            (Lex::Int(_), b'.', _) if self.loose || self.sig <= SIGNIFICANT_DIGITS => {
+            (Lex::Int(_), b'.', _) if self.loose || self.sig <= self.max_sig => {
                 n.lex = Lex::Dot;
                 Event::Dot
             }
@@ -874,7 +882,7 @@ impl Written {
                     }
                 } else if self.sig > 0 || d != 0 {
                     n.sig += 1;
-                    if n.sig > SIGNIFICANT_DIGITS {
+                    if n.sig > self.max_sig {
                         return None;
                     }
                 } else {
@@ -1022,6 +1030,14 @@ impl NumberSpec {
             .hi
             .as_ref()
             .map(|(b, x)| (BoundDigits::new(b), b.neg, *x));
+        // Numbers nothing compares (both classes, no bound, no divisor) may have the digits of
+        // any double's shortest text.
+        let plain = self.integers
+            && self.fractions
+            && !self.draft4
+            && self.lo.is_none()
+            && self.hi.is_none()
+            && divisors.is_empty();
         // Scientific forms only without divisors (their residues depend on the exponent), or
         // for integer values when every integer is a multiple.
         let scientific = divisors.is_empty() || integral_only;
@@ -1035,7 +1051,14 @@ impl NumberSpec {
         classes[b'E' as usize] = 13;
         classes[b'+' as usize] = 14;
         let start = State {
-            w: Written::start(),
+            w: Written {
+                max_sig: if plain {
+                    PLAIN_DIGITS
+                } else {
+                    SIGNIFICANT_DIGITS
+                },
+                ..Written::start()
+            },
             neg: false,
             nonzero: false,
             frac_nonzero: false,
@@ -1274,11 +1297,11 @@ mod tests {
         "2e+308",
         "1.7e308",
         "1e-308",
-        "1234567890123456.5",
-        "0.1234567890123456",
+        "123456789012345678.5",
+        "0.123456789012345678",
         "18446744073709551616",
         "-9223372036854775809",
-        "1.2345678901234567e5",
+        "1.234567890123456789e5",
     ];
 
     /// Written texts outside the small values of [`texts`].
@@ -1326,6 +1349,24 @@ mod tests {
         let any = NumberSpec::any().table(&Limits::default()).unwrap();
         for text in WRITTEN {
             assert!(any.matches(text.as_bytes()), "{text}");
+        }
+        // Numbers nothing compares have the digits of any double's shortest text; compared
+        // ones at most 15 significant digits.
+        let bounded = NumberSpec {
+            lo: Some((dec("-1e300"), false)),
+            ..NumberSpec::any()
+        }
+        .table(&Limits::default())
+        .unwrap();
+        for text in [
+            "3.141592653589793",
+            "0.30000000000000004",
+            "1.2345678910111214e+52",
+        ] {
+            assert!(
+                any.matches(text.as_bytes()) && !bounded.matches(text.as_bytes()),
+                "{text}"
+            );
         }
         check(
             &NumberSpec {

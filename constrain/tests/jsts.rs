@@ -38,7 +38,8 @@ enum Relaxation {
     /// optional tests assert them).
     ContentAnnotation,
     /// A valid instance holding a number outside the written forms (more than 15
-    /// significant digits, an exponent outside -307..308) is refused.
+    /// significant digits, 17 where nothing compares them; an exponent outside -307..308) is
+    /// refused.
     NumberForm,
     /// One test, by draft, file (relative to the draft's folder), group and test
     /// description.
@@ -83,8 +84,9 @@ const RELAXATIONS: &[(Relaxation, &str)] = &[
     ),
     (
         Relaxation::NumberForm,
-        "numbers are written with at most 15 significant digits and exponents from -307 to \
-         308 (what doubles read exactly); serde_json writes integers past u64 that way",
+        "numbers are written with at most 15 significant digits (17 where nothing compares \
+         them) and exponents from -307 to 308 (what doubles read exactly); serde_json writes \
+         integers past u64 that way",
     ),
     (
         Relaxation::ContentAnnotation,
