@@ -1483,6 +1483,18 @@ mod tests {
         assert!(t.matches(b"1e19") && !t.matches(b"1e20") && t.matches(b"-1e19"));
         // Integers alone: no scientific form with fraction digits.
         assert!(!t.matches(b"1.8e19"));
+        // A bound of a million digits builds as quickly as a short one.
+        let million: String = "7".repeat(1_000_000);
+        let started = std::time::Instant::now();
+        let far = NumberSpec {
+            integers: true,
+            lo: Some((dec(&format!("-{million}")), false)),
+            hi: Some((dec(&million), true)),
+            ..NumberSpec::default()
+        };
+        let t = far.table(&Limits::default()).unwrap();
+        assert!(t.matches(b"18446744073709551615") && t.matches(b"-1e+300"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let beyond = NumberSpec {
             integers: true,
             hi: Some((dec("1e300"), false)),
