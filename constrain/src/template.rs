@@ -1619,6 +1619,65 @@ mod tests {
     }
 
     #[test]
+    fn general_mode_reads_tools_and_response_formats_outside_the_subset() {
+        let options = Options {
+            json: JsonOptions {
+                mode: SchemaMode::general(),
+                ..JsonOptions::default()
+            },
+            ..Options::default()
+        };
+        let model = template("qwen3");
+        // Two tools whose languages both hold automata (bounds, lengths), in one body.
+        let tools = vec![
+            serde_json::json!({"type": "function", "function": {"name": "add", "parameters": {
+                "type": "object", "properties": {"n": {"type": "integer", "minimum": 10}},
+                "required": ["n"], "additionalProperties": false}}}),
+            serde_json::json!({"type": "function", "function": {"name": "say", "parameters": {
+                "type": "object", "properties": {"s": {"type": "string", "maxLength": 2}},
+                "required": ["s"]}}}),
+        ];
+        let request = Request {
+            tools: tools.clone(),
+            tool_choice: ToolChoice::Required,
+            ..Request::default()
+        };
+        let c = compile(&model, &request, &options).unwrap();
+        let call = |body: &str| format!("<tool_call>\n{body}\n</tool_call><|im_end|>");
+        language(
+            &c.machine.table,
+            &[
+                call(r#"{"name":"add","arguments":{"n":10}}"#),
+                call(r#"{"name":"say","arguments":{"s":"ab","extra":[1]}}"#),
+            ],
+            &[
+                call(r#"{"name":"add","arguments":{"n":9}}"#),
+                call(r#"{"name":"add","arguments":{"n":10,"x":1}}"#),
+                call(r#"{"name":"say","arguments":{"s":"abc"}}"#),
+            ],
+        );
+        // The strict gate refuses the same tools.
+        assert!(compile(&model, &request, &Options::default()).is_err());
+        // A response format with draft-4 definitions and a pattern.
+        let request = Request {
+            response_format: Some(serde_json::json!({"type": "json_schema", "json_schema": {
+                "name": "x", "schema": {"definitions": {"id": {"type": "string",
+                    "pattern": "^[a-z]+$"}}, "type": "object",
+                    "properties": {"id": {"$ref": "#/definitions/id"}}, "required": ["id"]}}})),
+            ..Request::default()
+        };
+        let c = compile(&model, &request, &options).unwrap();
+        language(
+            &c.machine.table,
+            &[
+                r#"{"id":"abc"}<|im_end|>"#,
+                r#"{"id":"a","more":true}<|im_end|>"#,
+            ],
+            &[r#"{"id":"aBc"}<|im_end|>"#, r#"{"id":""}<|im_end|>"#],
+        );
+    }
+
+    #[test]
     fn word_boundaries_at_a_delimiter_edge_read_the_text_around_it() {
         // `\b` before the reasoning open sees the start of the text; before its close, the
         // last character of the reasoning.
