@@ -167,6 +167,33 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// A sorted set of `(tag, state)` pairs, one pair without a heap allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PairSet {
+    One([(u32, u32); 1]),
+    Many(Box<[(u32, u32)]>),
+}
+
+impl PairSet {
+    fn of(pairs: Vec<(u32, u32)>) -> Self {
+        Self::of_slice(&pairs)
+    }
+
+    fn of_slice(pairs: &[(u32, u32)]) -> Self {
+        match pairs {
+            [one] => Self::One([*one]),
+            many => Self::Many(many.into()),
+        }
+    }
+
+    fn pairs(&self) -> &[(u32, u32)] {
+        match self {
+            Self::One(p) => p,
+            Self::Many(p) => p,
+        }
+    }
+}
+
 /// Builds a table state by state: states are discovered breadth first from the start.
 struct Grow<K> {
     ids: HashMap<K, u32>,
@@ -743,15 +770,53 @@ impl Table {
         value: &Self,
         limits: &Limits,
     ) -> Result<Self, BuildError> {
-        // The continuations, each with its copy of `value` (tag = index + 1; tag 0 is `self`).
-        let mut copies: HashMap<u32, u32> = HashMap::default();
-        let mut continuations: Vec<u32> = Vec::new();
+        self.splice_many(
+            &[placeholder],
+            |table, s| {
+                let q = table.next(s, placeholder);
+                if q == DEAD {
+                    Vec::new()
+                } else {
+                    vec![(0, q)]
+                }
+            },
+            &[value],
+            limits,
+        )
+    }
+
+    /// [`Self::splice`] for several values at once: `find(self, p)` lists the placeholders
+    /// leaving state `p` as `(value index, continuation)` pairs (a placeholder may be a word
+    /// of several bytes, e.g. a marker byte and an index); the result reads a word of
+    /// `values[k]` there and goes on from the continuation. `markers` are the bytes that
+    /// start placeholders: the result never reads them outside a value (values must not hold
+    /// them either; UTF-8 text never holds `0xC0`, `0xC1` or `0xF5..=0xFF`).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub(crate) fn splice_many<F>(
+        self,
+        markers: &[u8],
+        find: F,
+        values: &[&Self],
+        limits: &Limits,
+    ) -> Result<Self, BuildError>
+    where
+        F: Fn(&Self, u32) -> Vec<(usize, u32)>,
+    {
+        // Per state, its placeholders; each distinct (value, continuation) gets a copy of the
+        // value (tag = index + 1; tag 0 is `self`).
+        let mut exits: Vec<Vec<(usize, u32)>> = vec![Vec::new(); self.len()];
+        let mut copies: HashMap<(usize, u32), u32> = HashMap::default();
+        let mut continuations: Vec<(usize, u32)> = Vec::new();
         for s in 1..self.len() as u32 {
-            let q = self.next(s, placeholder);
-            if q != DEAD && !copies.contains_key(&q) {
-                copies.insert(q, continuations.len() as u32 + 1);
-                continuations.push(q);
+            let found = find(&self, s);
+            for &(k, q) in &found {
+                if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((k, q)) {
+                    e.insert(continuations.len() as u32 + 1);
+                    continuations.push((k, q));
+                }
             }
+            exits[s as usize] = found;
         }
         if continuations.is_empty() {
             return Ok(self);
@@ -760,17 +825,17 @@ impl Table {
             let mut i = 0;
             while i < set.len() {
                 let (tag, state) = set[i];
-                let entered = if tag == 0 {
-                    let q = self.next(state, placeholder);
-                    (q != DEAD).then(|| (copies[&q], START))
+                if tag == 0 {
+                    for exit in &exits[state as usize] {
+                        let e = (copies[exit], START);
+                        if !set.contains(&e) {
+                            set.push(e);
+                        }
+                    }
                 } else {
-                    value
-                        .is_accepting(state)
-                        .then(|| (0, continuations[tag as usize - 1]))
-                };
-                if let Some(e) = entered {
-                    if !set.contains(&e) {
-                        set.push(e);
+                    let (k, q) = continuations[tag as usize - 1];
+                    if values[k].is_accepting(state) && !set.contains(&(0, q)) {
+                        set.push((0, q));
                     }
                 }
                 i += 1;
@@ -780,37 +845,106 @@ impl Table {
         };
         let mut start = vec![(0, START)];
         closure(&mut start);
-        let (classes, stride) = merge_classes(&[&self.classes, &value.classes]);
+        // The columns of the values spliced in (not of every value offered).
+        let mut used = vec![false; values.len()];
+        for &(k, _) in &continuations {
+            used[k] = true;
+        }
+        let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
+        maps.extend(
+            values
+                .iter()
+                .zip(&used)
+                .filter(|(_, u)| **u)
+                .map(|(v, _)| &v.classes),
+        );
+        // Each marker in a column of its own, so that it is the column's representative.
+        let (classes, _) = merge_classes(&maps);
+        let (classes, stride) = Self::merge_columns(classes, markers);
+        let mut keys = Vec::new();
+        // Most sets are one pair (inside a value, or between placeholders): kept without a
+        // heap allocation.
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        Self::determinize_keyed(
+            classes,
+            stride,
+            PairSet::of(start),
+            |set: &PairSet, byte| {
+                if markers.contains(&byte) {
+                    return None;
+                }
+                scratch.clear();
+                for &(tag, state) in set.pairs() {
+                    let t = if tag == 0 {
+                        self.next(state, byte)
+                    } else {
+                        values[continuations[tag as usize - 1].0].next(state, byte)
+                    };
+                    if t != DEAD {
+                        scratch.push((tag, t));
+                    }
+                }
+                if scratch.is_empty() {
+                    return None;
+                }
+                closure(&mut scratch);
+                Some(PairSet::of_slice(&scratch))
+            },
+            |set: &PairSet| {
+                set.pairs()
+                    .iter()
+                    .any(|&(tag, state)| tag == 0 && self.is_accepting(state))
+            },
+            limits,
+            &mut keys,
+        )
+    }
+
+    /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
+    /// has it).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub(crate) fn restrict_first(
+        &self,
+        keep: impl Fn(u8) -> bool,
+        limits: &Limits,
+    ) -> Result<Self, BuildError> {
+        let mut split = [0u8; 256];
+        for (b, c) in split.iter_mut().enumerate() {
+            *c = keep(b as u8) as u8;
+        }
+        let (classes, stride) = merge_classes(&[&self.classes, &split]);
         let mut keys = Vec::new();
         Self::determinize_keyed(
             classes,
             stride,
-            start,
-            |set: &Vec<(u32, u32)>, byte| {
-                if byte == placeholder {
-                    return None;
-                }
-                let mut next: Vec<(u32, u32)> = set
-                    .iter()
-                    .filter_map(|&(tag, state)| {
-                        let t = if tag == 0 {
-                            self.next(state, byte)
-                        } else {
-                            value.next(state, byte)
-                        };
-                        (t != DEAD).then_some((tag, t))
-                    })
-                    .collect();
-                if next.is_empty() {
-                    return None;
-                }
-                closure(&mut next);
-                Some(next)
+            START,
+            |&s: &u32, b| {
+                let t = self.next(s, b);
+                (t != DEAD && (s != START || keep(b))).then_some(t)
             },
-            |set: &Vec<(u32, u32)>| {
-                set.iter()
-                    .any(|&(tag, state)| tag == 0 && self.is_accepting(state))
+            |&s: &u32| self.is_accepting(s),
+            limits,
+            &mut keys,
+        )
+    }
+
+    /// The words of `self` that are not words of `other` (both complete tables: [`DEAD`] in
+    /// `other` means no word of `other` goes on from there).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub fn difference(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
+        let mut keys = Vec::new();
+        Self::determinize_keyed(
+            classes,
+            stride,
+            (START, START),
+            |&(a, b): &(u32, u32), byte| {
+                let na = self.next(a, byte);
+                (na != DEAD).then(|| (na, other.next(b, byte)))
             },
+            |&(a, b): &(u32, u32)| self.is_accepting(a) && !other.is_accepting(b),
             limits,
             &mut keys,
         )
@@ -834,6 +968,160 @@ impl Table {
             own[b as usize] = i as u8 + 1;
         }
         merge_classes(&[&classes, &own])
+    }
+
+    /// The minimal table of the same language (Hopcroft's partition refinement over the
+    /// table's columns; states renumbered breadth first). Equivalent states merge: copies of
+    /// a spliced value followed by equivalent text, the states of a number automaton that
+    /// remember more than its language needs. `O(columns * states * log states)`.
+    pub fn minimize(self) -> Self {
+        let n = self.len();
+        let k = self.stride;
+        if n <= 2 {
+            return self;
+        }
+        // Predecessors per column, as compressed rows: `pred[c]` lists, for each target t,
+        // the states s with next(s, c) = t in `src[c][off[c][t]..off[c][t + 1]]`.
+        let mut off = vec![vec![0u32; n + 1]; k];
+        for s in 0..n {
+            for c in 0..k {
+                off[c][self.trans[s * k + c] as usize + 1] += 1;
+            }
+        }
+        for o in off.iter_mut() {
+            for t in 1..=n {
+                o[t] += o[t - 1];
+            }
+        }
+        let mut src = vec![vec![0u32; n]; k];
+        let mut fill = off.clone();
+        for s in 0..n {
+            for c in 0..k {
+                let t = self.trans[s * k + c] as usize;
+                src[c][fill[c][t] as usize] = s as u32;
+                fill[c][t] += 1;
+            }
+        }
+        // The partition: blocks are ranges of `elems`; marked elements sit at a block's
+        // front.
+        let mut elems: Vec<u32> = Vec::with_capacity(n);
+        elems.extend((0..n as u32).filter(|&s| !self.accept[s as usize]));
+        let split = elems.len();
+        elems.extend((0..n as u32).filter(|&s| self.accept[s as usize]));
+        let mut loc = vec![0u32; n];
+        for (i, &s) in elems.iter().enumerate() {
+            loc[s as usize] = i as u32;
+        }
+        let mut block = vec![0u32; n];
+        let mut start = vec![0u32];
+        let mut end = vec![split as u32];
+        if split > 0 && split < n {
+            start.push(split as u32);
+            end.push(n as u32);
+            for &s in &elems[split..] {
+                block[s as usize] = 1;
+            }
+        } else if split == 0 {
+            end[0] = n as u32;
+        }
+        let mut marked = vec![0u32; start.len()];
+        let mut pending: Vec<(u32, u32)> = Vec::new();
+        let mut queued: Vec<bool> = vec![false; start.len() * k];
+        if start.len() == 2 {
+            let smaller = if split <= n - split { 0 } else { 1 };
+            for c in 0..k {
+                pending.push((smaller, c as u32));
+                queued[smaller as usize * k + c] = true;
+            }
+        }
+        let mut touched: Vec<u32> = Vec::new();
+        while let Some((b, c)) = pending.pop() {
+            queued[b as usize * k + c as usize] = false;
+            let c = c as usize;
+            // Mark every predecessor of the splitter block on column c.
+            let (bs, be) = (start[b as usize], end[b as usize]);
+            let members: Vec<u32> = elems[bs as usize..be as usize].to_vec();
+            for t in members {
+                let t = t as usize;
+                for i in off[c][t]..off[c][t + 1] {
+                    let s = src[c][i as usize] as usize;
+                    let d = block[s] as usize;
+                    let pos = loc[s];
+                    let front = start[d] + marked[d];
+                    if pos < front {
+                        continue;
+                    }
+                    // Swap s to the front of its block's unmarked part.
+                    let other = elems[front as usize];
+                    elems.swap(pos as usize, front as usize);
+                    loc[other as usize] = pos;
+                    loc[s] = front;
+                    if marked[d] == 0 {
+                        touched.push(d as u32);
+                    }
+                    marked[d] += 1;
+                }
+            }
+            for d in touched.drain(..) {
+                let d = d as usize;
+                let m = marked[d];
+                marked[d] = 0;
+                let size = end[d] - start[d];
+                if m == size {
+                    continue;
+                }
+                // The marked front becomes a new block.
+                let new = start.len() as u32;
+                start.push(start[d]);
+                end.push(start[d] + m);
+                marked.push(0);
+                start[d] += m;
+                for i in start[new as usize]..end[new as usize] {
+                    block[elems[i as usize] as usize] = new;
+                }
+                queued.extend(std::iter::repeat_n(false, k));
+                let smaller = if m <= size - m { new } else { d as u32 };
+                for col in 0..k {
+                    if queued[d * k + col] {
+                        pending.push((new, col as u32));
+                        queued[new as usize * k + col] = true;
+                    } else {
+                        pending.push((smaller, col as u32));
+                        queued[smaller as usize * k + col] = true;
+                    }
+                }
+            }
+        }
+        // Renumber the blocks breadth first from the start's (the dead state's block is 0).
+        let blocks = start.len();
+        let mut ids = vec![u32::MAX; blocks];
+        let dead = block[DEAD as usize] as usize;
+        ids[dead] = DEAD;
+        let mut order: Vec<usize> = vec![block[START as usize] as usize];
+        ids[order[0]] = START;
+        let mut i = 0;
+        while i < order.len() {
+            let rep = elems[start[order[i]] as usize] as usize;
+            i += 1;
+            for c in 0..k {
+                let t = block[self.trans[rep * k + c] as usize] as usize;
+                if ids[t] == u32::MAX {
+                    ids[t] = order.len() as u32 + 1;
+                    order.push(t);
+                }
+            }
+        }
+        let mut out = Self::with_classes(self.classes, k);
+        for &b in &order {
+            let rep = elems[start[b] as usize] as usize;
+            out.push_state(self.accept[rep]);
+            let row = out.len() - 1;
+            for c in 0..k {
+                out.trans[row * k + c] = ids[block[self.trans[rep * k + c] as usize] as usize];
+            }
+        }
+        out.trimmed = self.trimmed;
+        out
     }
 
     /// Merges byte columns that every state treats alike (fewer columns, same language).
@@ -1104,6 +1392,27 @@ mod tests {
             .intersect(&b, &Limits::default())
             .unwrap();
         assert!(never.is_empty());
+    }
+
+    #[test]
+    fn minimizing_keeps_the_language() {
+        for p in [
+            "a|b(?:cd)*e?",
+            "(?:ab|ac|ad)x|(?:ab|ac)y",
+            r"-?(?:0|[1-9][0-9]{0,17})",
+            "(?:a{1,3}|b{2,4}){1,3}c",
+            "[a-c]*abc[a-c]*",
+        ] {
+            let t = Table::from_hir(&hir(p), &Limits::default()).unwrap();
+            let m = t.clone().minimize();
+            assert!(m.same_language(&t), "{p}");
+            assert!(m.len() <= t.len(), "{p}");
+            // Minimal: minimizing again changes nothing.
+            assert_eq!(m.clone().minimize().len(), m.len(), "{p}");
+        }
+        // Equivalent branches merge: `(ab|ac)x` and `(ad)x` end alike.
+        let t = Table::from_hir(&hir("abx|acx|adx"), &Limits::default()).unwrap();
+        assert_eq!(t.minimize().len(), 5);
     }
 
     #[test]

@@ -1,5 +1,10 @@
 //! JSON Schema -> regular language: the JSON texts a schema admits, as regex-syntax HIR.
 //!
+//! Two modes ([`JsonOptions::mode`]): the strict structured-outputs subset, described here
+//! (the default, the contract's reading), and general JSON Schema ([`SchemaMode::General`],
+//! described in [`crate::general`]), whose languages may also refer to automata ([`Slots`],
+//! spliced in by [`language_table`]).
+//!
 //! The language is a subset of the schema's valid instances, chosen so that generation can
 //! follow it byte by byte:
 //!
@@ -44,6 +49,14 @@ pub struct JsonOptions {
     /// Most regex-syntax nodes one schema's language may have, checked before pieces are
     /// duplicated ([`Budget::SchemaNodes`]; default [`MAX_HIR_NODES`]).
     pub max_nodes: usize,
+    /// Which JSON Schema is read: the strict subset (default) or general JSON Schema
+    /// ([`SchemaMode`]).
+    pub mode: SchemaMode,
+    /// General mode: the most characters or items a `maxLength` or `maxItems` (or
+    /// `maxContains`) is generated up to (default 256). A larger maximum is generated as
+    /// this many (fewer instances, never an invalid one); a larger minimum is an error
+    /// ([`Budget::SchemaNodes`]): each counted character or item is a copy in the automaton.
+    pub max_count: u32,
 }
 
 impl Default for JsonOptions {
@@ -53,7 +66,74 @@ impl Default for JsonOptions {
             max_recursion: 3,
             any_depth: 3,
             max_nodes: MAX_HIR_NODES,
+            mode: SchemaMode::Strict,
+            max_count: 256,
         }
+    }
+}
+
+/// Which JSON Schema a schema language reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaMode {
+    /// The structured-outputs subset, checked by its gate (the contract the parser checks
+    /// messages with): see the module documentation.
+    #[default]
+    Strict,
+    /// General JSON Schema (draft 2020-12 and the draft 4/6/7 spellings), no gate; see
+    /// `crate::general` for what is generated and what is refused.
+    General {
+        /// Objects without `additionalProperties` admit only the properties some schema
+        /// declares (as strict tools close them); otherwise they are open.
+        closed: bool,
+        /// The draft read when the root has no `$schema` naming one.
+        draft: Draft,
+    },
+}
+
+impl SchemaMode {
+    /// General mode, open objects, draft 2020-12 unless the schema says otherwise.
+    pub fn general() -> Self {
+        Self::General {
+            closed: false,
+            draft: Draft::Draft2020,
+        }
+    }
+}
+
+/// A JSON Schema draft, where general mode reads them differently: draft 4's `id`, boolean
+/// `exclusiveMinimum`/`exclusiveMaximum` and integers by their written form; before 2019-09,
+/// `$ref` replaces its whole schema and plain-name fragments in `$id` are anchors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Draft {
+    /// Draft 4 (`http://json-schema.org/draft-04/schema#`).
+    Draft4,
+    /// Draft 6.
+    Draft6,
+    /// Draft 7.
+    Draft7,
+    /// Draft 2019-09.
+    Draft2019,
+    /// Draft 2020-12.
+    #[default]
+    Draft2020,
+}
+
+impl Draft {
+    /// The draft a `$schema` URI names, if it names one.
+    pub fn from_schema_uri(uri: &str) -> Option<Self> {
+        Some(if uri.contains("draft-04") {
+            Self::Draft4
+        } else if uri.contains("draft-06") {
+            Self::Draft6
+        } else if uri.contains("draft-07") {
+            Self::Draft7
+        } else if uri.contains("2019-09") {
+            Self::Draft2019
+        } else if uri.contains("2020-12") {
+            Self::Draft2020
+        } else {
+            return None;
+        })
     }
 }
 
@@ -76,7 +156,7 @@ pub struct CompileError {
 /// minimization duplicates at each level: 7,000 to 42,000 states, 40 to 300 ms).
 pub const UNTYPED: u8 = 0xFF;
 
-fn untyped() -> Hir {
+pub(crate) fn untyped() -> Hir {
     Hir::literal(&[UNTYPED][..])
 }
 
@@ -91,13 +171,241 @@ pub fn schema_table(
     options: JsonOptions,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    language_table(hir, &Slots::default(), options, limits)
+}
+
+/// The byte that starts a slot placeholder in a schema language's HIR: [`SLOT`] and three
+/// index bytes in `0x80..=0xBF` stand for a word of the slot's table ([`Slots`]). `0xFE`
+/// never occurs in UTF-8.
+pub const SLOT: u8 = 0xFE;
+
+/// Most slots one language may refer to (three index bytes of 64 values each).
+pub const MAX_SLOTS: usize = 1 << 18;
+
+/// Tables a schema language's HIR refers to through [`SLOT`] placeholders: languages built
+/// as automata (intersections, differences, number and key languages) and spliced in when
+/// the HIR becomes a table ([`language_table`]).
+#[derive(Debug, Clone, Default)]
+pub struct Slots {
+    tables: Vec<std::sync::Arc<crate::dfa::Table>>,
+}
+
+impl Slots {
+    /// How many tables.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Adds a table; the placeholder that stands for it, or `None` past [`MAX_SLOTS`].
+    pub(crate) fn push(&mut self, table: std::sync::Arc<crate::dfa::Table>) -> Option<Hir> {
+        let index = self.tables.len();
+        if index >= MAX_SLOTS {
+            return None;
+        }
+        self.tables.push(table);
+        Some(Hir::literal(slot_bytes(index).to_vec()))
+    }
+
+    /// Takes `other`'s tables over and returns its HIR with its placeholders renumbered to
+    /// refer to them here (to put several languages in one HIR).
+    ///
+    /// Errors: past [`MAX_SLOTS`] tables in all.
+    pub fn adopt(&mut self, other: SchemaHir) -> Result<Hir, CompileError> {
+        let offset = self.tables.len();
+        if offset + other.slots.len() > MAX_SLOTS {
+            return Err(CompileError {
+                budget: Some(Budget::SchemaNodes),
+                ..err(
+                    "",
+                    format!("more than {MAX_SLOTS} automata in one language"),
+                )
+            });
+        }
+        self.tables.extend(other.slots.tables);
+        Ok(if offset == 0 {
+            other.hir
+        } else {
+            renumber(&other.hir, offset)
+        })
+    }
+}
+
+fn slot_bytes(index: usize) -> [u8; 4] {
+    [
+        SLOT,
+        0x80 | (index >> 12 & 0x3F) as u8,
+        0x80 | (index >> 6 & 0x3F) as u8,
+        0x80 | (index & 0x3F) as u8,
+    ]
+}
+
+/// `hir` with every slot index raised by `offset`.
+fn renumber(hir: &Hir, offset: usize) -> Hir {
+    match hir.kind() {
+        HirKind::Literal(l) if l.0.contains(&SLOT) => {
+            let mut out = Vec::with_capacity(l.0.len());
+            let mut i = 0;
+            while i < l.0.len() {
+                if l.0[i] == SLOT && i + 3 < l.0.len() {
+                    let index = ((l.0[i + 1] & 0x3F) as usize) << 12
+                        | ((l.0[i + 2] & 0x3F) as usize) << 6
+                        | (l.0[i + 3] & 0x3F) as usize;
+                    out.extend(slot_bytes(index + offset));
+                    i += 4;
+                } else {
+                    out.push(l.0[i]);
+                    i += 1;
+                }
+            }
+            Hir::literal(out)
+        }
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(renumber(&r.sub, offset)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => renumber(&c.sub, offset),
+        HirKind::Concat(hs) => cat(hs.iter().map(|h| renumber(h, offset)).collect()),
+        HirKind::Alternation(hs) => alt(hs.iter().map(|h| renumber(h, offset)).collect()),
+        _ => hir.clone(),
+    }
+}
+
+/// A schema's language: HIR whose placeholders stand for untyped values ([`UNTYPED`]) and
+/// for the tables of `slots` ([`SLOT`]).
+#[derive(Debug, Clone)]
+pub struct SchemaHir {
+    /// The language, with placeholders.
+    pub hir: Hir,
+    /// The tables its slot placeholders stand for.
+    pub slots: Slots,
+}
+
+impl SchemaHir {
+    /// The language's table ([`language_table`]).
+    ///
+    /// Errors: as [`language_table`].
+    pub fn table(
+        &self,
+        options: JsonOptions,
+        limits: &crate::dfa::Limits,
+    ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+        language_table(&self.hir, &self.slots, options, limits)
+    }
+}
+
+/// The table of a HIR holding schema languages: [`crate::dfa::Table::from_hir`], then each
+/// [`UNTYPED`] placeholder replaced by an untyped value (the reader of [`any_value_table`],
+/// or its general-mode form) and each [`SLOT`] placeholder by a word of its table in
+/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`, or regex-automata's errors.
+pub fn language_table(
+    hir: &Hir,
+    slots: &Slots,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    // A language that is one placeholder is its value's table.
+    if let HirKind::Literal(l) = hir.kind() {
+        if *l.0 == [UNTYPED] {
+            let general = matches!(options.mode, SchemaMode::General { .. });
+            let kind = ReaderKind::Value { general };
+            let reader = cached_reader(kind, options.any_depth, options.whitespace, limits)?;
+            return Ok(reader.as_ref().clone());
+        }
+        if l.0.len() == 4 && l.0[0] == SLOT {
+            let index = ((l.0[1] & 0x3F) as usize) << 12
+                | ((l.0[2] & 0x3F) as usize) << 6
+                | (l.0[3] & 0x3F) as usize;
+            if let Some(t) = slots.tables.get(index) {
+                limits.check(t.len())?;
+                return Ok(t.as_ref().clone());
+            }
+        }
+    }
     let table = crate::dfa::Table::from_hir(hir, limits)?;
-    if !(1..table.len() as u32).any(|s| table.next(s, UNTYPED) != crate::dfa::DEAD) {
+    splice_slots(table, slots, options, limits)
+}
+
+/// [`language_table`] for a table already built from such a HIR (its placeholder words
+/// are still transitions): each placeholder replaced by its value.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub(crate) fn splice_slots(
+    table: crate::dfa::Table,
+    slots: &Slots,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    use crate::dfa::DEAD;
+    let states = 1..table.len() as u32;
+    let untyped = states.clone().any(|s| table.next(s, UNTYPED) != DEAD);
+    let slotted = !slots.is_empty() && states.into_iter().any(|s| table.next(s, SLOT) != DEAD);
+    if !untyped && !slotted {
         return Ok(table);
     }
-    let value = cached_reader(false, options.any_depth, options.whitespace, limits)?;
-    table.splice(UNTYPED, &value, limits)
+    let general = matches!(options.mode, SchemaMode::General { .. });
+    // General mode: equivalent continuations merge before each gets its copy of a value.
+    let table = if general && table.len() <= MINIMIZE_UP_TO {
+        table.minimize()
+    } else {
+        table
+    };
+    let reader = if untyped {
+        cached_reader(
+            ReaderKind::Value { general },
+            options.any_depth,
+            options.whitespace,
+            limits,
+        )?
+    } else {
+        std::sync::Arc::new(crate::dfa::Table::literal(b""))
+    };
+    let mut values: Vec<&crate::dfa::Table> = vec![&reader];
+    values.extend(slots.tables.iter().map(|t| t.as_ref()));
+    let find = |t: &crate::dfa::Table, s: u32| {
+        let mut out = Vec::new();
+        let q = t.next(s, UNTYPED);
+        if q != DEAD {
+            out.push((0, q));
+        }
+        let t1 = t.next(s, SLOT);
+        if t1 == DEAD {
+            return out;
+        }
+        for b1 in 0x80..=0xBFu8 {
+            let t2 = t.next(t1, b1);
+            if t2 == DEAD {
+                continue;
+            }
+            for b2 in 0x80..=0xBFu8 {
+                let t3 = t.next(t2, b2);
+                if t3 == DEAD {
+                    continue;
+                }
+                for b3 in 0x80..=0xBFu8 {
+                    let q = t.next(t3, b3);
+                    if q != DEAD {
+                        let index = ((b1 & 0x3F) as usize) << 12
+                            | ((b2 & 0x3F) as usize) << 6
+                            | (b3 & 0x3F) as usize;
+                        out.push((index + 1, q));
+                    }
+                }
+            }
+        }
+        out
+    };
+    table.splice_many(&[UNTYPED, SLOT], find, &values, limits)
 }
+
+/// General mode minimizes spliced tables up to this many states.
+const MINIMIZE_UP_TO: usize = 100_000;
 
 /// [`any_object_table`] (JSON mode), built once per `(levels, whitespace)` and cloned from a
 /// cache after that (at most 8 tables are kept; past that, built anew).
@@ -108,23 +416,33 @@ pub fn json_mode_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    cached_reader(true, levels, whitespace, limits).map(|t| t.as_ref().clone())
+    cached_reader(ReaderKind::Object, levels, whitespace, limits).map(|t| t.as_ref().clone())
 }
 
-/// The reader tables ([`any_object_table`] when `object`, else [`any_value_table`]), cached
-/// per `(object, levels, whitespace)`.
+/// Which reader table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReaderKind {
+    /// [`any_object_table`].
+    Object,
+    /// [`any_value_table`], or its general-mode form ([`general_value_table`]).
+    Value { general: bool },
+    /// [`typed_value_table`].
+    Typed(u8),
+}
+
+/// The reader tables, cached per `(kind, levels, whitespace)`.
 fn cached_reader(
-    object: bool,
+    kind: ReaderKind,
     levels: usize,
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
     use std::sync::{Arc, Mutex, OnceLock};
-    type Key = (bool, usize, usize);
+    type Key = (ReaderKind, usize, usize);
     type Cache = Mutex<Vec<(Key, Arc<crate::dfa::Table>)>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
-    let key = (object, levels, whitespace);
+    let key = (kind, levels, whitespace);
     let found = cache
         .lock()
         .ok()
@@ -132,10 +450,21 @@ fn cached_reader(
     let table = match found {
         Some(t) => t,
         None => {
-            let built = Arc::new(if object {
-                any_object_table(levels, whitespace, limits)?
-            } else {
-                any_value_table(levels, whitespace, limits)?
+            let built = Arc::new(match kind {
+                ReaderKind::Object => any_object_table(levels, whitespace, limits)?,
+                ReaderKind::Value { general: false } => {
+                    any_value_table(levels, whitespace, limits)?
+                }
+                ReaderKind::Value { general: true } => {
+                    general_value_table(levels, whitespace, limits)?
+                }
+                ReaderKind::Typed(types) => {
+                    // The general reader, its first byte restricted to the types.
+                    let kind = ReaderKind::Value { general: true };
+                    let any = cached_reader(kind, levels, whitespace, limits)?;
+                    any.restrict_first(|b| types & type_of_first(b) != 0, limits)?
+                        .minimize()
+                }
             });
             if let Ok(mut c) = cache.lock() {
                 if c.len() < READER_CACHE && !c.iter().any(|(k, _)| *k == key) {
@@ -150,9 +479,9 @@ fn cached_reader(
 }
 
 /// Most reader tables kept by [`cached_reader`].
-const READER_CACHE: usize = 8;
+const READER_CACHE: usize = 80;
 
-fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
+pub(crate) fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
     CompileError {
         pointer: pointer.to_string(),
         reason: reason.into(),
@@ -163,7 +492,7 @@ fn err(pointer: &str, reason: impl Into<String>) -> CompileError {
 /// Parses one of this module's fixed patterns.
 /// The HIR of one of this module's fixed patterns, parsed once per process and cloned after
 /// that (strings, numbers and formats appear in most schemas, many times).
-fn re(pattern: &str) -> Hir {
+pub(crate) fn re(pattern: &str) -> Hir {
     use std::sync::{Mutex, OnceLock};
     static PARSED: OnceLock<Mutex<Vec<(String, Hir)>>> = OnceLock::new();
     let parsed = PARSED.get_or_init(|| Mutex::new(Vec::new()));
@@ -188,15 +517,15 @@ fn re(pattern: &str) -> Hir {
     h
 }
 
-fn lit(s: &str) -> Hir {
+pub(crate) fn lit(s: &str) -> Hir {
     Hir::literal(s.as_bytes())
 }
 
-fn cat(parts: Vec<Hir>) -> Hir {
+pub(crate) fn cat(parts: Vec<Hir>) -> Hir {
     Hir::concat(parts)
 }
 
-fn alt(parts: Vec<Hir>) -> Hir {
+pub(crate) fn alt(parts: Vec<Hir>) -> Hir {
     if parts.is_empty() {
         Hir::fail()
     } else {
@@ -204,7 +533,7 @@ fn alt(parts: Vec<Hir>) -> Hir {
     }
 }
 
-fn repeat(sub: Hir, min: u32, max: Option<u32>) -> Hir {
+pub(crate) fn repeat(sub: Hir, min: u32, max: Option<u32>) -> Hir {
     Hir::repetition(Repetition {
         min,
         max,
@@ -213,12 +542,12 @@ fn repeat(sub: Hir, min: u32, max: Option<u32>) -> Hir {
     })
 }
 
-fn opt(sub: Hir) -> Hir {
+pub(crate) fn opt(sub: Hir) -> Hir {
     repeat(sub, 0, Some(1))
 }
 
 /// serde_json's escape of a character that must be escaped in a JSON string, if it must.
-fn canonical_escape(c: char) -> Option<String> {
+pub(crate) fn canonical_escape(c: char) -> Option<String> {
     Some(match c {
         '"' => "\\\"".into(),
         '\\' => "\\\\".into(),
@@ -249,12 +578,12 @@ pub fn any_string() -> Hir {
 
 const INTEGER: &str = r"-?(?:0|[1-9][0-9]{0,17})";
 const NUMBER: &str = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?";
-const DATE: &str = concat!(
+pub(crate) const DATE: &str = concat!(
     r"(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])",
     r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))",
     r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29)",
 );
-const TIME: &str = concat!(
+pub(crate) const TIME: &str = concat!(
     r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?",
     r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
 );
@@ -273,7 +602,7 @@ fn format_body(format: &str) -> Option<Hir> {
 
 /// A pattern's language over written JSON string text: what it matches in the decoded
 /// string, with each character written as serde_json writes it.
-fn encode_pattern(h: &Hir) -> Result<Hir, String> {
+pub(crate) fn encode_pattern(h: &Hir) -> Result<Hir, String> {
     Ok(match h.kind() {
         HirKind::Empty => Hir::empty(),
         HirKind::Literal(l) => {
@@ -333,7 +662,7 @@ fn encode_class(class: &ClassUnicode) -> Hir {
 pub const MAX_HIR_NODES: usize = 400_000;
 
 /// The number of nodes of `hir`, counting at most to `cap`.
-fn hir_size(hir: &Hir, cap: usize) -> usize {
+pub(crate) fn hir_size(hir: &Hir, cap: usize) -> usize {
     let mut count = 0;
     let mut stack = vec![hir];
     while let Some(h) = stack.pop() {
@@ -351,6 +680,159 @@ fn hir_size(hir: &Hir, cap: usize) -> usize {
     count
 }
 
+/// How JSON text is written in a schema's HIR: whitespace between tokens, and the size
+/// bound of [`JsonOptions::max_nodes`]. Shared by the strict and the general compilers.
+#[derive(Debug, Clone)]
+pub(crate) struct Writer {
+    /// The whitespace between tokens.
+    pub ws: Hir,
+    /// [`JsonOptions::max_nodes`].
+    pub max_nodes: usize,
+}
+
+impl Writer {
+    /// For `options`.
+    pub fn new(options: &JsonOptions) -> Self {
+        let ws = if options.whitespace == 0 {
+            Hir::empty()
+        } else {
+            repeat(re(r"[ \t\n\r]"), 0, Some(options.whitespace as u32))
+        };
+        Self {
+            ws,
+            max_nodes: options.max_nodes,
+        }
+    }
+
+    /// A key and its colon.
+    pub fn key(&self, name: &str) -> Hir {
+        self.key_hir(lit(&Value::String(name.to_string()).to_string()))
+    }
+
+    /// A key written by `key` (a JSON string's language) and its colon.
+    pub fn key_hir(&self, key: Hir) -> Hir {
+        cat(vec![key, self.ws.clone(), lit(":"), self.ws.clone()])
+    }
+
+    /// A comma between members or items.
+    pub fn comma(&self) -> Hir {
+        cat(vec![self.ws.clone(), lit(","), self.ws.clone()])
+    }
+
+    /// The members of an object, `(member text, required)` in order, written in that order
+    /// (optional ones may be left out): the body between the braces, and whether it may be
+    /// empty.
+    ///
+    /// Errors: [`Budget::SchemaNodes`] when only optional members make it quadratic past
+    /// [`JsonOptions::max_nodes`].
+    pub fn members(
+        &self,
+        members: Vec<(Hir, bool)>,
+        pointer: &str,
+    ) -> Result<(Hir, bool), CompileError> {
+        let (body, may_be_empty) = match members.iter().position(|(_, needed)| *needed) {
+            // Linear: optional members before the first required one are written with a
+            // comma after them, the others with a comma before.
+            Some(k) => {
+                let mut parts = Vec::with_capacity(members.len());
+                // Members are moved, not cloned: a clone per level would copy nested objects
+                // once per level above them.
+                for (i, (m, needed)) in members.into_iter().enumerate() {
+                    parts.push(match i.cmp(&k) {
+                        std::cmp::Ordering::Less => opt(cat(vec![m, self.comma()])),
+                        std::cmp::Ordering::Equal => m,
+                        std::cmp::Ordering::Greater => {
+                            let item = cat(vec![self.comma(), m]);
+                            if needed {
+                                item
+                            } else {
+                                opt(item)
+                            }
+                        }
+                    });
+                }
+                (cat(parts), false)
+            }
+            // Only optional members (schemas outside the contract rules): which one comes
+            // first decides the commas, quadratic in the members.
+            None => {
+                self.check_size(
+                    &members.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
+                    members.len(),
+                    pointer,
+                )?;
+                let n = members.len();
+                let mut rest = vec![Hir::empty(); n + 1];
+                for i in (0..n).rev() {
+                    let item = cat(vec![self.comma(), members[i].0.clone()]);
+                    rest[i] = cat(vec![opt(item), rest[i + 1].clone()]);
+                }
+                let first = (0..n)
+                    .map(|i| cat(vec![members[i].0.clone(), rest[i + 1].clone()]))
+                    .collect();
+                (alt(first), true)
+            }
+        };
+        Ok((body, may_be_empty))
+    }
+
+    /// `open body close` with whitespace inside both ends; when the container may be empty,
+    /// `open close` with at most one whitespace run (not one on each side of an empty body).
+    pub fn container(&self, open: &str, body: Hir, may_be_empty: bool, close: &str) -> Hir {
+        let full = cat(vec![self.ws.clone(), body, self.ws.clone()]);
+        let inside = if may_be_empty {
+            alt(vec![full, self.ws.clone()])
+        } else {
+            full
+        };
+        cat(vec![lit(open), inside, lit(close)])
+    }
+
+    /// Fails when writing `parts` `copies` times would pass [`JsonOptions::max_nodes`]
+    /// (nested arrays double their item per level; an object of only optional members is
+    /// quadratic).
+    pub fn check_size(
+        &self,
+        parts: &[Hir],
+        copies: usize,
+        pointer: &str,
+    ) -> Result<(), CompileError> {
+        let max = self.max_nodes;
+        let cap = max / copies.max(1);
+        let total: usize = parts.iter().map(|h| hir_size(h, cap + 1)).sum();
+        if total > cap {
+            return Err(CompileError {
+                budget: Some(Budget::SchemaNodes),
+                ..err(
+                    pointer,
+                    format!(
+                        "the schema is too large to generate: more than {max} regex nodes \
+                         (nested arrays double their items per level; budget {})",
+                        Budget::SchemaNodes
+                    ),
+                )
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The error for a schema without a value: at the required property cut at the recursion
+/// limit, if one was.
+pub(crate) fn no_value(cut: Option<String>, max_recursion: usize) -> CompileError {
+    match cut {
+        Some(at) => err(
+            &at,
+            format!(
+                "this required property needs a value deeper than the recursion limit \
+                 ({max_recursion} entries per $ref on a path) or admits none, so the schema \
+                 admits no value"
+            ),
+        ),
+        None => err("", "the schema admits no value"),
+    }
+}
+
 /// Compiles a schema document (its `$ref`s resolve against it) into JSON-text languages.
 pub struct SchemaLanguage<'a> {
     document: &'a Value,
@@ -361,31 +843,65 @@ pub struct SchemaLanguage<'a> {
     ws: Hir,
     /// The first required property found without a value (recursion cut, or none admitted).
     cut: Option<String>,
+    /// Bounds for the automata general mode builds while compiling.
+    limits: crate::dfa::Limits,
 }
 
 impl<'a> SchemaLanguage<'a> {
     /// A compiler for `document`.
     pub fn new(document: &'a Value, options: JsonOptions) -> Self {
-        let ws = if options.whitespace == 0 {
-            Hir::empty()
-        } else {
-            repeat(re(r"[ \t\n\r]"), 0, Some(options.whitespace as u32))
-        };
         Self {
             document,
             options,
             path: Vec::new(),
-            ws,
+            ws: Writer::new(&options).ws,
             cut: None,
+            limits: crate::dfa::Limits::default(),
         }
     }
 
-    /// The language of the whole document (a schema inside the structured-outputs subset;
-    /// `uniqueItems` is not generated).
+    /// Bounds for the automata general mode builds while compiling (default
+    /// [`crate::dfa::Limits::default`]; `template::compile` passes its own, with its deadline).
+    pub fn with_limits(mut self, limits: crate::dfa::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The language of the whole document, in either mode ([`JsonOptions::mode`]): HIR plus
+    /// the automata it refers to ([`SchemaHir::table`] builds its table).
+    ///
+    /// Errors: as [`Self::compile`] in strict mode; in general mode, a keyword or
+    /// construct general mode does not generate, named with its JSON pointer (see
+    /// `crate::general`), or a budget.
+    pub fn compile_language(self) -> Result<SchemaHir, CompileError> {
+        match self.options.mode {
+            SchemaMode::Strict => self.compile().map(|hir| SchemaHir {
+                hir,
+                slots: Slots::default(),
+            }),
+            SchemaMode::General { closed, draft } => {
+                crate::general::compile(self.document, self.options, closed, draft, &self.limits)
+            }
+        }
+    }
+
+    /// The language of the whole document as HIR alone (strict mode: a schema inside the
+    /// structured-outputs subset; `uniqueItems` is not generated).
     ///
     /// Errors: the subset gate's errors (first one), a schema whose language is empty, or a
-    /// construct generation does not cover (named with its pointer).
+    /// construct generation does not cover (named with its pointer). In general mode, also
+    /// a language that refers to automata (use [`Self::compile_language`]).
     pub fn compile(mut self) -> Result<Hir, CompileError> {
+        if let SchemaMode::General { .. } = self.options.mode {
+            let language = self.compile_language()?;
+            if !language.slots.is_empty() {
+                return Err(err(
+                    "",
+                    "this language refers to automata: compile it with compile_language",
+                ));
+            }
+            return Ok(language.hir);
+        }
         if let Err(e) = check_subset(self.document, Strictness::Strict) {
             let first = e.0.into_iter().next();
             return Err(first.map_or_else(
@@ -396,18 +912,7 @@ impl<'a> SchemaLanguage<'a> {
         let document = self.document;
         match self.value(document, "")? {
             Some(h) => Ok(h),
-            None => Err(match self.cut {
-                Some(at) => err(
-                    &at,
-                    format!(
-                        "this required property needs a value deeper than the recursion limit \
-                         ({} entries per $ref on a path) or admits none, so the schema admits \
-                         no value",
-                        self.options.max_recursion
-                    ),
-                ),
-                None => err("", "the schema admits no value"),
-            }),
+            None => Err(no_value(self.cut, self.options.max_recursion)),
         }
     }
 
@@ -623,17 +1128,19 @@ impl<'a> SchemaLanguage<'a> {
         Ok(cat(vec![lit("\""), body, lit("\"")]))
     }
 
+    fn writer(&self) -> Writer {
+        Writer {
+            ws: self.ws.clone(),
+            max_nodes: self.options.max_nodes,
+        }
+    }
+
     fn key(&self, name: &str) -> Hir {
-        cat(vec![
-            lit(&Value::String(name.to_string()).to_string()),
-            self.ws.clone(),
-            lit(":"),
-            self.ws.clone(),
-        ])
+        self.writer().key(name)
     }
 
     fn comma(&self) -> Hir {
-        cat(vec![self.ws.clone(), lit(","), self.ws.clone()])
+        self.writer().comma()
     }
 
     fn object(
@@ -685,85 +1192,16 @@ impl<'a> SchemaLanguage<'a> {
         if members.is_empty() {
             return Ok(Some(cat(vec![lit("{"), self.ws.clone(), lit("}")])));
         }
-        let (body, may_be_empty) = match members.iter().position(|(_, needed)| *needed) {
-            // Linear: optional members before the first required one are written with a
-            // comma after them, the others with a comma before.
-            Some(k) => {
-                let mut parts = Vec::with_capacity(members.len());
-                // Members are moved, not cloned: a clone per level would copy nested objects
-                // once per level above them.
-                for (i, (m, needed)) in members.into_iter().enumerate() {
-                    parts.push(match i.cmp(&k) {
-                        std::cmp::Ordering::Less => opt(cat(vec![m, self.comma()])),
-                        std::cmp::Ordering::Equal => m,
-                        std::cmp::Ordering::Greater => {
-                            let item = cat(vec![self.comma(), m]);
-                            if needed {
-                                item
-                            } else {
-                                opt(item)
-                            }
-                        }
-                    });
-                }
-                (cat(parts), false)
-            }
-            // Only optional members (schemas outside the contract rules): which one comes
-            // first decides the commas, quadratic in the members.
-            None => {
-                self.check_size(
-                    &members.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>(),
-                    members.len(),
-                    pointer,
-                )?;
-                let n = members.len();
-                let mut rest = vec![Hir::empty(); n + 1];
-                for i in (0..n).rev() {
-                    let item = cat(vec![self.comma(), members[i].0.clone()]);
-                    rest[i] = cat(vec![opt(item), rest[i + 1].clone()]);
-                }
-                let first = (0..n)
-                    .map(|i| cat(vec![members[i].0.clone(), rest[i + 1].clone()]))
-                    .collect();
-                (alt(first), true)
-            }
-        };
+        let (body, may_be_empty) = self.writer().members(members, pointer)?;
         Ok(Some(self.container("{", body, may_be_empty, "}")))
     }
 
-    /// `open body close` with whitespace inside both ends; when the container may be empty,
-    /// `open close` with at most one whitespace run (not one on each side of an empty body).
     fn container(&self, open: &str, body: Hir, may_be_empty: bool, close: &str) -> Hir {
-        let full = cat(vec![self.ws.clone(), body, self.ws.clone()]);
-        let inside = if may_be_empty {
-            alt(vec![full, self.ws.clone()])
-        } else {
-            full
-        };
-        cat(vec![lit(open), inside, lit(close)])
+        self.writer().container(open, body, may_be_empty, close)
     }
 
-    /// Fails when writing `parts` `copies` times would pass [`JsonOptions::max_nodes`]
-    /// (nested arrays double their item per level; an object of only optional members is
-    /// quadratic).
     fn check_size(&self, parts: &[Hir], copies: usize, pointer: &str) -> Result<(), CompileError> {
-        let max = self.options.max_nodes;
-        let cap = max / copies.max(1);
-        let total: usize = parts.iter().map(|h| hir_size(h, cap + 1)).sum();
-        if total > cap {
-            return Err(CompileError {
-                budget: Some(Budget::SchemaNodes),
-                ..err(
-                    pointer,
-                    format!(
-                        "the schema is too large to generate: more than {max} regex nodes \
-                         (nested arrays double their items per level; budget {})",
-                        Budget::SchemaNodes
-                    ),
-                )
-            });
-        }
-        Ok(())
+        self.writer().check_size(parts, copies, pointer)
     }
 
     fn array(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
@@ -1031,6 +1469,8 @@ enum Lex {
     Str { key: bool, sub: StrSub },
     /// Inside a number.
     Num(NumSub),
+    /// Inside a number of general mode's written forms.
+    Written(crate::numeric::Written),
     /// Inside `true`, `false` or `null`: the literal and how many bytes were read.
     Lit(u8, u8),
     /// Before a value at the top ([`any_value_table`]): no whitespace before it.
@@ -1045,6 +1485,9 @@ enum StrSub {
     Escape,
     /// `\u` and this many hex digits so far.
     Hex(u8),
+    /// General mode's canonical `\u00XX` (a control character without a short escape):
+    /// digits read and the third one.
+    Canonical(u8, u8),
     /// UTF-8 continuation bytes still to come, and the range of the next one.
     Utf8(u8, u8, u8),
 }
@@ -1063,13 +1506,58 @@ enum NumSub {
 
 const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
 
+/// The open containers of a reader, innermost last: one bit each (set: `{`), at most
+/// [`Stack::MAX`] (no heap, so reader states copy cheaply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct Stack {
+    bits: u128,
+    len: u8,
+}
+
+impl Stack {
+    /// The most containers a reader nests.
+    const MAX: usize = 128;
+
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn last(&self) -> Option<u8> {
+        (self.len > 0).then(|| {
+            if self.bits >> (self.len - 1) & 1 == 1 {
+                b'{'
+            } else {
+                b'['
+            }
+        })
+    }
+
+    fn push(&mut self, open: u8) {
+        let bit = u128::from(open == b'{') << self.len;
+        self.bits = (self.bits & !(1 << self.len)) | bit;
+        self.len += 1;
+    }
+
+    fn pop(&mut self) {
+        self.len = self.len.saturating_sub(1);
+        self.bits &= (1u128 << self.len) - 1;
+    }
+}
+
 /// The reader's state: the open containers (`{` or `[`), the lexer state, and the whitespace
 /// bytes since the last token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Reader {
-    stack: Vec<u8>,
+    stack: Stack,
     lex: Lex,
     ws: u8,
+    /// General mode: canonical strings (serde_json's escapes only) and the written number
+    /// forms of [`crate::numeric`].
+    general: bool,
 }
 
 impl Reader {
@@ -1081,9 +1569,10 @@ impl Reader {
             lex
         };
         Self {
-            stack: self.stack.clone(),
+            stack: self.stack,
             lex,
             ws: 0,
+            general: self.general,
         }
     }
 
@@ -1096,6 +1585,7 @@ impl Reader {
                     self.lex,
                     Lex::Num(NumSub::Zero | NumSub::Int(_) | NumSub::Frac(_) | NumSub::Exp(_))
                 ))
+            || (self.stack.is_empty() && matches!(self.lex, Lex::Written(w) if w.complete()))
     }
 
     fn step(&self, b: u8, levels: usize, whitespace: usize) -> Option<Self> {
@@ -1165,11 +1655,27 @@ impl Reader {
                             StrSub::Utf8(rest - 1, 0x80, 0xbf)
                         }
                     }
+                    StrSub::Escape if self.general => match b {
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => StrSub::Plain,
+                        b'u' => StrSub::Canonical(0, 0),
+                        _ => return None,
+                    },
                     StrSub::Escape => match b {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => StrSub::Plain,
                         b'u' => StrSub::Hex(0),
                         _ => return None,
                     },
+                    // `\u00XX` for the control characters without a short escape, lower-case
+                    // hex, as serde_json writes them.
+                    StrSub::Canonical(n @ 0..=1, _) if b == b'0' => StrSub::Canonical(n + 1, 0),
+                    StrSub::Canonical(2, _) if matches!(b, b'0' | b'1') => StrSub::Canonical(3, b),
+                    StrSub::Canonical(3, b'0') if matches!(b, b'0'..=b'7' | b'b' | b'e' | b'f') => {
+                        StrSub::Plain
+                    }
+                    StrSub::Canonical(3, b'1') if matches!(b, b'0'..=b'9' | b'a'..=b'f') => {
+                        StrSub::Plain
+                    }
+                    StrSub::Canonical(..) => return None,
                     // `\u` escapes of surrogates (`\uD...`) are not written: lone ones are not
                     // JSON for serde_json, and every other character has a plain form.
                     StrSub::Hex(0) if b.is_ascii_hexdigit() && !matches!(b, b'd' | b'D') => {
@@ -1210,6 +1716,12 @@ impl Reader {
                     None => None,
                 }
             }
+            Lex::Written(w) => match w.step(b, true) {
+                Some(n) => Some(self.with(Lex::Written(n))),
+                // The number ended: this byte comes after the value.
+                None if w.complete() => self.with(Lex::After).step(b, levels, whitespace),
+                None => None,
+            },
             Lex::Lit(which, read) => {
                 let word = LITERALS[which as usize];
                 (word.get(read as usize) == Some(&b)).then(|| {
@@ -1230,6 +1742,9 @@ impl Reader {
                 key: false,
                 sub: StrSub::Plain,
             })),
+            b'-' | b'0'..=b'9' if self.general => crate::numeric::Written::start_loose()
+                .step(b, true)
+                .map(|w| self.with(Lex::Written(w))),
             b'-' => Some(self.with(Lex::Num(NumSub::Minus))),
             b'0' => Some(self.with(Lex::Num(NumSub::Zero))),
             b'1'..=b'9' => Some(self.with(Lex::Num(NumSub::Int(1)))),
@@ -1242,10 +1757,10 @@ impl Reader {
     }
 
     fn push(&self, open: u8, levels: usize) -> Option<Self> {
-        if self.stack.len() >= levels {
+        if self.stack.len() >= levels.min(Stack::MAX) {
             return None;
         }
-        let mut stack = self.stack.clone();
+        let mut stack = self.stack;
         stack.push(open);
         Some(Self {
             stack,
@@ -1255,18 +1770,24 @@ impl Reader {
                 Lex::ArrayStart
             },
             ws: 0,
+            general: self.general,
         })
     }
 
     fn pop(&self) -> Self {
-        let mut stack = self.stack.clone();
+        let mut stack = self.stack;
         stack.pop();
         let lex = if stack.is_empty() {
             Lex::Done
         } else {
             Lex::After
         };
-        Self { stack, lex, ws: 0 }
+        Self {
+            stack,
+            lex,
+            ws: 0,
+            general: self.general,
+        }
     }
 }
 
@@ -1281,7 +1802,7 @@ pub fn any_object_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    reader_table(Lex::Top, levels, whitespace, limits)
+    reader_table(Lex::Top, false, levels, whitespace, limits)
 }
 
 /// Any JSON value with at most `levels` levels of containers (`0`: strings, numbers,
@@ -1295,12 +1816,68 @@ pub fn any_value_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    reader_table(Lex::TopValue, levels, whitespace, limits)
+    reader_table(Lex::TopValue, false, levels, whitespace, limits)
+}
+
+/// [`any_value_table`] as general mode writes values: strings canonical (only the escapes
+/// serde_json writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and lower-case `\u00XX`
+/// for the other control characters) and numbers in the written forms of
+/// [`crate::numeric`], with at most 15 integer and 15 fraction digits (untyped numbers are
+/// compared with nothing, so their significant digits are not counted).
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub fn general_value_table(
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    reader_table(Lex::TopValue, true, levels, whitespace, limits).map(crate::dfa::Table::minimize)
+}
+
+/// [`typed_value_table`] types (bits of its `types`).
+pub const TYPE_NULL: u8 = 1;
+/// `true`, `false`.
+pub const TYPE_BOOL: u8 = 2;
+/// Objects.
+pub const TYPE_OBJECT: u8 = 4;
+/// Arrays.
+pub const TYPE_ARRAY: u8 = 8;
+/// Strings.
+pub const TYPE_STRING: u8 = 16;
+/// Numbers.
+pub const TYPE_NUMBER: u8 = 32;
+
+/// The type of a JSON value by its first byte (bits [`TYPE_NULL`] ... [`TYPE_NUMBER`]).
+fn type_of_first(b: u8) -> u8 {
+    match b {
+        b'n' => TYPE_NULL,
+        b't' | b'f' => TYPE_BOOL,
+        b'{' => TYPE_OBJECT,
+        b'[' => TYPE_ARRAY,
+        b'"' => TYPE_STRING,
+        _ => TYPE_NUMBER,
+    }
+}
+
+/// [`general_value_table`] restricted to values whose type is in `types` (bits
+/// [`TYPE_NULL`] ... [`TYPE_NUMBER`]): what general mode writes for the types a schema leaves
+/// unconstrained, one cached reader instead of each type's structure. Cached per
+/// `(types, levels, whitespace)`.
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+pub fn typed_value_table(
+    types: u8,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<std::sync::Arc<crate::dfa::Table>, crate::dfa::BuildError> {
+    cached_reader(ReaderKind::Typed(types), levels, whitespace, limits)
 }
 
 /// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).
 fn reader_table(
     start: Lex,
+    general: bool,
     levels: usize,
     whitespace: usize,
     limits: &crate::dfa::Limits,
@@ -1312,9 +1889,10 @@ fn reader_table(
         *c = b as u8;
     }
     let start = Reader {
-        stack: Vec::new(),
+        stack: Stack::default(),
         lex: start,
         ws: 0,
+        general,
     };
     let mut keys = Vec::new();
     let table = crate::dfa::Table::determinize_keyed(

@@ -10,8 +10,10 @@
 //! * [`dfa`]: explicit DFA tables with byte classes (from regex-syntax HIR through our
 //!   position automaton, or regex-automata for look-around and searches; literals, texts
 //!   avoiding a pattern, intersection, splicing, trimming);
-//! * [`json`]: the structured-outputs JSON Schema subset as a regular language (and JSON
-//!   mode's bounded-depth reader);
+//! * [`json`]: JSON Schema as a regular language: the structured-outputs subset (strict
+//!   mode, the default) or general JSON Schema ([`json::SchemaMode::General`]: [`general`],
+//!   with [`numeric`] for numbers, [`formats`] for string formats), and JSON mode's
+//!   bounded-depth reader;
 //! * [`word`]: delimiters with Unicode word assertions (`\b`, `\B`, `\m`, `\M`): their exact
 //!   languages with the classes of the neighbouring characters (docs/word-boundaries.md);
 //! * [`graph`]: segment graphs (delimiters, bodies, free text) determinized into one table,
@@ -63,10 +65,14 @@
 #![warn(missing_docs)]
 
 pub mod dfa;
+pub mod formats;
+pub mod general;
 pub mod graph;
 pub mod index;
 pub mod json;
+pub mod numeric;
 mod positions;
+mod refs;
 pub mod sample;
 pub mod template;
 pub mod vocab;

@@ -53,7 +53,7 @@ use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
 use crate::dfa::{Budget, BuildError, Limits, Table, DEAD, START};
 use crate::graph::{Graph, Machine, SegmentKind};
-use crate::json::{JsonOptions, SchemaLanguage};
+use crate::json::{JsonOptions, SchemaHir, SchemaLanguage, SchemaMode, Slots};
 
 /// Which tools the response may call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -532,10 +532,12 @@ impl Builder {
         match family {
             Family::JsonCall => {
                 let mut calls = Vec::new();
+                let mut slots = Slots::default();
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
-                    let args = SchemaLanguage::new(parameters, options.json)
-                        .compile()
-                        .map_err(|e| schema_error(&format!("tools/{i}/function/parameters"), e))?;
+                    let at = format!("tools/{i}/function/parameters");
+                    let args = language(parameters, &options)
+                        .and_then(|l| slots.adopt(l))
+                        .map_err(|e| schema_error(&at, e))?;
                     let ws = ws_hir(options.json.whitespace);
                     calls.push(Hir::concat(vec![
                         Hir::literal(&b"{"[..]),
@@ -560,7 +562,7 @@ impl Builder {
                 let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
                 let at = "tools";
                 let body = b
-                    .table(&body, at)?
+                    .language_table(&body, &slots, at)?
                     .intersect(&guard, &b.limits())
                     .map_err(|e| build(at, e))?;
                 let o = b.delimiter(open, None, &delimiter_path(field, "open", open))?;
@@ -576,15 +578,15 @@ impl Builder {
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let at = format!("tools/{i}/function/parameters");
                     let body = if family == Family::NamedJson {
-                        let args = SchemaLanguage::new(parameters, options.json)
-                            .compile()
-                            .map_err(|e| schema_error(&at, e))?;
-                        b.table(
-                            &Hir::concat(vec![around.clone(), args, around.clone()]),
+                        let args =
+                            language(parameters, &options).map_err(|e| schema_error(&at, e))?;
+                        b.language_table(
+                            &Hir::concat(vec![around.clone(), args.hir, around.clone()]),
+                            &args.slots,
                             &at,
                         )?
                     } else {
-                        xml_body(parameters, options.json, &options.limits, &at)?
+                        xml_body(parameters, &options, &at)?
                     };
                     let body = body
                         .intersect(&guard, &b.limits())
@@ -794,7 +796,13 @@ impl Builder {
     /// The table of `hir`, which may hold schema languages: their untyped values are spliced
     /// in ([`crate::json::schema_table`]).
     fn table(&self, hir: &Hir, at: &str) -> Result<Table, ConstrainError> {
-        crate::json::schema_table(hir, self.options.json, &self.limits()).map_err(|e| build(at, e))
+        self.language_table(hir, &Slots::default(), at)
+    }
+
+    /// [`Self::table`] of a HIR whose slot placeholders refer to `slots`.
+    fn language_table(&self, hir: &Hir, slots: &Slots, at: &str) -> Result<Table, ConstrainError> {
+        crate::json::language_table(hir, slots, self.options.json, &self.limits())
+            .map_err(|e| build(at, e))
     }
 
     fn ws_around(&self) -> Hir {
@@ -829,15 +837,19 @@ fn first_error(at: &str, errors: structured_outputs::SchemaErrors) -> ConstrainE
     )
 }
 
-fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
-    // The strict-tools rules: the same contract the parsed message is checked with, and the
-    // same reading of the tool list.
-    let strict = StrictTools::new(&request.tools).map_err(|e| first_error("tools", e))?;
-    let mut tools: Vec<(String, Value)> = strict
-        .tools()
-        .iter()
-        .map(|t| (t.name().to_string(), t.closed().clone()))
-        .collect();
+fn read_tools(request: &Request, mode: SchemaMode) -> Result<Tools, ConstrainError> {
+    let mut tools: Vec<(String, Value)> = if mode == SchemaMode::Strict {
+        // The strict-tools rules: the same contract the parsed message is checked with, and
+        // the same reading of the tool list.
+        let strict = StrictTools::new(&request.tools).map_err(|e| first_error("tools", e))?;
+        strict
+            .tools()
+            .iter()
+            .map(|t| (t.name().to_string(), t.closed().clone()))
+            .collect()
+    } else {
+        general_tools(&request.tools)?
+    };
     if let ToolChoice::Function(name) = &request.tool_choice {
         if !tools.iter().any(|(n, _)| n == name) {
             return Err(cerr(
@@ -850,14 +862,39 @@ fn read_tools(request: &Request) -> Result<Tools, ConstrainError> {
     Ok(Tools { tools })
 }
 
+/// General mode's reading of the tool list: each tool's name and parameters as given (no
+/// parameters: an object without properties); objects close only by the mode's `closed`.
+fn general_tools(tools: &[Value]) -> Result<Vec<(String, Value)>, ConstrainError> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let function = tool.get("function").unwrap_or(tool);
+        let name = function
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| cerr(format!("tools/{i}/function/name"), "missing"))?;
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(cerr(
+                format!("tools/{i}/function/name"),
+                format!("{name:?} is declared twice"),
+            ));
+        }
+        let parameters = function
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        out.push((name.to_string(), parameters));
+    }
+    Ok(out)
+}
+
 /// The language of one XML parameter value (the raw text between the tags), typed by its
 /// schema as strict-tools typing reads it.
 fn xml_value(
     schema: &Value,
     document: &Value,
-    json: JsonOptions,
+    options: &Options,
     at: &str,
-) -> Result<Hir, ConstrainError> {
+) -> Result<SchemaHir, ConstrainError> {
     let mut schema = schema;
     for _ in 0..32 {
         match schema.get("$ref").and_then(Value::as_str) {
@@ -894,11 +931,12 @@ fn xml_value(
         if parts.is_empty() {
             return Err(cerr(at, "no value of the parameter's type"));
         }
-        return Ok(Hir::alternation(parts));
+        return Ok(plain(Hir::alternation(parts)));
     }
     let fixed = |p: &str| {
         regex_syntax::Parser::new()
             .parse(p)
+            .map(plain)
             .map_err(|e| cerr(at, e.to_string()))
     };
     match ty {
@@ -923,11 +961,25 @@ fn xml_value(
         JsonType::Null => fixed("null"),
         JsonType::Object | JsonType::Array => {
             let doc = wrap_with_defs(schema, document);
-            SchemaLanguage::new(&doc, json)
-                .compile()
-                .map_err(|e| schema_error(at, e))
+            language(&doc, options).map_err(|e| schema_error(at, e))
         }
     }
+}
+
+/// A language without slots.
+fn plain(hir: Hir) -> SchemaHir {
+    SchemaHir {
+        hir,
+        slots: Slots::default(),
+    }
+}
+
+/// A schema's language read as `options.json` says (strict subset or general JSON Schema),
+/// its automata built within `options.limits`.
+fn language(schema: &Value, options: &Options) -> Result<SchemaHir, crate::json::CompileError> {
+    SchemaLanguage::new(schema, options.json)
+        .with_limits(options.limits)
+        .compile_language()
 }
 
 /// `schema` as a document of its own that still resolves the tool's `$defs`.
@@ -957,7 +1009,7 @@ pub fn compile(
         .time_budget
         .and_then(|t| std::time::Instant::now().checked_add(t));
     let options = &options;
-    let asked = Asked::read(request)?;
+    let asked = Asked::read(request, options.json.mode)?;
     let layout = Layout::of(template, asked.tools.is_some())?;
     let mut b = Builder {
         options: *options,
@@ -1005,22 +1057,63 @@ pub fn compile(
 /// `none`), the content's format, and whether the turn must call.
 struct Asked {
     tools: Option<Tools>,
-    format: ResponseFormat,
+    format: Format,
     calls_required: bool,
 }
 
+/// The content's format: no JSON, JSON mode, or a schema (with its path in the request).
+enum Format {
+    Text,
+    JsonObject,
+    Schema(Value, &'static str),
+}
+
+impl Format {
+    /// Strict mode: the response format as the contract reads it (the subset gate checks
+    /// the schema). General mode: the same shapes, the schema as it is.
+    fn read(value: &Value, mode: SchemaMode) -> Result<Self, ConstrainError> {
+        if mode == SchemaMode::Strict {
+            return Ok(
+                match ResponseFormat::from_request(value)
+                    .map_err(|e| first_error("response_format", e))?
+                {
+                    ResponseFormat::Text => Self::Text,
+                    ResponseFormat::JsonObject => Self::JsonObject,
+                    ResponseFormat::JsonSchema(schema) => {
+                        Self::Schema(schema.schema.clone(), "response_format/json_schema/schema")
+                    }
+                },
+            );
+        }
+        match value.get("type").and_then(Value::as_str) {
+            Some("text") => Ok(Self::Text),
+            Some("json_object") => Ok(match value.get("schema") {
+                None => Self::JsonObject,
+                Some(schema) => Self::Schema(schema.clone(), "response_format/schema"),
+            }),
+            Some("json_schema") => value
+                .pointer("/json_schema/schema")
+                .map(|s| Self::Schema(s.clone(), "response_format/json_schema/schema"))
+                .ok_or_else(|| cerr("response_format/json_schema/schema", "missing")),
+            Some(other) => Err(cerr(
+                "response_format/type",
+                format!("unknown response format {other:?} (text, json_object, json_schema)"),
+            )),
+            None => Err(cerr("response_format/type", "missing")),
+        }
+    }
+}
+
 impl Asked {
-    fn read(request: &Request) -> Result<Asked, ConstrainError> {
+    fn read(request: &Request, mode: SchemaMode) -> Result<Asked, ConstrainError> {
         let tools = if request.tools.is_empty() || request.tool_choice == ToolChoice::None {
             None
         } else {
-            Some(read_tools(request)?)
+            Some(read_tools(request, mode)?)
         };
         let format = match &request.response_format {
-            None => ResponseFormat::Text,
-            Some(v) => {
-                ResponseFormat::from_request(v).map_err(|e| first_error("response_format", e))?
-            }
+            None => Format::Text,
+            Some(v) => Format::read(v, mode)?,
         };
         let calls_required = matches!(
             request.tool_choice,
@@ -1148,21 +1241,19 @@ impl Builder {
 
     /// The content value, when a response format asks for JSON: the value with a little
     /// whitespace around it.
-    fn json_content(&self, format: &ResponseFormat) -> Result<Option<Table>, ConstrainError> {
+    fn json_content(&self, format: &Format) -> Result<Option<Table>, ConstrainError> {
         let options = &self.options;
         let value = match format {
-            ResponseFormat::Text => return Ok(None),
-            ResponseFormat::JsonObject => crate::json::json_mode_table(
+            Format::Text => return Ok(None),
+            Format::JsonObject => crate::json::json_mode_table(
                 structured_outputs::JSON_MODE_MAX_DEPTH,
                 options.json.whitespace,
                 &options.limits,
             )
             .map_err(|e| build("response_format", e))?,
-            ResponseFormat::JsonSchema(schema) => {
-                let hir = SchemaLanguage::new(&schema.schema, options.json)
-                    .compile()
-                    .map_err(|e| schema_error("response_format/json_schema/schema", e))?;
-                self.table(&hir, "response_format")?
+            Format::Schema(schema, at) => {
+                let language = language(schema, options).map_err(|e| schema_error(at, e))?;
+                self.language_table(&language.hir, &language.slots, "response_format")?
             }
         };
         let ws = self.table(&self.ws_around(), "response_format")?;
@@ -1383,12 +1474,8 @@ fn ws_hir(n: usize) -> Hir {
 /// The body of an XML-parameters call: `\n` then `<parameter=K>\nV\n</parameter>\n` per
 /// written parameter (declared order, required ones always), each V free of
 /// `</parameter>` (the tag pattern ends the value at the first one).
-fn xml_body(
-    parameters: &Value,
-    json: JsonOptions,
-    limits: &Limits,
-    at: &str,
-) -> Result<Table, ConstrainError> {
+fn xml_body(parameters: &Value, options: &Options, at: &str) -> Result<Table, ConstrainError> {
+    let (json, limits) = (options.json, &options.limits);
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
@@ -1409,8 +1496,9 @@ fn xml_body(
                     "a parameter name with `>` or a newline cannot be a tag",
                 ));
             }
-            let value = xml_value(schema, parameters, json, &p_at)?;
-            let value = crate::json::schema_table(&value, json, limits)
+            let value = xml_value(schema, parameters, options, &p_at)?;
+            let value = value
+                .table(json, limits)
                 .and_then(|t| t.intersect(&no_close, limits))
                 .map_err(|e| build(&p_at, e))?;
             let tag = concat(
@@ -1460,6 +1548,11 @@ pub fn compile_schema(
     schema: Option<&Value>,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
+    let mut options = *options;
+    options.limits.deadline = options
+        .time_budget
+        .and_then(|t| std::time::Instant::now().checked_add(t));
+    let options = &options;
     let table = match schema {
         None => crate::json::json_mode_table(
             structured_outputs::JSON_MODE_MAX_DEPTH,
@@ -1468,10 +1561,9 @@ pub fn compile_schema(
         )
         .map_err(|e| build("schema", e))?,
         Some(schema) => {
-            let hir = SchemaLanguage::new(schema, options.json)
-                .compile()
-                .map_err(|e| schema_error("schema", e))?;
-            crate::json::schema_table(&hir, options.json, &options.limits)
+            let language = language(schema, options).map_err(|e| schema_error("schema", e))?;
+            language
+                .table(options.json, &options.limits)
                 .map_err(|e| build("schema", e))?
         }
     };
@@ -1524,6 +1616,65 @@ mod tests {
     fn compiled(value: Value, request: &Request) -> Result<Constraint, ConstrainError> {
         let model = template_build::model::load(&value).unwrap();
         compile(&model, request, &Options::default())
+    }
+
+    #[test]
+    fn general_mode_reads_tools_and_response_formats_outside_the_subset() {
+        let options = Options {
+            json: JsonOptions {
+                mode: SchemaMode::general(),
+                ..JsonOptions::default()
+            },
+            ..Options::default()
+        };
+        let model = template("qwen3");
+        // Two tools whose languages both hold automata (bounds, lengths), in one body.
+        let tools = vec![
+            serde_json::json!({"type": "function", "function": {"name": "add", "parameters": {
+                "type": "object", "properties": {"n": {"type": "integer", "minimum": 10}},
+                "required": ["n"], "additionalProperties": false}}}),
+            serde_json::json!({"type": "function", "function": {"name": "say", "parameters": {
+                "type": "object", "properties": {"s": {"type": "string", "maxLength": 2}},
+                "required": ["s"]}}}),
+        ];
+        let request = Request {
+            tools: tools.clone(),
+            tool_choice: ToolChoice::Required,
+            ..Request::default()
+        };
+        let c = compile(&model, &request, &options).unwrap();
+        let call = |body: &str| format!("<tool_call>\n{body}\n</tool_call><|im_end|>");
+        language(
+            &c.machine.table,
+            &[
+                call(r#"{"name":"add","arguments":{"n":10}}"#),
+                call(r#"{"name":"say","arguments":{"s":"ab","extra":[1]}}"#),
+            ],
+            &[
+                call(r#"{"name":"add","arguments":{"n":9}}"#),
+                call(r#"{"name":"add","arguments":{"n":10,"x":1}}"#),
+                call(r#"{"name":"say","arguments":{"s":"abc"}}"#),
+            ],
+        );
+        // The strict gate refuses the same tools.
+        assert!(compile(&model, &request, &Options::default()).is_err());
+        // A response format with draft-4 definitions and a pattern.
+        let request = Request {
+            response_format: Some(serde_json::json!({"type": "json_schema", "json_schema": {
+                "name": "x", "schema": {"definitions": {"id": {"type": "string",
+                    "pattern": "^[a-z]+$"}}, "type": "object",
+                    "properties": {"id": {"$ref": "#/definitions/id"}}, "required": ["id"]}}})),
+            ..Request::default()
+        };
+        let c = compile(&model, &request, &options).unwrap();
+        language(
+            &c.machine.table,
+            &[
+                r#"{"id":"abc"}<|im_end|>"#,
+                r#"{"id":"a","more":true}<|im_end|>"#,
+            ],
+            &[r#"{"id":"aBc"}<|im_end|>"#, r#"{"id":""}<|im_end|>"#],
+        );
     }
 
     #[test]

@@ -133,3 +133,115 @@ fn each_budget_is_named_and_can_be_raised() {
     };
     with_schema(schema(), &options).0.unwrap();
 }
+
+/// General JSON Schema mode on hostile schemas: each ends quickly, in a constraint or in an
+/// error naming its budget or its keyword.
+#[test]
+fn general_mode_hostile_schemas_end_quickly() {
+    use constrain::json::{JsonOptions, SchemaMode};
+    use constrain::template::compile_schema;
+    let options = Options {
+        json: JsonOptions {
+            mode: SchemaMode::general(),
+            ..JsonOptions::default()
+        },
+        ..Options::default()
+    };
+    let many_patterns: Vec<Value> = (0..50)
+        .map(|i| json!({"pattern": format!("(a|b)*a(a|b){{{}}}", i % 12)}))
+        .collect();
+    let many_branches: Vec<Value> = (0..30)
+        .map(|i| json!({"minimum": i, "maximum": i + 100}))
+        .collect();
+    let mut chain = serde_json::Map::new();
+    for i in 0..200 {
+        chain.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"next": {"$ref": format!("#/$defs/d{}", i + 1)}},
+                   "required": ["next"]}),
+        );
+    }
+    chain.insert("d200".into(), json!({"type": "integer"}));
+    for (what, schema, budget_or_keyword) in [
+        // A maximum past max_count is generated up to it; a minimum past it is an error.
+        (
+            "maxLength 1e9",
+            json!({"type": "string", "maxLength": 1_000_000_000u64}),
+            None,
+        ),
+        (
+            "minLength 1e9",
+            json!({"type": "string", "minLength": 1_000_000_000u64}),
+            Some(Ok(Budget::SchemaNodes)),
+        ),
+        (
+            "maxItems 1e9, integers",
+            json!({"type": "array", "items": {"type": "integer"}, "maxItems": 1_000_000_000u64}),
+            None,
+        ),
+        // 256 counted copies of an untyped value pass the states budget.
+        (
+            "maxItems 1e9, untyped",
+            json!({"type": "array", "maxItems": 1_000_000_000u64}),
+            Some(Ok(Budget::States)),
+        ),
+        (
+            "integers past any written form",
+            json!({"type": "integer", "minimum": 1e300, "maximum": 1.5e300}),
+            None,
+        ),
+        (
+            "a multipleOf too fine, unbounded",
+            json!({"type": "number", "multipleOf": 0.123456789}),
+            Some(Err("multipleOf")),
+        ),
+        (
+            "a multipleOf too fine, few multiples in range",
+            json!({"type": "integer", "multipleOf": 123456789, "minimum": 0, "maximum": 1e9}),
+            None,
+        ),
+        (
+            "allOf of 50 patterns",
+            json!({"type": "string", "allOf": many_patterns}),
+            None,
+        ),
+        (
+            "oneOf of 30 ranges",
+            json!({"oneOf": many_branches}),
+            Some(Ok(Budget::SchemaNodes)),
+        ),
+        (
+            "a chain of 200 references",
+            json!({"$defs": chain, "$ref": "#/$defs/d0"}),
+            Some(Ok(Budget::SchemaNodes)),
+        ),
+        (
+            "a reference to itself",
+            json!({"$ref": "#", "type": "integer"}),
+            None,
+        ),
+    ] {
+        let started = Instant::now();
+        let result = compile_schema(Some(&schema), &options);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(20), "{what}: {took:?}");
+        match (result, budget_or_keyword) {
+            (Ok(_), None) => {}
+            (Err(e), Some(Ok(b))) => assert_eq!(e.budget, Some(b), "{what}: {e}"),
+            (Err(e), Some(Err(k))) => {
+                assert!(e.at.ends_with(k) && e.budget.is_none(), "{what}: {e}")
+            }
+            (Ok(_), Some(_)) => panic!("{what}: compiled; an error was expected"),
+            (Err(e), None) => panic!("{what}: {e}"),
+        }
+    }
+    // The capped maximum: strings up to max_count characters, not more.
+    let capped = compile_schema(
+        Some(&json!({"type": "string", "maxLength": 1_000_000_000u64})),
+        &options,
+    )
+    .unwrap();
+    let at = |n: usize| format!("\"{}\"", "a".repeat(n));
+    assert!(capped.machine.table.matches(at(256).as_bytes()));
+    assert!(!capped.machine.table.matches(at(257).as_bytes()));
+}

@@ -1,0 +1,2625 @@
+//! General JSON Schema -> regular language: the general mode of [`crate::json`]
+//! ([`crate::json::SchemaMode::General`]).
+//!
+//! A schema is read as draft 2020-12 with the spellings of drafts 4, 6 and 7 (`definitions`,
+//! `id`, `dependencies`, array-form `items` with `additionalItems`, boolean
+//! `exclusiveMinimum`/`exclusiveMaximum`); the root's `$schema` picks the draft where they
+//! differ (else the mode's draft). Unknown keywords and annotations are ignored.
+//!
+//! Every schema place is first *collected* into a node: the conjunction of its keywords,
+//! of the schemas `allOf` and `$ref` apply at the same place (merged structurally: object
+//! properties keep their first order of appearance, as llguidance merges them), and of
+//! disjunctions (`anyOf`, `oneOf`, `if`/`then`/`else`, `not`, dependencies) kept for later.
+//! Sub-schemas (properties, items) stay unread until their place is generated, so recursion
+//! is unrolled only as deep as generation goes ([`JsonOptions::max_recursion`] entries of one
+//! `$ref` target per path, as in strict mode). Then each node is *generated*: disjunctions
+//! are expanded (each alternative merged into the node), and each JSON type the node admits
+//! becomes a language, as HIR where a regular expression says it, or as an automaton
+//! ([`crate::dfa::Table`]) in a slot ([`crate::json::Slots`]) where it takes intersection or
+//! difference.
+//!
+//! What is written (the language is a subset of the valid instances; where it is smaller,
+//! it says so here):
+//!
+//! * strings are written canonically, as serde_json writes them (escapes only for `"`, `\`
+//!   and control characters): so keys, patterns and negations are exact over them.
+//!   `minLength`/`maxLength` count characters (an escape is one); a maximum above
+//!   [`JsonOptions::max_count`] is generated as that many. `pattern` is ECMA-262 found
+//!   anywhere in the string; `^` at the start and `$` at the end of the pattern (or of a
+//!   top-level alternative) anchor it (other anchors and word boundaries are refused).
+//!   Formats of [`crate::formats`] are asserted (as subsets of their RFC grammars); other
+//!   formats are annotations;
+//! * numbers in the written forms of [`crate::numeric`] (what `u64`/`i64`/`f64` readers
+//!   read exactly), with exact bounds (any size), integer-ness (draft 4: by form) and
+//!   `multipleOf` (then without the scientific form, except for integer values when every
+//!   integer is a multiple; with a fractional `multipleOf`, within ±2^53, where doubles hold
+//!   every integer); formats `int32`/`int64` bound integers;
+//! * objects: the declared properties (`properties` in order of first appearance, then
+//!   `required` names not declared there, in `required` order), each optional one may be
+//!   left out at any position; then, in any order and number, members whose keys are not
+//!   declared: keys matching `patternProperties` with those schemas, other keys with
+//!   `additionalProperties` (absent: any value, or none when the mode's `closed` is set).
+//!   This is llguidance's order (docs/json_schema.md, "Property order"), so the same
+//!   instances are accepted. Undeclared keys are never repeated names of declared ones; they
+//!   may repeat among themselves. `propertyNames` restricts every key;
+//!   `dependentRequired`, `dependentSchemas` and `dependencies` are alternatives (the
+//!   property absent, or present with what it requires: those names after `required`);
+//! * arrays: `prefixItems` (or array `items`), `items` (or `additionalItems`), `minItems`,
+//!   `maxItems` (above [`JsonOptions::max_count`]: that many), `contains` with
+//!   `minContains`/`maxContains`; `uniqueItems` is **not enforced** (arrays with repeated
+//!   items are written);
+//! * `enum`/`const`: the values with every written spelling of their numbers, objects in
+//!   their own key order;
+//! * `anyOf` as alternation; `oneOf` exclusive where each pair of branches is provably
+//!   disjoint (different types, different constants, a required property with different
+//!   constants) or the other branch can be negated, and **otherwise as `anyOf`** (an instance
+//!   valid for two branches is written); `allOf` merged; `not` and `if`/`then`/`else` where
+//!   the negated schema is a conjunction of negatable keywords (types, `enum`/`const` of
+//!   scalars and of objects with at most one member, string lengths and patterns, numeric
+//!   bounds and `multipleOf`, `required`, array lengths, nested `not`/`anyOf`/`allOf`);
+//! * untyped values (`{}`, `true`, missing `items`, additional properties) nested at most
+//!   [`JsonOptions::any_depth`] levels.
+//!
+//! Refused, with a [`CompileError`] whose pointer ends with the keyword: `$dynamicRef`,
+//! `$recursiveRef`, `unevaluatedProperties`/`unevaluatedItems` (unless `true`),
+//! `minProperties` above 0 and `maxProperties`, references to other documents, `not` or
+//! `if` of what cannot be negated, patterns with inner anchors, look-around or
+//! backreferences, and budgets.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use regex_syntax::hir::{Hir, HirKind, Look};
+use serde_json::{Map, Value};
+
+use structured_outputs::schema::escape_token;
+
+use crate::dfa::{Budget, BuildError, Limits, Table};
+use crate::json::{
+    alt, cat, encode_pattern, err, lit, no_value, opt, repeat, untyped, CompileError, Draft,
+    JsonOptions, SchemaHir, Slots, Writer,
+};
+use crate::numeric::{Bound, Decimal, NumberError, NumberSpec};
+use crate::refs::{Refs, DEFAULT_BASE};
+
+const NULL: u8 = 1;
+const BOOL: u8 = 2;
+const OBJECT: u8 = 4;
+const ARRAY: u8 = 8;
+const STRING: u8 = 16;
+const INTEGER: u8 = 32;
+const FRACTION: u8 = 64;
+const NUMBER: u8 = INTEGER | FRACTION;
+const ALL: u8 = 127;
+
+/// Most alternatives one disjunction expansion may give (products of `anyOf`s, negations,
+/// dependencies).
+const MAX_ALTERNATIVES: usize = 256;
+/// Most key classes of one object (from overlapping `patternProperties`).
+const MAX_KEY_CLASSES: usize = 64;
+/// Most schema places collected in one compile.
+const MAX_WORK: usize = 200_000;
+/// Most multiples of a too fine `multipleOf` enumerated in a bounded range.
+const MAX_MULTIPLES: usize = 256;
+/// Slot tables are minimized up to this many states.
+const MINIMIZE_UP_TO: usize = 100_000;
+/// Most nested values generated (bounds the stack).
+const MAX_DEPTH: usize = 96;
+
+/// How one JSON type of a node is generated.
+type Generator<'a> = fn(&mut General<'a>, &Node<'a>, &str) -> Result<Option<Hir>, CompileError>;
+
+/// A schema place: the schema, its JSON pointer, the base URI of its parent.
+#[derive(Debug, Clone)]
+struct At<'a> {
+    schema: &'a Value,
+    pointer: String,
+    base: Rc<str>,
+}
+
+/// A schema a place must meet (`Is`) or must not meet (`Not`: a negated property schema).
+#[derive(Debug, Clone)]
+enum Sub<'a> {
+    Is(At<'a>),
+    Not(At<'a>),
+}
+
+#[derive(Debug, Clone, Default)]
+struct Strs {
+    min: u64,
+    max: Option<u64>,
+    /// `(pattern, pointer)`.
+    patterns: Vec<(String, String)>,
+    not_patterns: Vec<(String, String)>,
+    /// Asserted formats (names).
+    formats: Vec<String>,
+    /// A format that cannot be negated was collected (its pointer).
+    format_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Nums {
+    lo: Option<Bound>,
+    hi: Option<Bound>,
+    multiple_of: Vec<(Decimal, String)>,
+    not_multiple_of: Vec<(Decimal, String)>,
+}
+
+#[derive(Debug, Clone)]
+struct Contains<'a> {
+    schema: At<'a>,
+    min: u64,
+    max: Option<u64>,
+    /// Pointer of `maxContains` (for errors).
+    pointer: String,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Arrs<'a> {
+    /// Per position, the schemas it must meet (`prefixItems`, array `items`).
+    prefix: Vec<Vec<At<'a>>>,
+    /// Schemas every position past the prefixes meets (`items`, `additionalItems`).
+    rest: Vec<At<'a>>,
+    /// Some schema's prefix ends without a rest schema for what follows: `false` there.
+    min: u64,
+    max: Option<u64>,
+    contains: Vec<Contains<'a>>,
+    /// Where a keyword that cannot be negated was collected.
+    structure_at: Option<String>,
+}
+
+/// One schema's object keywords that apply to keys it does not declare.
+#[derive(Debug, Clone)]
+struct Group<'a> {
+    declared: Vec<String>,
+    patterns: Vec<(String, At<'a>)>,
+    /// `additionalProperties` (`None`: absent).
+    additional: Option<At<'a>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Objs<'a> {
+    /// Declared properties in order of first appearance, with every schema declaring them.
+    props: Vec<(String, Vec<Sub<'a>>)>,
+    required: Vec<String>,
+    forbidden: Vec<String>,
+    groups: Vec<Group<'a>>,
+    names: Vec<At<'a>>,
+    /// `minProperties`, `maxProperties`.
+    min: u64,
+    max: Option<u64>,
+    /// Where a keyword that cannot be negated was collected.
+    structure_at: Option<String>,
+}
+
+/// The constraints collected at one place of the value; see the module documentation.
+#[derive(Debug, Clone)]
+struct Node<'a> {
+    types: u8,
+    /// `enum`/`const`: the only values (`None`: any).
+    literals: Option<Vec<Value>>,
+    /// Values ruled out (negated `enum`/`const`).
+    excluded: Vec<Value>,
+    string: Strs,
+    number: Nums,
+    array: Arrs<'a>,
+    object: Objs<'a>,
+    /// Disjunctions: each list is an `or`, the lists are `and`ed.
+    disj: Vec<Vec<Alt<'a>>>,
+    /// `$ref` targets entered at this place.
+    refs: Vec<String>,
+}
+
+/// One alternative of a disjunction: a node to merge and schemas to collect.
+#[derive(Debug, Clone)]
+struct Alt<'a> {
+    node: Node<'a>,
+    schemas: Vec<At<'a>>,
+}
+
+impl<'a> Alt<'a> {
+    fn schema(at: At<'a>) -> Self {
+        Self {
+            node: Node::any(),
+            schemas: vec![at],
+        }
+    }
+
+    fn node(node: Node<'a>) -> Self {
+        Self {
+            node,
+            schemas: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Node<'a> {
+    fn any() -> Self {
+        Self::of(ALL)
+    }
+
+    fn of(types: u8) -> Self {
+        Self {
+            types,
+            literals: None,
+            excluded: Vec::new(),
+            string: Strs::default(),
+            number: Nums::default(),
+            array: Arrs::default(),
+            object: Objs::default(),
+            disj: Vec::new(),
+            refs: Vec::new(),
+        }
+    }
+
+    /// Whether nothing but the types constrains the node.
+    fn only_types(&self) -> bool {
+        self.literals.is_none()
+            && self.excluded.is_empty()
+            && self.disj.is_empty()
+            && self.string_free()
+            && self.number_free()
+            && self.array_free()
+            && self.object_free()
+    }
+
+    fn string_free(&self) -> bool {
+        let s = &self.string;
+        s.min == 0
+            && s.max.is_none()
+            && s.patterns.is_empty()
+            && s.not_patterns.is_empty()
+            && s.formats.is_empty()
+    }
+
+    fn number_free(&self) -> bool {
+        let n = &self.number;
+        n.lo.is_none() && n.hi.is_none() && n.multiple_of.is_empty() && n.not_multiple_of.is_empty()
+    }
+
+    fn array_free(&self) -> bool {
+        let a = &self.array;
+        a.prefix.is_empty()
+            && a.rest.is_empty()
+            && a.min == 0
+            && a.max.is_none()
+            && a.contains.is_empty()
+    }
+
+    fn object_free(&self) -> bool {
+        let o = &self.object;
+        o.props.is_empty()
+            && o.required.is_empty()
+            && o.forbidden.is_empty()
+            && o.groups.is_empty()
+            && o.names.is_empty()
+            && o.min == 0
+            && o.max.is_none()
+    }
+
+    /// The conjunction of `self` and `other`.
+    fn merge(&mut self, other: Node<'a>) {
+        self.types &= other.types;
+        if let Some(theirs) = other.literals {
+            self.restrict_literals(theirs);
+        }
+        self.excluded.extend(other.excluded);
+        let (s, o) = (&mut self.string, other.string);
+        s.min = s.min.max(o.min);
+        s.max = min_opt(s.max, o.max);
+        s.patterns.extend(o.patterns);
+        s.not_patterns.extend(o.not_patterns);
+        s.formats.extend(o.formats);
+        s.format_at = s.format_at.take().or(o.format_at);
+        let (n, o) = (&mut self.number, other.number);
+        if let Some(lo) = o.lo {
+            n.lo = Some(tighter(n.lo.take(), lo, std::cmp::Ordering::Greater));
+        }
+        if let Some(hi) = o.hi {
+            n.hi = Some(tighter(n.hi.take(), hi, std::cmp::Ordering::Less));
+        }
+        n.multiple_of.extend(o.multiple_of);
+        n.not_multiple_of.extend(o.not_multiple_of);
+        let o = other.array;
+        self.merge_items(o.prefix, o.rest);
+        let a = &mut self.array;
+        a.min = a.min.max(o.min);
+        a.max = min_opt(a.max, o.max);
+        a.contains.extend(o.contains);
+        a.structure_at = a.structure_at.take().or(o.structure_at);
+        let o = other.object;
+        for (name, schemas) in o.props {
+            self.add_property(name, schemas);
+        }
+        let ob = &mut self.object;
+        for r in o.required {
+            if !ob.required.contains(&r) {
+                ob.required.push(r);
+            }
+        }
+        for f in o.forbidden {
+            if !ob.forbidden.contains(&f) {
+                ob.forbidden.push(f);
+            }
+        }
+        ob.groups.extend(o.groups);
+        ob.names.extend(o.names);
+        ob.min = ob.min.max(o.min);
+        ob.max = min_opt(ob.max, o.max);
+        ob.structure_at = ob.structure_at.take().or(o.structure_at);
+        self.disj.extend(other.disj);
+        for r in other.refs {
+            if !self.refs.contains(&r) {
+                self.refs.push(r);
+            }
+        }
+    }
+
+    fn restrict_literals(&mut self, theirs: Vec<Value>) {
+        self.literals = Some(match self.literals.take() {
+            None => theirs,
+            Some(mine) => mine
+                .into_iter()
+                .filter(|v| theirs.iter().any(|t| same_value(v, t)))
+                .collect(),
+        });
+    }
+
+    fn add_property(&mut self, name: String, schemas: Vec<Sub<'a>>) {
+        match self.object.props.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, list)) => list.extend(schemas),
+            None => self.object.props.push((name, schemas)),
+        }
+    }
+
+    /// One schema's positional items (`prefix`, then `rest` for every later position;
+    /// `rest` `None`: no constraint past the prefix).
+    fn merge_items(&mut self, prefix: Vec<Vec<At<'a>>>, rest: Vec<At<'a>>) {
+        let a = &mut self.array;
+        let old = a.prefix.len();
+        if prefix.len() > old {
+            for _ in old..prefix.len() {
+                a.prefix.push(a.rest.clone());
+            }
+        }
+        for k in 0..a.prefix.len() {
+            match prefix.get(k) {
+                Some(p) => a.prefix[k].extend(p.iter().cloned()),
+                None => a.prefix[k].extend(rest.iter().cloned()),
+            }
+        }
+        a.rest.extend(rest);
+    }
+}
+
+fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// The tighter of two bounds: `keep` is the order of the value that wins (greater for lower
+/// bounds); on a tie the exclusive one.
+fn tighter(current: Option<Bound>, new: Bound, keep: std::cmp::Ordering) -> Bound {
+    match current {
+        None => new,
+        Some(cur) => match new.0.cmp_value(&cur.0) {
+            o if o == keep => new,
+            std::cmp::Ordering::Equal => (cur.0, cur.1 || new.1),
+            _ => cur,
+        },
+    }
+}
+
+/// JSON Schema equality: numbers by value, objects without regard to member order.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (Decimal::of(x), Decimal::of(y)) {
+            (Some(x), Some(y)) => x.cmp_value(&y) == std::cmp::Ordering::Equal,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The type bit of a value (numbers: by value).
+fn type_of(v: &Value) -> u8 {
+    match v {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOL,
+        Value::String(_) => STRING,
+        Value::Array(_) => ARRAY,
+        Value::Object(_) => OBJECT,
+        Value::Number(n) => match Decimal::of(n) {
+            Some(d) if d.is_integer() => INTEGER,
+            _ => FRACTION,
+        },
+    }
+}
+
+/// Whether every instance equal to `v` is one of its spellings (no object with two or more
+/// members: their other orders are not written).
+fn spelled_exactly(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.len() <= 1 && m.values().all(spelled_exactly),
+        Value::Array(items) => items.iter().all(spelled_exactly),
+        _ => true,
+    }
+}
+
+/// The general-mode compiler of one document.
+struct General<'a> {
+    doc: &'a Value,
+    options: JsonOptions,
+    closed: bool,
+    draft: Draft,
+    limits: Limits,
+    refs: Refs,
+    writer: Writer,
+    slots: Slots,
+    /// `$ref` targets entered on the current generation path.
+    path: Vec<String>,
+    /// The first required property without a value.
+    cut: Option<String>,
+    work: usize,
+    depth: usize,
+    /// Schemas being collected into one another (`$ref` chains, nested `allOf`).
+    collecting: usize,
+    numbers: HashMap<NumberSpec, Hir>,
+    /// Slots of typed untyped values ([`Self::typed_value`]).
+    typed: HashMap<u8, Hir>,
+    matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
+}
+
+/// Compiles `document` in general mode (see the module documentation).
+///
+/// Errors: a keyword general mode does not generate, or a budget; see the module
+/// documentation.
+pub(crate) fn compile(
+    document: &Value,
+    options: JsonOptions,
+    closed: bool,
+    draft: Draft,
+    limits: &Limits,
+) -> Result<SchemaHir, CompileError> {
+    let meta = document.get("$schema").and_then(Value::as_str);
+    if let Some(uri) = meta {
+        if !uri.contains("json-schema.org") {
+            return Err(err(
+                "/$schema",
+                format!(
+                    "$schema {uri:?} is not a json-schema.org meta-schema (a custom meta-schema \
+                     may change what the keywords mean)"
+                ),
+            ));
+        }
+    }
+    let draft = meta.and_then(Draft::from_schema_uri).unwrap_or(draft);
+    let mut g = General {
+        doc: document,
+        options,
+        closed,
+        draft,
+        limits: *limits,
+        refs: Refs::new(document, draft),
+        writer: Writer::new(&options),
+        slots: Slots::default(),
+        path: Vec::new(),
+        cut: None,
+        work: 0,
+        depth: 0,
+        collecting: 0,
+        numbers: HashMap::new(),
+        typed: HashMap::new(),
+        matchers: HashMap::new(),
+    };
+    let root = At {
+        schema: document,
+        pointer: String::new(),
+        base: Rc::from(DEFAULT_BASE),
+    };
+    let mut node = Node::any();
+    g.collect(&mut node, &root)?;
+    let hir = g
+        .gen(node, "")?
+        .ok_or_else(|| no_value(g.cut.take(), options.max_recursion))?;
+    g.writer.check_size(std::slice::from_ref(&hir), 1, "")?;
+    Ok(SchemaHir {
+        hir,
+        slots: g.slots,
+    })
+}
+
+fn budget(pointer: &str, reason: impl Into<String>) -> CompileError {
+    CompileError {
+        budget: Some(Budget::SchemaNodes),
+        ..err(pointer, reason)
+    }
+}
+
+/// Table operations whose errors name the schema place.
+trait TableOps {
+    fn and_in(&self, other: &Table, limits: &Limits, pointer: &str) -> Result<Table, CompileError>;
+    fn minus_in(
+        &self,
+        other: &Table,
+        limits: &Limits,
+        pointer: &str,
+    ) -> Result<Table, CompileError>;
+}
+
+impl TableOps for Table {
+    fn and_in(&self, other: &Table, limits: &Limits, pointer: &str) -> Result<Table, CompileError> {
+        self.intersect(other, limits)
+            .map_err(|e| build_error(pointer, e))
+    }
+
+    fn minus_in(
+        &self,
+        other: &Table,
+        limits: &Limits,
+        pointer: &str,
+    ) -> Result<Table, CompileError> {
+        self.difference(other, limits)
+            .map_err(|e| build_error(pointer, e))
+    }
+}
+
+fn build_error(pointer: &str, e: BuildError) -> CompileError {
+    let budget = match &e {
+        BuildError::TooLarge { budget, .. } => Some(*budget),
+        BuildError::Regex(_) => None,
+    };
+    CompileError {
+        budget,
+        ..err(pointer, e.to_string())
+    }
+}
+
+fn keyword(pointer: &str, key: &str) -> String {
+    format!("{pointer}/{}", escape_token(key))
+}
+
+/// A non-negative integer keyword value (saturating).
+fn count(v: &Value, at: &str) -> Result<u64, CompileError> {
+    let d = v
+        .as_number()
+        .and_then(Decimal::of)
+        .filter(|d| d.is_integer() && !d.is_negative())
+        .ok_or_else(|| err(at, "must be a non-negative integer"))?;
+    Ok(d.to_u64_saturating())
+}
+
+fn number(v: &Value, at: &str) -> Result<Decimal, CompileError> {
+    v.as_number()
+        .and_then(Decimal::of)
+        .ok_or_else(|| err(at, "must be a number"))
+}
+
+impl<'a> General<'a> {
+    fn tick(&mut self, pointer: &str) -> Result<(), CompileError> {
+        self.work += 1;
+        if self.work > MAX_WORK {
+            return Err(budget(
+                pointer,
+                format!(
+                    "more than {MAX_WORK} schema places collected (budget {})",
+                    Budget::SchemaNodes
+                ),
+            ));
+        }
+        if self.work.is_multiple_of(256) {
+            self.limits.check(0).map_err(|e| build_error(pointer, e))?;
+        }
+        Ok(())
+    }
+
+    fn child(&self, parent: &At<'a>, base: &Rc<str>, schema: &'a Value, tail: &str) -> At<'a> {
+        At {
+            schema,
+            pointer: format!("{}{tail}", parent.pointer),
+            base: base.clone(),
+        }
+    }
+
+    // ---------------------------------------------------------------- collecting
+
+    /// Adds the constraints of `at` to `node`.
+    fn collect(&mut self, node: &mut Node<'a>, at: &At<'a>) -> Result<(), CompileError> {
+        if self.collecting >= MAX_DEPTH {
+            return Err(budget(
+                &at.pointer,
+                format!("schemas applied within one another deeper than {MAX_DEPTH}"),
+            ));
+        }
+        self.collecting += 1;
+        let out = self.collect_in(node, at);
+        self.collecting -= 1;
+        out
+    }
+
+    fn collect_in(&mut self, node: &mut Node<'a>, at: &At<'a>) -> Result<(), CompileError> {
+        self.tick(&at.pointer)?;
+        let map = match at.schema {
+            Value::Bool(true) => return Ok(()),
+            Value::Bool(false) => {
+                node.types = 0;
+                return Ok(());
+            }
+            Value::Object(map) => map,
+            _ => return Err(err(&at.pointer, "a schema is an object or a boolean")),
+        };
+        let base: Rc<str> = Rc::from(self.refs.own_base(map, &at.base));
+        let p = at.pointer.as_str();
+        if self.draft <= Draft::Draft7 {
+            if let Some(r) = map.get("$ref") {
+                // Before 2019-09 the reference replaces the whole schema.
+                let here = keyword(p, "$ref");
+                let r = r.as_str().ok_or_else(|| err(&here, "must be a string"))?;
+                return self.follow(node, r, &base, &here);
+            }
+        }
+        let mut items_done = false;
+        let mut object_done = false;
+        for (key, v) in map {
+            let here = keyword(p, key);
+            match key.as_str() {
+                "type" => node.types &= self.type_bits(v, &here)?,
+                // In its place among the keywords: object properties keep their order of
+                // appearance.
+                "$ref" => {
+                    let r = v.as_str().ok_or_else(|| err(&here, "must be a string"))?;
+                    self.follow(node, r, &base, &here)?;
+                }
+                "enum" => {
+                    let values = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
+                    node.restrict_literals(values.clone());
+                }
+                "const" => node.restrict_literals(vec![v.clone()]),
+                "minLength" => node.string.min = node.string.min.max(count(v, &here)?),
+                "maxLength" => node.string.max = min_opt(node.string.max, Some(count(v, &here)?)),
+                "pattern" => {
+                    let text = v.as_str().ok_or_else(|| err(&here, "must be a string"))?;
+                    node.string.patterns.push((text.to_string(), here));
+                }
+                "format" => self.format(node, v, &here),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    self.bound(node, map, key, v, &here)?
+                }
+                "multipleOf" => {
+                    let q = number(v, &here)?;
+                    if q.is_zero() || q.is_negative() {
+                        return Err(err(&here, "must be greater than 0"));
+                    }
+                    node.number.multiple_of.push((q, here));
+                }
+                "items" | "prefixItems" | "additionalItems" if !items_done => {
+                    items_done = true;
+                    self.items(node, map, at, &base);
+                }
+                "minItems" => node.array.min = node.array.min.max(count(v, &here)?),
+                "maxItems" => node.array.max = min_opt(node.array.max, Some(count(v, &here)?)),
+                // Not enforced (module documentation).
+                "uniqueItems" if v.as_bool() == Some(true) => {
+                    node.array.structure_at.get_or_insert(here);
+                }
+                "contains" => {
+                    let min = match map.get("minContains") {
+                        Some(m) => count(m, &keyword(p, "minContains"))?,
+                        None => 1,
+                    };
+                    let max = match map.get("maxContains") {
+                        Some(m) => Some(count(m, &keyword(p, "maxContains"))?),
+                        None => None,
+                    };
+                    node.array.contains.push(Contains {
+                        schema: self.child(at, &base, v, "/contains"),
+                        min,
+                        max,
+                        pointer: keyword(p, "maxContains"),
+                    });
+                    node.array.structure_at.get_or_insert(here);
+                }
+                "properties" | "patternProperties" | "additionalProperties" if !object_done => {
+                    object_done = true;
+                    self.object_side(node, map, at, &base)?;
+                }
+                "required" => {
+                    let names = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
+                    for n in names {
+                        let n = n.as_str().ok_or_else(|| err(&here, "must list strings"))?;
+                        if !node.object.required.iter().any(|r| r == n) {
+                            node.object.required.push(n.to_string());
+                        }
+                    }
+                }
+                "propertyNames" => {
+                    node.object
+                        .names
+                        .push(self.child(at, &base, v, "/propertyNames"));
+                    node.object.structure_at.get_or_insert(here);
+                }
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    self.dependencies(node, v, at, &base, key)?
+                }
+                "minProperties" => node.object.min = node.object.min.max(count(v, &here)?),
+                "maxProperties" => {
+                    node.object.max = min_opt(node.object.max, Some(count(v, &here)?))
+                }
+                "allOf" => {
+                    let list = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
+                    for (i, member) in list.iter().enumerate() {
+                        let member = self.child(at, &base, member, &format!("/allOf/{i}"));
+                        self.collect(node, &member)?;
+                    }
+                }
+                "anyOf" => {
+                    let list = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
+                    let alts = list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| Alt::schema(self.child(at, &base, m, &format!("/anyOf/{i}"))))
+                        .collect();
+                    node.disj.push(alts);
+                }
+                "oneOf" => {
+                    let list = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
+                    let members: Vec<At<'a>> = list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, m)| self.child(at, &base, m, &format!("/oneOf/{i}")))
+                        .collect();
+                    let alts = self.one_of(&members)?;
+                    node.disj.push(alts);
+                }
+                "not" => {
+                    let inner = self.child(at, &base, v, "/not");
+                    let alts = self.negate(&inner).map_err(|e| refused(&here, "not", e))?;
+                    node.disj.push(alts);
+                }
+                "if" => {
+                    let then = map.get("then").map(|t| self.child(at, &base, t, "/then"));
+                    let otherwise = map.get("else").map(|e| self.child(at, &base, e, "/else"));
+                    if then.is_some() || otherwise.is_some() {
+                        let cond = self.child(at, &base, v, "/if");
+                        let mut yes = Alt::schema(cond.clone());
+                        yes.schemas.extend(then);
+                        let mut alts = vec![yes];
+                        for mut no in self.negate(&cond).map_err(|e| refused(&here, "if", e))? {
+                            no.schemas.extend(otherwise.clone());
+                            alts.push(no);
+                        }
+                        node.disj.push(alts);
+                    }
+                }
+                "$dynamicRef" | "$recursiveRef" => {
+                    return Err(err(&here, format!("{key} is not generated")))
+                }
+                "unevaluatedProperties" | "unevaluatedItems"
+                    if !(v == &Value::Bool(true) || v.as_object().is_some_and(Map::is_empty)) =>
+                {
+                    return Err(err(&here, format!("{key} is not generated")));
+                }
+                // Annotations, places for schemas ($defs, definitions), identifiers, the
+                // keywords read with others (then, else, minContains, ...), unknown ones.
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn type_bits(&self, v: &Value, at: &str) -> Result<u8, CompileError> {
+        let one = |name: &str| -> Result<u8, CompileError> {
+            Ok(match name {
+                "null" => NULL,
+                "boolean" => BOOL,
+                "object" => OBJECT,
+                "array" => ARRAY,
+                "string" => STRING,
+                "integer" => INTEGER,
+                "number" => NUMBER,
+                "any" => ALL,
+                other => return Err(err(at, format!("unknown type {other:?}"))),
+            })
+        };
+        match v {
+            Value::String(s) => one(s),
+            Value::Array(list) => {
+                let mut bits = 0;
+                for t in list {
+                    bits |= one(t.as_str().ok_or_else(|| err(at, "must list type names"))?)?;
+                }
+                Ok(bits)
+            }
+            _ => Err(err(at, "must be a type name or a list of them")),
+        }
+    }
+
+    fn format(&mut self, node: &mut Node<'a>, v: &Value, at: &str) {
+        let Some(name) = v.as_str() else {
+            return;
+        };
+        if crate::formats::string_format(name).is_some() {
+            node.string.formats.push(name.to_string());
+            node.string.format_at.get_or_insert_with(|| at.to_string());
+        } else if let Some((lo, hi)) = crate::formats::integer_format(name) {
+            let (lo, hi) = (Decimal::parse(lo), Decimal::parse(hi));
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let n = &mut node.number;
+                n.lo = Some(tighter(
+                    n.lo.take(),
+                    (lo, false),
+                    std::cmp::Ordering::Greater,
+                ));
+                n.hi = Some(tighter(n.hi.take(), (hi, false), std::cmp::Ordering::Less));
+            }
+        }
+        // Other formats are annotations.
+    }
+
+    fn bound(
+        &mut self,
+        node: &mut Node<'a>,
+        map: &Map<String, Value>,
+        key: &str,
+        v: &Value,
+        at: &str,
+    ) -> Result<(), CompileError> {
+        let (lower, exclusive, value) = match key {
+            "minimum" => (
+                true,
+                map.get("exclusiveMinimum") == Some(&Value::Bool(true)),
+                v,
+            ),
+            "maximum" => (
+                false,
+                map.get("exclusiveMaximum") == Some(&Value::Bool(true)),
+                v,
+            ),
+            // Draft 4's boolean forms modify minimum/maximum (read with them).
+            "exclusiveMinimum" if v.is_boolean() => return Ok(()),
+            "exclusiveMaximum" if v.is_boolean() => return Ok(()),
+            "exclusiveMinimum" => (true, true, v),
+            _ => (false, true, v),
+        };
+        let d = number(value, at)?;
+        let n = &mut node.number;
+        if lower {
+            n.lo = Some(tighter(
+                n.lo.take(),
+                (d, exclusive),
+                std::cmp::Ordering::Greater,
+            ));
+        } else {
+            n.hi = Some(tighter(
+                n.hi.take(),
+                (d, exclusive),
+                std::cmp::Ordering::Less,
+            ));
+        }
+        Ok(())
+    }
+
+    fn items(
+        &mut self,
+        node: &mut Node<'a>,
+        map: &'a Map<String, Value>,
+        at: &At<'a>,
+        base: &Rc<str>,
+    ) {
+        let list = |key: &str, v: &'a Value, me: &Self| -> Vec<Vec<At<'a>>> {
+            v.as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| vec![me.child(at, base, s, &format!("/{key}/{i}"))])
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (prefix, rest) = match (map.get("prefixItems"), map.get("items")) {
+            (Some(p), items) => (
+                list("prefixItems", p, self),
+                items
+                    .filter(|i| !i.is_array())
+                    .map(|i| self.child(at, base, i, "/items")),
+            ),
+            (None, Some(items)) if items.is_array() => (
+                list("items", items, self),
+                map.get("additionalItems")
+                    .map(|a| self.child(at, base, a, "/additionalItems")),
+            ),
+            (None, Some(items)) => (Vec::new(), Some(self.child(at, base, items, "/items"))),
+            (None, None) => (Vec::new(), None),
+        };
+        if !prefix.is_empty() || rest.is_some() {
+            node.array
+                .structure_at
+                .get_or_insert_with(|| keyword(&at.pointer, "items"));
+        }
+        node.merge_items(prefix, rest.into_iter().collect());
+    }
+
+    fn object_side(
+        &mut self,
+        node: &mut Node<'a>,
+        map: &'a Map<String, Value>,
+        at: &At<'a>,
+        base: &Rc<str>,
+    ) -> Result<(), CompileError> {
+        let mut declared = Vec::new();
+        if let Some(props) = map.get("properties") {
+            let props = props
+                .as_object()
+                .ok_or_else(|| err(&keyword(&at.pointer, "properties"), "must be an object"))?;
+            for (name, schema) in props {
+                let child = self.child(
+                    at,
+                    base,
+                    schema,
+                    &format!("/properties/{}", escape_token(name)),
+                );
+                node.add_property(name.clone(), vec![Sub::Is(child)]);
+                declared.push(name.clone());
+            }
+        }
+        let mut patterns = Vec::new();
+        if let Some(pp) = map.get("patternProperties") {
+            let pp = pp.as_object().ok_or_else(|| {
+                err(
+                    &keyword(&at.pointer, "patternProperties"),
+                    "must be an object",
+                )
+            })?;
+            for (pattern, schema) in pp {
+                let child = self.child(
+                    at,
+                    base,
+                    schema,
+                    &format!("/patternProperties/{}", escape_token(pattern)),
+                );
+                patterns.push((pattern.clone(), child));
+            }
+        }
+        let additional = map
+            .get("additionalProperties")
+            .map(|a| self.child(at, base, a, "/additionalProperties"));
+        node.object
+            .structure_at
+            .get_or_insert_with(|| keyword(&at.pointer, "properties"));
+        if !patterns.is_empty() || additional.is_some() {
+            node.object.groups.push(Group {
+                declared,
+                patterns,
+                additional,
+            });
+        }
+        Ok(())
+    }
+
+    fn dependencies(
+        &mut self,
+        node: &mut Node<'a>,
+        v: &'a Value,
+        at: &At<'a>,
+        base: &Rc<str>,
+        key: &str,
+    ) -> Result<(), CompileError> {
+        let here = keyword(&at.pointer, key);
+        let entries = v
+            .as_object()
+            .ok_or_else(|| err(&here, "must be an object"))?;
+        for (name, dep) in entries {
+            let mut present = Node::of(OBJECT);
+            let mut schemas = Vec::new();
+            match dep {
+                Value::Array(names) => {
+                    if names.is_empty() {
+                        continue;
+                    }
+                    for n in names {
+                        let n = n.as_str().ok_or_else(|| err(&here, "must list strings"))?;
+                        present.object.required.push(n.to_string());
+                    }
+                }
+                Value::Bool(true) => continue,
+                Value::Bool(false) => present.types = 0,
+                Value::Object(m) if m.is_empty() => continue,
+                Value::Object(_) => schemas.push(self.child(
+                    at,
+                    base,
+                    dep,
+                    &format!("/{}/{}", escape_token(key), escape_token(name)),
+                )),
+                _ => return Err(err(&here, "must map names to lists or schemas")),
+            }
+            // Required names first, the property itself after them.
+            present.object.required.push(name.clone());
+            let mut absent = Node::of(OBJECT);
+            absent.object.forbidden.push(name.clone());
+            let alts = vec![
+                Alt::node(Node::of(ALL & !OBJECT)),
+                Alt::node(absent),
+                Alt {
+                    node: present,
+                    schemas,
+                },
+            ];
+            node.disj.push(alts);
+        }
+        Ok(())
+    }
+
+    /// Follows a `$ref` from a schema whose base URI is `base`.
+    fn follow(
+        &mut self,
+        node: &mut Node<'a>,
+        reference: &str,
+        base: &Rc<str>,
+        at: &str,
+    ) -> Result<(), CompileError> {
+        let target = self
+            .refs
+            .resolve(base, reference)
+            .map_err(|reason| err(at, reason))?;
+        if node.refs.contains(&target) {
+            // Applying a schema twice at one place adds nothing.
+            return Ok(());
+        }
+        let entered = self.path.iter().filter(|p| **p == target).count();
+        if entered >= self.options.max_recursion {
+            node.types = 0;
+            return Ok(());
+        }
+        let schema = self
+            .doc
+            .pointer(&target)
+            .ok_or_else(|| err(at, format!("$ref {reference:?} points to nothing")))?;
+        node.refs.push(target.clone());
+        let parent = target.rsplit_once('/').map_or("", |(p, _)| p);
+        let place = At {
+            schema,
+            pointer: target.clone(),
+            base: Rc::from(self.refs.base_of(parent)),
+        };
+        self.collect(node, &place)
+    }
+
+    // ---------------------------------------------------------------- disjunctions
+
+    /// The alternatives of `oneOf`: each member with the negation of every other member it
+    /// is not provably disjoint from; where a member cannot be negated, without it (as
+    /// `anyOf` for that pair).
+    fn one_of(&mut self, members: &[At<'a>]) -> Result<Vec<Alt<'a>>, CompileError> {
+        let mut negated: Vec<Option<Vec<Alt<'a>>>> = Vec::new();
+        let mut nodes = Vec::new();
+        for m in members {
+            let mut n = Node::any();
+            self.collect(&mut n, m)?;
+            nodes.push(n);
+            negated.push(match self.negate(m) {
+                Ok(alts) => Some(alts),
+                Err(e) if e.budget.is_some() => return Err(e),
+                Err(_) => None,
+            });
+        }
+        let mut out = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            let mut alts = vec![Alt::schema(m.clone())];
+            for j in 0..members.len() {
+                if i == j || disjoint(&nodes[i], &nodes[j], 2) {
+                    continue;
+                }
+                if let Some(neg) = &negated[j] {
+                    alts = product(alts, neg, &m.pointer)?;
+                }
+            }
+            out.extend(alts);
+        }
+        Ok(out)
+    }
+
+    /// The negation of a schema as alternatives.
+    ///
+    /// Errors: a keyword that cannot be negated (named by the pointer), or a budget.
+    fn negate(&mut self, at: &At<'a>) -> Result<Vec<Alt<'a>>, CompileError> {
+        let mut n = Node::any();
+        self.collect(&mut n, at)?;
+        self.complement(n, &at.pointer)
+    }
+
+    fn complement(&mut self, mut n: Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
+        let disj = std::mem::take(&mut n.disj);
+        let mut out = complement_atoms(&n, pointer)?;
+        // not (base and (a1 or a2 ...) and ...) = not base, or (not a1 and not a2 ...), ...
+        for alts in disj {
+            let mut conj = vec![Alt::node(Node::any())];
+            for a in alts {
+                let mut m = a.node;
+                for s in &a.schemas {
+                    self.collect(&mut m, s)?;
+                }
+                let neg = self.complement(m, pointer)?;
+                conj = product(conj, &neg, pointer)?;
+            }
+            out.extend(conj);
+            if out.len() > MAX_ALTERNATIVES {
+                return Err(budget(pointer, "too many alternatives in a negation"));
+            }
+        }
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------- generating
+
+    /// The language of the values meeting `node` (`None`: no value).
+    fn gen(&mut self, mut node: Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        if node.types == 0 {
+            return Ok(None);
+        }
+        if node.disj.is_empty() {
+            return self.gen_flat(node, pointer);
+        }
+        let disj = std::mem::take(&mut node.disj);
+        let mut total: usize = 1;
+        for d in &disj {
+            total = total.saturating_mul(d.len());
+        }
+        if total == 0 {
+            return Ok(None);
+        }
+        if total > MAX_ALTERNATIVES {
+            return Err(budget(
+                pointer,
+                format!("more than {MAX_ALTERNATIVES} alternatives to generate"),
+            ));
+        }
+        let mut parts = Vec::new();
+        for mut k in 0..total {
+            let mut n = node.clone();
+            for d in &disj {
+                let a = &d[k % d.len()];
+                k /= d.len();
+                n.merge(a.node.clone());
+                if n.types == 0 {
+                    break;
+                }
+                for s in &a.schemas {
+                    self.collect(&mut n, s)?;
+                }
+            }
+            if let Some(h) = self.gen(n, pointer)? {
+                parts.push(h);
+            }
+        }
+        Ok((!parts.is_empty()).then(|| alt(parts)))
+    }
+
+    /// Runs `f` one level deeper, with `refs` entered on the path.
+    fn nested<T>(
+        &mut self,
+        refs: &[String],
+        pointer: &str,
+        f: impl FnOnce(&mut Self) -> Result<T, CompileError>,
+    ) -> Result<T, CompileError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(budget(
+                pointer,
+                format!("values nested deeper than {MAX_DEPTH}"),
+            ));
+        }
+        self.depth += 1;
+        let before = self.path.len();
+        self.path.extend(refs.iter().cloned());
+        let out = f(self);
+        self.path.truncate(before);
+        self.depth -= 1;
+        out
+    }
+
+    /// The language of a child place: `schemas` met (or not) after `refs` were entered.
+    fn child_language(
+        &mut self,
+        schemas: &[Sub<'a>],
+        refs: &[String],
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        self.nested(refs, pointer, |me| {
+            let mut n = Node::any();
+            for s in schemas {
+                match s {
+                    Sub::Is(at) => me.collect(&mut n, at)?,
+                    Sub::Not(at) => {
+                        let alts = me.negate(at).map_err(|e| refused(&at.pointer, "not", e))?;
+                        n.disj.push(alts);
+                    }
+                }
+            }
+            me.gen(n, pointer)
+        })
+    }
+
+    fn gen_flat(&mut self, node: Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        if node.types == 0 {
+            return Ok(None);
+        }
+        if node.types == ALL && node.only_types() {
+            return Ok(Some(untyped()));
+        }
+        if let Some(values) = node.literals.clone() {
+            return self.gen_literals(&node, &values, pointer);
+        }
+        let mut parts = Vec::new();
+        // The types the node leaves free are one untyped value restricted to them.
+        let free = self.free_types(&node);
+        if free != 0 {
+            parts.push(self.typed_value(free, pointer)?);
+        }
+        let mut node = node;
+        node.types &= !free;
+        let excluded = |t: u8| -> Vec<&Value> {
+            node.excluded
+                .iter()
+                .filter(|v| type_of(v) & t != 0)
+                .collect()
+        };
+        if node.types & NULL != 0 && excluded(NULL).is_empty() {
+            parts.push(lit("null"));
+        }
+        if node.types & BOOL != 0 {
+            for (word, b) in [("true", true), ("false", false)] {
+                if !node.excluded.contains(&Value::Bool(b)) {
+                    parts.push(lit(word));
+                }
+            }
+        }
+        let kinds: [(u8, Generator<'a>); 4] = [
+            (STRING, Self::gen_string),
+            (NUMBER, Self::gen_number),
+            (ARRAY, Self::gen_array),
+            (OBJECT, Self::gen_object),
+        ];
+        for (t, make) in kinds {
+            if node.types & t == 0 {
+                continue;
+            }
+            let Some(h) = make(self, &node, pointer)? else {
+                continue;
+            };
+            let out: Vec<&Value> = excluded(t);
+            if out.is_empty() {
+                parts.push(h);
+            } else {
+                let values: Vec<Value> = out.into_iter().cloned().collect();
+                let minus = self.literal_alternation(&values);
+                let table = self.table_of(&h, pointer)?;
+                let minus = self.table_of(&minus, pointer)?;
+                let t = table.minus_in(&minus, &self.limits, pointer)?;
+                parts.extend(self.slot(t, pointer)?);
+            }
+        }
+        Ok((!parts.is_empty()).then(|| alt(parts)))
+    }
+
+    /// The types a node (without literals) leaves unconstrained, as general.rs type bits:
+    /// any value of them is valid. Closed objects are not free.
+    fn free_types(&self, node: &Node<'a>) -> u8 {
+        let unexcluded = |t: u8| !node.excluded.iter().any(|v| type_of(v) & t != 0);
+        let mut free = 0;
+        for (t, ok) in [
+            (NULL, true),
+            (BOOL, true),
+            (STRING, node.string_free()),
+            // Numbers stay with the number automaton: the reader's are fewer (untyped).
+            (ARRAY, node.array_free()),
+            (OBJECT, node.object_free() && !self.closed),
+        ] {
+            if node.types & t == t && ok && unexcluded(t) {
+                free |= t;
+            }
+        }
+        // Only worth a reader when a structured type is free.
+        if free & (OBJECT | ARRAY | STRING) == 0 {
+            0
+        } else {
+            free
+        }
+    }
+
+    /// A slot for any value of `types` (general.rs type bits), shared within the compile.
+    fn typed_value(&mut self, types: u8, pointer: &str) -> Result<Hir, CompileError> {
+        if let Some(h) = self.typed.get(&types) {
+            return Ok(h.clone());
+        }
+        let mut mask = 0;
+        for (ours, theirs) in [
+            (NULL, crate::json::TYPE_NULL),
+            (BOOL, crate::json::TYPE_BOOL),
+            (OBJECT, crate::json::TYPE_OBJECT),
+            (ARRAY, crate::json::TYPE_ARRAY),
+            (STRING, crate::json::TYPE_STRING),
+            (NUMBER, crate::json::TYPE_NUMBER),
+        ] {
+            if types & ours == ours {
+                mask |= theirs;
+            }
+        }
+        let table = crate::json::typed_value_table(
+            mask,
+            self.options.any_depth,
+            self.options.whitespace,
+            &self.limits,
+        )
+        .map_err(|e| build_error(pointer, e))?;
+        let h = self
+            .slots
+            .push(table)
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        self.typed.insert(types, h.clone());
+        Ok(h)
+    }
+
+    /// `enum`/`const` values meeting the rest of the node.
+    fn gen_literals(
+        &mut self,
+        node: &Node<'a>,
+        values: &[Value],
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        let mut kept: Vec<Value> = Vec::new();
+        for v in values {
+            if node.excluded.iter().any(|x| same_value(x, v))
+                || kept.iter().any(|k| same_value(k, v))
+            {
+                continue;
+            }
+            // Numbers are sorted by spelling below; the others need their type.
+            if !matches!(v, Value::Number(_)) && type_of(v) & node.types == 0 {
+                continue;
+            }
+            kept.push(v.clone());
+        }
+        let mut parts = Vec::new();
+        let mut rest = node.clone();
+        rest.literals = None;
+        rest.excluded.clear();
+        for (t, free) in [
+            (NULL | BOOL, true),
+            (STRING, node.string_free()),
+            (NUMBER, false),
+            (ARRAY, node.array_free()),
+            (OBJECT, node.object_free()),
+        ] {
+            let these: Vec<Value> = kept
+                .iter()
+                .filter(|v| type_of(v) & t != 0)
+                .cloned()
+                .collect();
+            if these.is_empty() {
+                continue;
+            }
+            let words = self.literal_alternation(&these);
+            if free {
+                parts.push(words);
+                continue;
+            }
+            // The values' spellings within the rest of the node's language for the type.
+            let mut only = rest.clone();
+            only.types &= t;
+            if only.types == 0 {
+                continue;
+            }
+            let Some(lang) = self.gen_flat(only, pointer)? else {
+                continue;
+            };
+            let a = self.table_of(&words, pointer)?;
+            let b = self.table_of(&lang, pointer)?;
+            let both = a.and_in(&b, &self.limits, pointer)?;
+            parts.extend(self.slot(both, pointer)?);
+        }
+        Ok((!parts.is_empty()).then(|| alt(parts)))
+    }
+
+    /// The written spellings of values.
+    fn literal_alternation(&self, values: &[Value]) -> Hir {
+        alt(values.iter().map(|v| self.literal(v)).collect())
+    }
+
+    fn literal(&self, v: &Value) -> Hir {
+        let w = &self.writer;
+        match v {
+            Value::Number(n) => Decimal::of(n).map_or_else(Hir::fail, |d| spelled(&d)),
+            Value::Array(items) => {
+                if items.is_empty() {
+                    return w.container("[", Hir::empty(), true, "]");
+                }
+                let mut parts = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        parts.push(w.comma());
+                    }
+                    parts.push(self.literal(item));
+                }
+                w.container("[", cat(parts), false, "]")
+            }
+            Value::Object(m) => {
+                if m.is_empty() {
+                    return w.container("{", Hir::empty(), true, "}");
+                }
+                let mut parts = Vec::new();
+                for (i, (k, item)) in m.iter().enumerate() {
+                    if i > 0 {
+                        parts.push(w.comma());
+                    }
+                    parts.push(w.key(k));
+                    parts.push(self.literal(item));
+                }
+                w.container("{", cat(parts), false, "}")
+            }
+            other => lit(&other.to_string()),
+        }
+    }
+
+    fn table_of(&self, hir: &Hir, pointer: &str) -> Result<Table, CompileError> {
+        crate::json::language_table(hir, &self.slots, self.options, &self.limits)
+            .map_err(|e| build_error(pointer, e))
+    }
+
+    /// A slot for `table` (`None` when its language is empty), minimized.
+    fn slot(&mut self, table: Table, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        if table.is_empty() {
+            return Ok(None);
+        }
+        let table = if table.len() <= MINIMIZE_UP_TO {
+            table.minimize()
+        } else {
+            table
+        };
+        self.slots
+            .push(Arc::new(table))
+            .map(Some)
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))
+    }
+
+    /// One character of a canonical string.
+    fn canonical_char() -> Hir {
+        crate::json::re(concat!(
+            r#"[^"\\\x00-\x1f]"#,
+            r#"|\\["\\bfnrt]"#,
+            r"|\\u00(?:0[0-7bef]|1[0-9a-f])",
+        ))
+    }
+
+    fn quoted(body: Hir) -> Hir {
+        cat(vec![lit("\""), body, lit("\"")])
+    }
+
+    fn gen_string(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        let s = &node.string;
+        if s.max.is_some_and(|m| m < s.min) {
+            return Ok(None);
+        }
+        let cap = self.options.max_count as u64;
+        if s.min > cap {
+            return Err(budget(
+                pointer,
+                format!(
+                    "minLength {} is above JsonOptions::max_count ({cap})",
+                    s.min
+                ),
+            ));
+        }
+        let max = s.max.map(|m| m.min(cap));
+        let mut parts: Vec<Hir> = Vec::new();
+        if s.min > 0 || max.is_some() {
+            parts.push(Self::quoted(repeat(
+                Self::canonical_char(),
+                s.min as u32,
+                max.map(|m| m as u32),
+            )));
+        }
+        for f in &s.formats {
+            if let Some(p) = crate::formats::string_format(f) {
+                parts.push(Self::quoted(crate::json::re(&p)));
+            }
+        }
+        for (p, at) in &s.patterns {
+            parts.push(Self::quoted(self.pattern(p, at)?));
+        }
+        let mut minus = Vec::new();
+        for (p, at) in &s.not_patterns {
+            minus.push(Self::quoted(self.pattern(p, at)?));
+        }
+        if parts.is_empty() {
+            parts.push(Self::quoted(repeat(Self::canonical_char(), 0, None)));
+        }
+        if parts.len() == 1 && minus.is_empty() {
+            return Ok(parts.pop());
+        }
+        let mut table = self.table_of(&parts[0], pointer)?;
+        for p in &parts[1..] {
+            let t = self.table_of(p, pointer)?;
+            table = table.and_in(&t, &self.limits, pointer)?;
+        }
+        for m in &minus {
+            let t = self.table_of(m, pointer)?;
+            table = table.minus_in(&t, &self.limits, pointer)?;
+        }
+        self.slot(table, pointer)
+    }
+
+    /// A pattern's language over canonical string text (between the quotes): found anywhere,
+    /// except where `^`/`$` anchor it.
+    fn pattern(&mut self, pattern: &str, at: &str) -> Result<Hir, CompileError> {
+        let translated = jsonschema_regex::to_rust_regex(pattern)
+            .map_err(|()| err(at, format!("cannot translate the pattern {pattern:?}")))?;
+        let hir = regex_syntax::Parser::new()
+            .parse(&translated)
+            .map_err(|e| err(at, format!("invalid pattern {pattern:?}: {e}")))?;
+        anchored(&hir).map_err(|what| err(at, format!("the pattern {pattern:?} has {what}")))
+    }
+
+    fn gen_number(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        let n = &node.number;
+        let integers = node.types & INTEGER != 0;
+        let fractions = node.types & FRACTION != 0;
+        let mut multiple_of = Vec::new();
+        for (q, _) in &n.multiple_of {
+            // Every integer is a multiple of 1/k.
+            if !(integers && !fractions && q.divides_one()) {
+                multiple_of.push(q.clone());
+            }
+        }
+        // A fractional multipleOf is decided on doubles by most validators: values stay
+        // within 2^53, where every integer is a double.
+        let (mut lo, mut hi) = (n.lo.clone(), n.hi.clone());
+        if multiple_of.iter().any(|q| !q.is_integer()) {
+            let limit = Decimal::parse("9007199254740992").unwrap_or_else(Decimal::zero);
+            lo = Some(tighter(
+                lo,
+                (limit.negated(), false),
+                std::cmp::Ordering::Greater,
+            ));
+            hi = Some(tighter(hi, (limit, false), std::cmp::Ordering::Less));
+        }
+        let spec = NumberSpec {
+            integers,
+            fractions,
+            draft4: self.draft == Draft::Draft4,
+            lo,
+            hi,
+            multiple_of,
+            not_multiple_of: n.not_multiple_of.iter().map(|(q, _)| q.clone()).collect(),
+        };
+        if spec.is_empty() {
+            return Ok(None);
+        }
+        if let Some(h) = self.numbers.get(&spec) {
+            return Ok(Some(h.clone()));
+        }
+        let table = match spec.cached_table(&self.limits) {
+            // A divisor too fine for residues in a bounded range: its few multiples there.
+            Err(NumberError::TooFine | NumberError::Divisor(_)) => {
+                self.multiples(&spec, pointer)?
+            }
+            other => other,
+        };
+        let table = table.map_err(|e| match e {
+            NumberError::Divisor(q) => {
+                let at = n
+                    .multiple_of
+                    .iter()
+                    .chain(&n.not_multiple_of)
+                    .find(|(d, _)| *d == q)
+                    .map_or(pointer, |(_, at)| at.as_str());
+                err(
+                    at,
+                    format!("multipleOf {q} has too many digits to generate"),
+                )
+            }
+            NumberError::TooFine => {
+                let at = n.multiple_of.first().map_or(pointer, |(_, at)| at.as_str());
+                err(at, "multipleOf is too fine to generate (too many residues)")
+            }
+            NumberError::Build(e) => build_error(pointer, e),
+        })?;
+        if table.is_empty() {
+            return Ok(None);
+        }
+        let h = self
+            .slots
+            .push(table)
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        self.numbers.insert(spec, h.clone());
+        Ok(Some(h))
+    }
+
+    /// [`NumberSpec::table`] for a spec whose first too fine divisor has few multiples
+    /// between its bounds: those multiples' spellings within the spec without that divisor.
+    fn multiples(
+        &mut self,
+        spec: &NumberSpec,
+        pointer: &str,
+    ) -> Result<Result<Arc<Table>, NumberError>, CompileError> {
+        let (Some(lo), Some(hi)) = (&spec.lo, &spec.hi) else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let fine = spec.multiple_of.iter().position(|q| {
+            NumberSpec {
+                multiple_of: vec![q.clone()],
+                ..NumberSpec::any()
+            }
+            .table(&Limits::default())
+            .is_err()
+        });
+        let Some(i) = fine else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let Some(values) = spec.multiple_of[i].multiples_between(lo, hi, MAX_MULTIPLES) else {
+            return Ok(Err(NumberError::TooFine));
+        };
+        let mut rest = spec.clone();
+        rest.multiple_of.remove(i);
+        let rest = match rest.cached_table(&self.limits) {
+            Ok(t) => t,
+            Err(e) => return Ok(Err(e)),
+        };
+        let words = alt(values.iter().map(spelled).collect());
+        let words = self.table_of(&words, pointer)?;
+        Ok(words
+            .intersect(&rest, &self.limits)
+            .map(Arc::new)
+            .map_err(NumberError::Build))
+    }
+
+    fn gen_array(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        let a = &node.array;
+        let cap = self.options.max_count as u64;
+        if a.max.is_some_and(|m| m < a.min) {
+            return Ok(None);
+        }
+        if a.min > cap {
+            return Err(budget(
+                pointer,
+                format!("minItems {} is above JsonOptions::max_count ({cap})", a.min),
+            ));
+        }
+        let min = a.min as usize;
+        let mut max = a.max.map(|m| m.min(cap) as usize);
+        let refs = node.refs.clone();
+        let mut items = Vec::new();
+        for (k, schemas) in a.prefix.iter().enumerate() {
+            if max.is_some_and(|m| k >= m) {
+                break;
+            }
+            let subs: Vec<Sub<'a>> = schemas.iter().cloned().map(Sub::Is).collect();
+            match self.child_language(&subs, &refs, &format!("{pointer}/{k}"))? {
+                Some(h) => items.push(h),
+                None if k < min => return Ok(None),
+                None => {
+                    max = Some(k);
+                    break;
+                }
+            }
+        }
+        let p = items.len();
+        let rest = if max.is_none_or(|m| m > p) {
+            let subs: Vec<Sub<'a>> = a.rest.iter().cloned().map(Sub::Is).collect();
+            self.child_language(&subs, &refs, pointer)?
+        } else {
+            None
+        };
+        if rest.is_none() {
+            if min > p {
+                return Ok(None);
+            }
+            max = Some(max.map_or(p, |m| m.min(p)));
+        }
+        let w = self.writer.clone();
+        let position = |k: usize| -> Hir {
+            if k < p {
+                items[k].clone()
+            } else {
+                rest.clone().unwrap_or_else(Hir::fail)
+            }
+        };
+        let hir = if max == Some(0) {
+            w.container("[", Hir::empty(), true, "]")
+        } else {
+            // What follows position 0, each item after a comma: the prefix positions (the
+            // first `min` required, the others optional, nested), then the rest items.
+            let mut tail = match &rest {
+                Some(r) => {
+                    let from = p.max(1);
+                    let lo = min.saturating_sub(from) as u32;
+                    let hi = max.map(|m| m.saturating_sub(from) as u32);
+                    repeat(cat(vec![w.comma(), r.clone()]), lo, hi)
+                }
+                None => Hir::empty(),
+            };
+            for k in (1..p).rev() {
+                let item = cat(vec![w.comma(), position(k), tail]);
+                tail = if k < min { item } else { opt(item) };
+            }
+            w.container("[", cat(vec![position(0), tail]), min == 0, "]")
+        };
+        let mut contains = Vec::new();
+        for c in &a.contains {
+            if c.min == 0 && c.max.is_none() {
+                continue;
+            }
+            contains.push(self.contains_language(c, &refs)?);
+        }
+        if contains.is_empty() {
+            return Ok(Some(hir));
+        }
+        let mut table = self.table_of(&hir, pointer)?;
+        for c in contains {
+            let Some(c) = c else {
+                return Ok(None);
+            };
+            let t = self.table_of(&c, pointer)?;
+            table = table.and_in(&t, &self.limits, pointer)?;
+        }
+        self.slot(table, pointer)
+    }
+
+    /// Arrays with between `min` and `max` items meeting the `contains` schema (`None`: no
+    /// such array).
+    fn contains_language(
+        &mut self,
+        c: &Contains<'a>,
+        refs: &[String],
+    ) -> Result<Option<Hir>, CompileError> {
+        let cap = self.options.max_count as u64;
+        let at = &c.schema.pointer;
+        if c.min > cap {
+            return Err(budget(
+                at,
+                format!("minContains {} is above JsonOptions::max_count", c.min),
+            ));
+        }
+        let Some(s) = self.child_language(&[Sub::Is(c.schema.clone())], refs, at)? else {
+            return Ok(if c.min == 0 {
+                Some(self.any_array())
+            } else {
+                None
+            });
+        };
+        let other = match c.max {
+            None => Some(untyped()),
+            Some(_) => {
+                let neg = self
+                    .negate(&c.schema)
+                    .map_err(|e| refused(&c.pointer, "maxContains", e))?;
+                let mut n = Node::any();
+                n.disj.push(neg);
+                self.nested(refs, at, |me| me.gen(n, at))?
+            }
+        };
+        let w = self.writer.clone();
+        let lo = c.min as u32;
+        let hi = c.max.map(|m| m.min(cap) as u32);
+        if hi.is_some_and(|h| h < lo) {
+            return Ok(None);
+        }
+        // Non-empty lists with between lo and hi items of `s`, the others `other`.
+        let sep = |h: &Hir| cat(vec![w.comma(), h.clone()]);
+        let mut forms = Vec::new();
+        if let Some(x) = &other {
+            // Starting with an `other` item.
+            forms.push(cat(vec![
+                x.clone(),
+                repeat(sep(x), 0, None),
+                repeat(cat(vec![sep(&s), repeat(sep(x), 0, None)]), lo, hi),
+            ]));
+        }
+        if hi != Some(0) {
+            let tail_other = match &other {
+                Some(x) => repeat(sep(x), 0, None),
+                None => Hir::empty(),
+            };
+            forms.push(cat(vec![
+                s.clone(),
+                tail_other.clone(),
+                repeat(
+                    cat(vec![sep(&s), tail_other]),
+                    lo.saturating_sub(1),
+                    hi.map(|h| h - 1),
+                ),
+            ]));
+        }
+        let body = alt(forms);
+        Ok(Some(w.container("[", body, lo == 0, "]")))
+    }
+
+    fn any_array(&self) -> Hir {
+        let w = &self.writer;
+        let items = cat(vec![
+            untyped(),
+            repeat(cat(vec![w.comma(), untyped()]), 0, None),
+        ]);
+        w.container("[", items, true, "]")
+    }
+
+    fn gen_object(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        let o = &node.object;
+        let refs = node.refs.clone();
+        // propertyNames: the language of keys, as a table of string text.
+        let names = if o.names.is_empty() {
+            None
+        } else {
+            let language = self.nested(&refs, pointer, |me| {
+                let mut n = Node::of(STRING);
+                for s in &o.names {
+                    me.collect(&mut n, s)?;
+                }
+                n.types &= STRING;
+                me.gen(n, pointer)
+            })?;
+            Some(match language {
+                Some(h) => self.table_of(&h, pointer)?,
+                // No key is allowed.
+                None => self.table_of(&Hir::fail(), pointer)?,
+            })
+        };
+        let key_ok = |name: &str| -> bool {
+            names
+                .as_ref()
+                .is_none_or(|t| t.matches(Value::String(name.to_string()).to_string().as_bytes()))
+        };
+        // Declared members: properties, then required names not declared.
+        let mut declared: Vec<(String, Vec<Sub<'a>>)> = o.props.clone();
+        for r in &o.required {
+            if !declared.iter().any(|(n, _)| n == r) {
+                declared.push((r.clone(), Vec::new()));
+            }
+        }
+        let mut taken: Vec<String> = Vec::new();
+        let mut members: Vec<(Hir, bool)> = Vec::new();
+        for (name, mut schemas) in declared {
+            let required = o.required.contains(&name);
+            taken.push(name.clone());
+            let at = format!("{pointer}/properties/{}", escape_token(&name));
+            if o.forbidden.contains(&name) || !key_ok(&name) {
+                if required {
+                    return Ok(None);
+                }
+                continue;
+            }
+            for g in &o.groups {
+                let matching: Vec<Sub<'a>> = g
+                    .patterns
+                    .iter()
+                    .filter(|(p, _)| self.matches(p, &name))
+                    .map(|(_, s)| Sub::Is(s.clone()))
+                    .collect();
+                let declared_here = g.declared.contains(&name);
+                if !matching.is_empty() || declared_here {
+                    schemas.extend(matching);
+                } else if let Some(a) = &g.additional {
+                    schemas.push(Sub::Is(a.clone()));
+                }
+            }
+            match self.child_language(&schemas, &refs, &at)? {
+                Some(v) => members.push((cat(vec![self.writer.key(&name), v]), required)),
+                None if required => {
+                    self.cut.get_or_insert(at);
+                    return Ok(None);
+                }
+                None => {}
+            }
+        }
+        for f in &o.forbidden {
+            if !taken.contains(f) {
+                taken.push(f.clone());
+            }
+        }
+        // Members with undeclared keys, one alternative per key class.
+        let classes = self.key_classes(node, &taken, names.as_ref(), pointer)?;
+        let mut others: Vec<Hir> = Vec::new();
+        for (key, schemas) in classes {
+            if let Some(v) = self.child_language(&schemas, &refs, pointer)? {
+                others.push(cat(vec![self.writer.key_hir(key), v]));
+            }
+        }
+        let w = self.writer.clone();
+        // minProperties/maxProperties: each member becomes a slot, and the object's text
+        // (its skeleton of placeholders and commas) is intersected with the texts holding
+        // between min and max placeholders.
+        let counted = o.min > 0 || o.max.is_some();
+        if counted {
+            let cap = self.options.max_count as u64;
+            if o.max.is_some_and(|m| m < o.min) {
+                return Ok(None);
+            }
+            if o.min > cap {
+                return Err(budget(
+                    pointer,
+                    format!(
+                        "minProperties {} is above JsonOptions::max_count ({cap})",
+                        o.min
+                    ),
+                ));
+            }
+            let mut slotted = Vec::new();
+            for (m, required) in members {
+                let t = self.table_of(&m, pointer)?;
+                slotted.extend(self.slot(t, pointer)?.map(|h| (h, required)));
+            }
+            members = slotted;
+            let mut slotted = Vec::new();
+            for m in others {
+                let t = self.table_of(&m, pointer)?;
+                slotted.extend(self.slot(t, pointer)?);
+            }
+            others = slotted;
+        }
+        let (body, may_be_empty) = if members.is_empty() {
+            if others.is_empty() {
+                let empty = w.container("{", Hir::empty(), true, "}");
+                return Ok((o.min == 0).then_some(empty));
+            }
+            let g = alt(others);
+            (
+                cat(vec![g.clone(), repeat(cat(vec![w.comma(), g]), 0, None)]),
+                true,
+            )
+        } else {
+            let (body, may_be_empty) = w.members(members, pointer)?;
+            if others.is_empty() {
+                (body, may_be_empty)
+            } else {
+                let g = alt(others);
+                let more = repeat(cat(vec![w.comma(), g.clone()]), 0, None);
+                if may_be_empty {
+                    (
+                        alt(vec![cat(vec![body, more.clone()]), cat(vec![g, more])]),
+                        true,
+                    )
+                } else {
+                    (cat(vec![body, more]), false)
+                }
+            }
+        };
+        let hir = w.container("{", body, may_be_empty, "}");
+        if !counted {
+            return Ok(Some(hir));
+        }
+        let skeleton = Table::from_hir(&hir, &self.limits).map_err(|e| build_error(pointer, e))?;
+        let (min, max) = (o.min, o.max.map(|m| m.min(self.options.max_count as u64)));
+        let top = max.unwrap_or(min);
+        let mut classes = [0u8; 256];
+        classes[crate::json::SLOT as usize] = 1;
+        let mut keys = Vec::new();
+        let count = Table::determinize_keyed(
+            classes,
+            2,
+            0u64,
+            |&c: &u64, b| {
+                if b != crate::json::SLOT {
+                    Some(c)
+                } else if max.is_some_and(|m| c >= m) {
+                    None
+                } else {
+                    Some((c + 1).min(top))
+                }
+            },
+            |&c: &u64| c >= min,
+            &self.limits,
+            &mut keys,
+        )
+        .map_err(|e| build_error(pointer, e))?;
+        let t = skeleton
+            .intersect(&count, &self.limits)
+            .and_then(|t| crate::json::splice_slots(t, &self.slots, self.options, &self.limits))
+            .map_err(|e| build_error(pointer, e))?;
+        self.slot(t, pointer)
+    }
+
+    /// The classes of keys not in `taken`: per class, the language of its keys (a slot) and
+    /// the schemas its values meet.
+    fn key_classes(
+        &mut self,
+        node: &Node<'a>,
+        taken: &[String],
+        names: Option<&Table>,
+        pointer: &str,
+    ) -> Result<Vec<(Hir, Vec<Sub<'a>>)>, CompileError> {
+        let o = &node.object;
+        let patterns: Vec<(usize, &String, &At<'a>)> = o
+            .groups
+            .iter()
+            .enumerate()
+            .flat_map(|(g, group)| group.patterns.iter().map(move |(p, s)| (g, p, s)))
+            .collect();
+        let explicit = o.groups.iter().any(|g| g.additional.is_some()) || !patterns.is_empty();
+        if self.closed && !explicit {
+            return Ok(Vec::new());
+        }
+        // The universe: canonical strings that are not taken names.
+        let any_key = Self::quoted(repeat(Self::canonical_char(), 0, None));
+        let mut universe = self.table_of(&any_key, pointer)?;
+        if !taken.is_empty() {
+            let words = alt(taken
+                .iter()
+                .map(|n| lit(&Value::String(n.clone()).to_string()))
+                .collect());
+            let t = self.table_of(&words, pointer)?;
+            universe = universe.minus_in(&t, &self.limits, pointer)?;
+        }
+        if let Some(n) = names {
+            universe = universe.and_in(n, &self.limits, pointer)?;
+        }
+        // Split by each pattern: matching or not.
+        let mut classes: Vec<(Table, Vec<bool>)> = vec![(universe, Vec::new())];
+        for (_, p, s) in &patterns {
+            let k = Self::quoted(self.pattern(p, &s.pointer)?);
+            let k = self.table_of(&k, pointer)?;
+            let mut next = Vec::new();
+            for (t, v) in classes {
+                let yes = t.and_in(&k, &self.limits, pointer)?;
+                let no = t.minus_in(&k, &self.limits, pointer)?;
+                for (part, m) in [(yes, true), (no, false)] {
+                    if !part.is_empty() {
+                        let mut v = v.clone();
+                        v.push(m);
+                        next.push((part, v));
+                    }
+                }
+            }
+            if next.len() > MAX_KEY_CLASSES {
+                return Err(budget(
+                    pointer,
+                    "patternProperties overlap in too many ways",
+                ));
+            }
+            classes = next;
+        }
+        let mut out = Vec::new();
+        for (table, matched) in classes {
+            let mut schemas = Vec::new();
+            let mut allowed = !self.closed;
+            for (g, group) in o.groups.iter().enumerate() {
+                let hits: Vec<Sub<'a>> = patterns
+                    .iter()
+                    .zip(&matched)
+                    .filter(|((pg, _, _), m)| *pg == g && **m)
+                    .map(|((_, _, s), _)| Sub::Is((*s).clone()))
+                    .collect();
+                if !hits.is_empty() {
+                    allowed = true;
+                    schemas.extend(hits);
+                } else if let Some(a) = &group.additional {
+                    allowed = true;
+                    schemas.push(Sub::Is(a.clone()));
+                }
+            }
+            if !allowed {
+                continue;
+            }
+            if let Some(key) = self.slot(table, pointer)? {
+                out.push((key, schemas));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether pattern `p` (ECMA-262) matches `name` somewhere.
+    fn matches(&mut self, p: &str, name: &str) -> bool {
+        let re = self.matchers.entry(p.to_string()).or_insert_with(|| {
+            jsonschema_regex::to_rust_regex(p)
+                .ok()
+                .and_then(|t| regex_automata::meta::Regex::new(&t).ok())
+        });
+        re.as_ref().is_some_and(|r| r.is_match(name))
+    }
+}
+
+/// The written spellings of a number ([`Decimal::spellings`]).
+fn spelled(d: &Decimal) -> Hir {
+    let text = d.spellings();
+    match regex_syntax::Parser::new().parse(&text) {
+        Ok(h) if !text.is_empty() => h,
+        _ => Hir::fail(),
+    }
+}
+
+/// An error of a negation, put at the keyword that needed it.
+fn refused(at: &str, keyword: &str, e: CompileError) -> CompileError {
+    if e.budget.is_some() {
+        return e;
+    }
+    err(
+        at,
+        format!(
+            "{keyword} of a schema that cannot be negated ({}: {})",
+            e.pointer, e.reason
+        ),
+    )
+}
+
+/// Every alternative of `a` with every one of `b` merged in.
+fn product<'a>(
+    a: Vec<Alt<'a>>,
+    b: &[Alt<'a>],
+    pointer: &str,
+) -> Result<Vec<Alt<'a>>, CompileError> {
+    if a.len().saturating_mul(b.len()) > MAX_ALTERNATIVES {
+        return Err(budget(
+            pointer,
+            format!("more than {MAX_ALTERNATIVES} alternatives"),
+        ));
+    }
+    let mut out = Vec::new();
+    for x in &a {
+        for y in b {
+            let mut node = x.node.clone();
+            node.merge(y.node.clone());
+            if node.types == 0 {
+                continue;
+            }
+            let mut schemas = x.schemas.clone();
+            schemas.extend(y.schemas.iter().cloned());
+            out.push(Alt { node, schemas });
+        }
+    }
+    Ok(out)
+}
+
+/// The negation of a node without disjunctions, as alternatives (see the module
+/// documentation for what can be negated).
+/// The counts outside `min..=max` as `(min, max)` ranges: below `min`, above `max`.
+fn outside(min: u64, max: Option<u64>) -> Vec<(u64, Option<u64>)> {
+    let mut out = Vec::new();
+    if min > 0 {
+        out.push((0, Some(min - 1)));
+    }
+    if let Some(max) = max {
+        out.push((max.saturating_add(1), None));
+    }
+    out
+}
+
+/// One alternative: a node of `types` that `set` constrains further.
+fn patch<'a>(types: u8, set: impl FnOnce(&mut Node<'a>)) -> Alt<'a> {
+    let mut m = Node::of(types);
+    set(&mut m);
+    Alt::node(m)
+}
+
+fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
+    let refuse = |at: &Option<String>, what: &str| {
+        err(
+            at.as_deref().unwrap_or(pointer),
+            format!("{what} cannot be negated"),
+        )
+    };
+    let mut out = Vec::new();
+    let others = ALL & !n.types;
+    if others != 0 {
+        out.push(Alt::node(Node::of(others)));
+    }
+    if n.types == 0 {
+        return Ok(out);
+    }
+    if let Some(values) = &n.literals {
+        let constrained = !(n.excluded.is_empty()
+            && n.string_free()
+            && n.number_free()
+            && n.array_free()
+            && n.object_free());
+        if constrained {
+            return Err(err(
+                pointer,
+                "enum or const next to other keywords cannot be negated",
+            ));
+        }
+        let values: Vec<Value> = values
+            .iter()
+            .filter(|v| type_of(v) & n.types != 0 || (v.is_number() && n.types & NUMBER != 0))
+            .cloned()
+            .collect();
+        if values.iter().any(|v| !spelled_exactly(v)) {
+            return Err(err(
+                pointer,
+                "an enum or const object of several members cannot be negated",
+            ));
+        }
+        let mut node = Node::of(n.types);
+        node.excluded = values;
+        out.push(Alt::node(node));
+        return Ok(out);
+    }
+    let s = &n.string;
+    if n.types & STRING != 0 {
+        if !s.formats.is_empty() {
+            return Err(refuse(&s.format_at, "format"));
+        }
+        for (lo, hi) in outside(s.min, s.max) {
+            out.push(patch(STRING, |m| (m.string.min, m.string.max) = (lo, hi)));
+        }
+        for p in &s.patterns {
+            out.push(patch(STRING, |m| m.string.not_patterns.push(p.clone())));
+        }
+        for p in &s.not_patterns {
+            out.push(patch(STRING, |m| m.string.patterns.push(p.clone())));
+        }
+    }
+    let num = &n.number;
+    let nt = n.types & NUMBER;
+    if nt != 0 {
+        if let Some((b, x)) = &num.lo {
+            out.push(patch(nt, |m| m.number.hi = Some((b.clone(), !x))));
+        }
+        if let Some((b, x)) = &num.hi {
+            out.push(patch(nt, |m| m.number.lo = Some((b.clone(), !x))));
+        }
+        for q in &num.multiple_of {
+            out.push(patch(nt, |m| m.number.not_multiple_of.push(q.clone())));
+        }
+        for q in &num.not_multiple_of {
+            out.push(patch(nt, |m| m.number.multiple_of.push(q.clone())));
+        }
+    }
+    let o = &n.object;
+    if n.types & OBJECT != 0 {
+        if !o.groups.is_empty() || !o.names.is_empty() {
+            return Err(refuse(
+                &o.structure_at,
+                "patternProperties, additionalProperties or propertyNames",
+            ));
+        }
+        // not (if p is present, p meets S) = p is present and does not meet S.
+        for (name, subs) in &o.props {
+            for sub in subs {
+                out.push(patch(OBJECT, |m| {
+                    m.object.required.push(name.clone());
+                    let flipped = match sub {
+                        Sub::Is(at) => Sub::Not(at.clone()),
+                        Sub::Not(at) => Sub::Is(at.clone()),
+                    };
+                    m.object.props.push((name.clone(), vec![flipped]));
+                }));
+            }
+        }
+        for (lo, hi) in outside(o.min, o.max) {
+            out.push(patch(OBJECT, |m| (m.object.min, m.object.max) = (lo, hi)));
+        }
+        for r in &o.required {
+            out.push(patch(OBJECT, |m| m.object.forbidden.push(r.clone())));
+        }
+        for f in &o.forbidden {
+            out.push(patch(OBJECT, |m| m.object.required.push(f.clone())));
+        }
+    }
+    let a = &n.array;
+    if n.types & ARRAY != 0 {
+        if !a.prefix.is_empty()
+            || !a.rest.is_empty()
+            || !a.contains.is_empty()
+            || a.structure_at.is_some()
+        {
+            return Err(refuse(&a.structure_at, "items"));
+        }
+        for (lo, hi) in outside(a.min, a.max) {
+            out.push(patch(ARRAY, |m| (m.array.min, m.array.max) = (lo, hi)));
+        }
+    }
+    if !n.excluded.is_empty() {
+        let mut m = Node::any();
+        m.literals = Some(n.excluded.clone());
+        out.push(Alt::node(m));
+    }
+    Ok(out)
+}
+
+/// Whether no value meets both nodes, by a cheap structural test: different types,
+/// different constants, disjoint numeric ranges, or a required property with disjoint
+/// constants (to `depth` levels).
+fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize) -> bool {
+    if !a.disj.is_empty() || !b.disj.is_empty() {
+        return a.types & b.types == 0;
+    }
+    if a.types & b.types == 0 {
+        return true;
+    }
+    if let (Some(x), Some(y)) = (&a.literals, &b.literals) {
+        if x.iter().all(|v| y.iter().all(|w| !same_value(v, w))) {
+            return true;
+        }
+    }
+    let common = a.types & b.types;
+    if common & !NUMBER == 0 {
+        let below = |lo: &Option<Bound>, hi: &Option<Bound>| match (lo, hi) {
+            (Some((l, lx)), Some((h, hx))) => match l.cmp_value(h) {
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => *lx || *hx,
+                std::cmp::Ordering::Less => false,
+            },
+            _ => false,
+        };
+        if below(&a.number.lo, &b.number.hi) || below(&b.number.lo, &a.number.hi) {
+            return true;
+        }
+    }
+    if common == OBJECT && depth > 0 {
+        for r in &a.object.required {
+            if !b.object.required.contains(r) {
+                continue;
+            }
+            let find = |n: &Node<'a>| {
+                n.object
+                    .props
+                    .iter()
+                    .find(|(p, _)| p == r)
+                    .map(|(_, s)| s.clone())
+            };
+            let (Some(sa), Some(sb)) = (find(a), find(b)) else {
+                continue;
+            };
+            let literal_node = |schemas: &[Sub<'_>]| -> Option<Vec<Value>> {
+                // Only constants read directly from the property schemas.
+                let mut out: Option<Vec<Value>> = None;
+                for s in schemas {
+                    let Sub::Is(s) = s else {
+                        continue;
+                    };
+                    let m = s.schema.as_object()?;
+                    let vals = match (m.get("const"), m.get("enum")) {
+                        (Some(c), _) => vec![c.clone()],
+                        (None, Some(Value::Array(e))) => e.clone(),
+                        _ => continue,
+                    };
+                    out = Some(match out {
+                        None => vals,
+                        Some(prev) => prev
+                            .into_iter()
+                            .filter(|v| vals.iter().any(|w| same_value(v, w)))
+                            .collect(),
+                    });
+                }
+                out
+            };
+            if let (Some(x), Some(y)) = (literal_node(&sa), literal_node(&sb)) {
+                if x.iter().all(|v| y.iter().all(|w| !same_value(v, w))) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// A pattern's HIR (regex-syntax, from the ECMA-262 translation) as the language of string
+/// texts holding a match: free canonical characters around it, except at an anchored edge.
+fn anchored(hir: &Hir) -> Result<Hir, String> {
+    let free = || repeat(General::canonical_char(), 0, None);
+    match hir.kind() {
+        HirKind::Capture(c) => anchored(&c.sub),
+        HirKind::Alternation(branches) => Ok(alt(branches
+            .iter()
+            .map(anchored)
+            .collect::<Result<_, _>>()?)),
+        HirKind::Look(Look::Start | Look::End) => Ok(free()),
+        HirKind::Concat(parts) => {
+            let mut parts: &[Hir] = parts;
+            let start = matches!(
+                parts.first().map(Hir::kind),
+                Some(HirKind::Look(Look::Start))
+            );
+            if start {
+                parts = &parts[1..];
+            }
+            let end = matches!(parts.last().map(Hir::kind), Some(HirKind::Look(Look::End)));
+            if end {
+                parts = &parts[..parts.len() - 1];
+            }
+            let inner = encode_pattern(&Hir::concat(parts.to_vec()))?;
+            Ok(cat(vec![
+                if start { Hir::empty() } else { free() },
+                inner,
+                if end { Hir::empty() } else { free() },
+            ]))
+        }
+        _ => Ok(cat(vec![free(), encode_pattern(hir)?, free()])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dfa::{Limits, Table};
+    use crate::json::{Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots};
+    use serde_json::{json, Value};
+
+    fn options(closed: bool, draft: Draft) -> JsonOptions {
+        JsonOptions {
+            mode: SchemaMode::General { closed, draft },
+            ..JsonOptions::default()
+        }
+    }
+
+    fn table_with(schema: Value, options: JsonOptions) -> Table {
+        let language = SchemaLanguage::new(&schema, options)
+            .compile_language()
+            .unwrap();
+        language.table(options, &Limits::default()).unwrap()
+    }
+
+    fn table(schema: Value) -> Table {
+        table_with(schema, options(false, Draft::Draft2020))
+    }
+
+    fn check(t: &Table, yes: &[&str], no: &[&str]) {
+        for y in yes {
+            assert!(t.matches(y.as_bytes()), "{y} should be in");
+        }
+        for n in no {
+            assert!(!t.matches(n.as_bytes()), "{n} should be out");
+        }
+    }
+
+    #[test]
+    fn members_follow_llguidance_order() {
+        let t = table(json!({"type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {}},
+            "required": ["b", "z"]}));
+        check(
+            &t,
+            &[
+                r#"{"b":"","z":1}"#,
+                r#"{"a":1,"b":"x","z":null}"#,
+                r#"{"b":"x","c":[1],"z":2,"other":true}"#,
+                r#"{"a":1,"b":"x","z":0,"y":1,"x":{"k":2}}"#,
+            ],
+            &[
+                // Declared properties out of order, or after undeclared ones.
+                r#"{"b":"x","a":1,"z":1}"#,
+                r#"{"z":1,"b":"x"}"#,
+                r#"{"b":"x","other":1,"z":1}"#,
+                // A declared name again as an undeclared key, and a required one missing.
+                r#"{"b":"x","z":1,"a":1}"#,
+                r#"{"a":1,"z":1}"#,
+                // A declared property of the wrong type.
+                r#"{"a":"1","b":"x","z":1}"#,
+            ],
+        );
+        // Closed: no undeclared key, unless the schema admits some.
+        let closed = table_with(
+            json!({"properties": {"a": {}}, "required": ["a"]}),
+            options(true, Draft::Draft2020),
+        );
+        check(&closed, &[r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#]);
+        let open_extra = table_with(
+            json!({"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}),
+            options(true, Draft::Draft2020),
+        );
+        check(&open_extra, &[r#"{"a":1,"b":2}"#], &[r#"{"a":1,"b":"2"}"#]);
+    }
+
+    #[test]
+    fn pattern_properties_names_and_dependencies() {
+        let t = table(json!({
+            "patternProperties": {"^a": {"type": "integer"}, "b$": {"minimum": 10}},
+            "additionalProperties": false}));
+        check(
+            &t,
+            &[r#"{"ax":1}"#, r#"{"xb":"s"}"#, r#"{"ab":12}"#, r#"{}"#],
+            &[
+                r#"{"ax":"1"}"#,
+                r#"{"ab":5}"#,
+                r#"{"ab":"s"}"#,
+                r#"{"c":1}"#,
+            ],
+        );
+        let names = table(json!({"propertyNames": {"maxLength": 2}, "properties": {"abc": {}}}));
+        check(&names, &[r#"{"ab":1}"#], &[r#"{"abc":1}"#, r#"{"xyz":1}"#]);
+        let deps = table(json!({"type": "object", "dependentRequired": {"q": ["f"]}}));
+        check(
+            &deps,
+            &[r#"{"f":1,"q":2}"#, r#"{"f":1}"#, r#"{}"#],
+            &[r#"{"q":2}"#, r#"{"x":1,"q":2}"#],
+        );
+    }
+
+    #[test]
+    fn strings_are_canonical_with_lengths_patterns_and_formats() {
+        let s = table(json!({"type": "string", "minLength": 2, "maxLength": 3}));
+        check(
+            &s,
+            &[r#""ab""#, r#""a\nb""#, "\"é東\""],
+            &[r#""a""#, r#""abcd""#, r#""\u0061b""#, r#""a\/""#],
+        );
+        let anchored = table(json!({"pattern": "^a[0-9]+$", "type": "string"}));
+        check(
+            &anchored,
+            &[r#""a12""#],
+            &[r#""xa12""#, r#""a12x""#, r#""a""#],
+        );
+        let free = table(json!({"pattern": "a[0-9]", "type": "string"}));
+        check(&free, &[r#""xa1y""#], &[r#""xa""#]);
+        let both = table(json!({"type": "string", "pattern": "^x|y$", "maxLength": 3}));
+        check(&both, &[r#""xab""#, r#""aby""#], &[r#""axb""#, r#""xabc""#]);
+        let email = table(json!({"format": "email", "type": "string"}));
+        check(&email, &[r#""a.b@c.de""#], &[r#""a..b@c.de""#, r#""ab""#]);
+    }
+
+    #[test]
+    fn literals_negations_and_conditionals() {
+        let e = table(json!({"enum": [{"a": 1, "b": [2.5]}, 3, "x"]}));
+        check(
+            &e,
+            &[
+                r#"{"a":1,"b":[2.5]}"#,
+                r#"{"a":1.0,"b":[2.50]}"#,
+                "3",
+                "3.0",
+                r#""x""#,
+            ],
+            &[r#"{"b":[2.5],"a":1}"#, "4", r#""y""#],
+        );
+        let not = table(json!({"not": {"type": "string", "minLength": 2}}));
+        check(&not, &["1", r#""a""#, "null"], &[r#""ab""#]);
+        let cond = table(json!({"if": {"type": "integer"}, "then": {"minimum": 5},
+            "else": {"type": "string"}}));
+        check(&cond, &["5", r#""s""#], &["4", "null", "5.5"]);
+        let one = table(json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}));
+        check(&one, &["1", "2.5", r#""s""#], &["3", "-1.5"]);
+    }
+
+    #[test]
+    fn references_drafts_and_number_bounds() {
+        let d4 = table_with(
+            json!({"id": "http://x.test/root.json", "definitions": {
+                "pos": {"id": "#pos", "type": "integer", "minimum": 0, "exclusiveMinimum": true}},
+                "properties": {"n": {"$ref": "#pos"}, "m": {"$ref": "#/definitions/pos"}},
+                "required": ["n"]}),
+            options(false, Draft::Draft4),
+        );
+        check(
+            &d4,
+            &[r#"{"n":1}"#, r#"{"n":1,"m":2}"#],
+            &[r#"{"n":0}"#, r#"{"n":1.0}"#],
+        );
+        let anchor = table(json!({"$ref": "#x", "$defs": {"a": {"$anchor": "x", "maximum": 1e2}}}));
+        check(
+            &anchor,
+            &["100", "1e+2", "-5", r#""s""#],
+            &["100.5", "1.5e2"],
+        );
+    }
+
+    #[test]
+    fn languages_with_automata_share_one_hir() {
+        // Two languages that both refer to automata, adopted into one set of slots.
+        let o = options(false, Draft::Draft2020);
+        let a = SchemaLanguage::new(&json!({"type": "integer", "minimum": 10}), o)
+            .compile_language()
+            .unwrap();
+        let b = SchemaLanguage::new(
+            &json!({"type": "string", "maxLength": 1, "pattern": "x"}),
+            o,
+        )
+        .compile_language()
+        .unwrap();
+        assert!(!a.slots.is_empty() && !b.slots.is_empty());
+        let mut slots = Slots::default();
+        let ha = slots.adopt(a).unwrap();
+        let hb = slots.adopt(b).unwrap();
+        let both = regex_syntax::hir::Hir::alternation(vec![ha, hb]);
+        let t = crate::json::language_table(&both, &slots, o, &Limits::default()).unwrap();
+        check(&t, &["10", "15", r#""x""#], &["9", r#""y""#, r#""xx""#]);
+    }
+}

@@ -1,0 +1,1644 @@
+//! Numbers as exact languages: the JSON number texts of general mode and automata for
+//! bounds, integrality and `multipleOf`, built directly as tables (no regex, no floating
+//! point).
+//!
+//! General mode writes numbers in the forms serde_json (through ryu) writes them, so that
+//! each value has few spellings and every predicate below is exact over them:
+//!
+//! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
+//!   exactly; `-0` is not written: it reads as a double);
+//! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
+//!   from the first non-zero one (a number nothing compares, [`PLAIN_DIGITS`]: 17, the
+//!   shortest text of any double) and at most [`LEADING_ZEROS`] (6) zeros after the point
+//!   before it;
+//! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, or 17 as
+//!   above, the last one not zero), `e`, an optional sign and a non-zero exponent without leading zeros from
+//!   -307 to 308 (308 only below 1.7e308): `1e+308` as serde_json writes it, `1e308`,
+//!   `1.5e-7`.
+//!
+//! So every written number is one a reader of `u64`/`i64`/`f64` sees exactly, in the same
+//! order: 15 significant digits give every decimal its own double, and no number overflows
+//! or falls among the subnormals. A validator on doubles (the `jsonschema` crate, the
+//! structured-outputs checker) agrees with the exact decimal verdicts below.
+//!
+//! `E` may stand for `e` (serde_json writes `e`; instances written by other tools may not).
+//! Not written: exponents with leading zeros or `e0`, mantissas like `10e3` or
+//! `0.5e1`; for integers alone, scientific forms with fraction digits (`1.5e+20`). Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
+//! the value against inclusive or exclusive decimal bounds of any size (compared digit by
+//! digit: a bound beyond the written forms admits all of them or none), whether the value
+//! is an integer (draft 6 on: `1.0` and `1.5e1` are integers; draft 4: only the integer
+//! form), and divisibility by decimal `multipleOf`s (a residue automaton over the digits;
+//! with a `multipleOf` the scientific forms are not written, since their residues depend on
+//! the exponent).
+
+use std::cmp::Ordering;
+
+use crate::dfa::{BuildError, Limits, Table};
+
+/// Most digits of the integer part of a written number (every `u64` and `i64` fits).
+pub const INT_DIGITS: usize = 20;
+/// Most zeros after the point before the first non-zero digit of a decimal (ryu writes at
+/// most 4: `0.0000123`; smaller numbers in scientific form).
+pub const LEADING_ZEROS: u8 = 6;
+/// Most digits of the fraction of a written number: the leading zeros and the significant
+/// digits.
+pub const FRAC_DIGITS: usize = LEADING_ZEROS as usize + SIGNIFICANT_DIGITS as usize;
+/// Most digits of a written exponent (ryu writes `e-324` to `e308`).
+pub const EXP_DIGITS: usize = 3;
+
+/// An exact decimal number: `(-1)^neg * 0.d1 d2 ... dn * 10^point`, with no leading or
+/// trailing zero digit (zero: no digits, `neg` false).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    neg: bool,
+    digits: Vec<u8>,
+    point: i64,
+}
+
+impl Decimal {
+    /// Zero.
+    pub fn zero() -> Self {
+        Self {
+            neg: false,
+            digits: Vec::new(),
+            point: 0,
+        }
+    }
+
+    /// Reads a JSON number text (or what serde_json prints for a number: `1e308`, `0.1`).
+    /// `None` for anything else, and for exponents past ±10^15.
+    pub fn parse(text: &str) -> Option<Self> {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        let neg = bytes.first() == Some(&b'-');
+        if neg {
+            i += 1;
+        }
+        let mut mantissa = Vec::new();
+        let mut int_len: i64 = 0;
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            mantissa.push(bytes[i] - b'0');
+            int_len += 1;
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if i < bytes.len() && bytes[i] == b'.' {
+            i += 1;
+            let f = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                mantissa.push(bytes[i] - b'0');
+                i += 1;
+            }
+            if i == f {
+                return None;
+            }
+        }
+        let mut exp: i64 = 0;
+        if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+            i += 1;
+            let eneg = match bytes.get(i) {
+                Some(b'-') => {
+                    i += 1;
+                    true
+                }
+                Some(b'+') => {
+                    i += 1;
+                    false
+                }
+                _ => false,
+            };
+            let e = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                exp = exp.checked_mul(10)?.checked_add((bytes[i] - b'0') as i64)?;
+                if exp > 1_000_000_000_000_000 {
+                    return None;
+                }
+                i += 1;
+            }
+            if i == e {
+                return None;
+            }
+            if eneg {
+                exp = -exp;
+            }
+        }
+        if i != bytes.len() {
+            return None;
+        }
+        // Strip leading zeros (each moves the point left) and trailing zeros.
+        let lead = mantissa.iter().take_while(|&&d| d == 0).count();
+        let digits: Vec<u8> = mantissa[lead..].to_vec();
+        let trail = digits.iter().rev().take_while(|&&d| d == 0).count();
+        let digits = digits[..digits.len() - trail].to_vec();
+        if digits.is_empty() {
+            return Some(Self::zero());
+        }
+        Some(Self {
+            neg,
+            digits,
+            point: int_len - lead as i64 + exp,
+        })
+    }
+
+    /// From a JSON number (its shortest text, as serde_json prints it).
+    pub fn of(n: &serde_json::Number) -> Option<Self> {
+        Self::parse(&n.to_string())
+    }
+
+    /// Whether the value is zero.
+    pub fn is_zero(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// Whether the value is negative.
+    pub fn is_negative(&self) -> bool {
+        self.neg
+    }
+
+    /// Whether the value is an integer.
+    pub fn is_integer(&self) -> bool {
+        self.point >= self.digits.len() as i64
+    }
+
+    /// The absolute value's integer part as a `u64`, saturating.
+    pub fn to_u64_saturating(&self) -> u64 {
+        match self.int_digits(INT_DIGITS) {
+            Some(d) => d
+                .iter()
+                .try_fold(0u64, |acc, &x| acc.checked_mul(10)?.checked_add(x as u64))
+                .unwrap_or(u64::MAX),
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether every integer is a multiple of this (positive) value: it is `1/k` for an
+    /// integer `k`.
+    pub fn divides_one(&self) -> bool {
+        Divisor::new(self).is_some_and(|d| d.divides_one())
+    }
+
+    /// The value times `10^shift` as an `i128`, when that is an integer that fits.
+    fn scaled_i128(&self, shift: i64) -> Option<i128> {
+        let mut v: i128 = 0;
+        for &d in &self.digits {
+            v = v.checked_mul(10)?.checked_add(d as i128)?;
+        }
+        let e = self.point - self.digits.len() as i64 + shift;
+        if e < 0 {
+            return None;
+        }
+        let v = v.checked_mul(10i128.checked_pow(u32::try_from(e).ok()?)?)?;
+        Some(if self.neg { -v } else { v })
+    }
+
+    /// Digits after the point in the shortest decimal form.
+    fn scale(&self) -> i64 {
+        (self.digits.len() as i64 - self.point).max(0)
+    }
+
+    /// The multiples of `self` (positive) between two bounds (`(value, exclusive)`), when
+    /// there are at most `max` of them and the arithmetic fits in `i128`: what a `multipleOf`
+    /// too fine for a residue automaton leaves in a bounded range.
+    pub fn multiples_between(&self, lo: &Bound, hi: &Bound, max: usize) -> Option<Vec<Decimal>> {
+        let shift = self.scale().max(lo.0.scale()).max(hi.0.scale());
+        let (q, l, h) = (
+            self.scaled_i128(shift)?,
+            lo.0.scaled_i128(shift)?,
+            hi.0.scaled_i128(shift)?,
+        );
+        if q <= 0 || l > h {
+            return Some(Vec::new());
+        }
+        let first = l.div_euclid(q) + i128::from(l.rem_euclid(q) != 0);
+        let last = h.div_euclid(q);
+        if last < first || (last - first) as u128 >= max as u128 {
+            return (last < first).then(Vec::new);
+        }
+        let mut out = Vec::new();
+        for k in first..=last {
+            let v = k.checked_mul(q)?;
+            if (lo.1 && v == l) || (hi.1 && v == h) {
+                continue;
+            }
+            out.push(Decimal::parse(&format!("{v}e-{shift}"))?);
+        }
+        Some(out)
+    }
+
+    /// The value negated.
+    pub fn negated(&self) -> Self {
+        Self {
+            neg: !self.neg && !self.is_zero(),
+            ..self.clone()
+        }
+    }
+
+    /// The digits of the integer part of the absolute value (empty for 0 <= |x| < 1), when
+    /// it has at most `cap` digits; `None` when it has more.
+    fn int_digits(&self, cap: usize) -> Option<Vec<u8>> {
+        if self.point <= 0 {
+            return Some(Vec::new());
+        }
+        if self.point as u64 > cap as u64 {
+            return None;
+        }
+        let p = self.point as usize;
+        Some(
+            (0..p)
+                .map(|i| self.digits.get(i).copied().unwrap_or(0))
+                .collect(),
+        )
+    }
+
+    /// The digits of the fraction of the absolute value (no trailing zeros), when it has at
+    /// most `cap` digits.
+    fn frac_digits(&self, cap: usize) -> Option<Vec<u8>> {
+        let n = self.digits.len() as i64;
+        if self.point >= n {
+            return Some(Vec::new());
+        }
+        let zeros = (-self.point).max(0);
+        let len = zeros + n - self.point.max(0);
+        if len as u64 > cap as u64 {
+            return None;
+        }
+        let mut out = vec![0u8; zeros as usize];
+        out.extend(&self.digits[self.point.max(0) as usize..]);
+        Some(out)
+    }
+
+    /// Compares two decimals.
+    pub fn cmp_value(&self, other: &Self) -> Ordering {
+        let sign = |d: &Self| {
+            if d.is_zero() {
+                0
+            } else if d.neg {
+                -1
+            } else {
+                1
+            }
+        };
+        let (a, b) = (sign(self), sign(other));
+        if a != b {
+            return a.cmp(&b);
+        }
+        if a == 0 {
+            return Ordering::Equal;
+        }
+        let abs = self
+            .point
+            .cmp(&other.point)
+            .then_with(|| self.digits.cmp(&other.digits));
+        if a < 0 {
+            abs.reverse()
+        } else {
+            abs
+        }
+    }
+
+    /// `self = coefficient * 10^-scale` with an integer coefficient of at most 18 digits and
+    /// `scale >= 0`, or `coefficient * 10^shift` for powers above: `(coefficient, scale)`
+    /// where a negative scale multiplies. `None` when the coefficient is too large.
+    fn as_scaled(&self) -> Option<(u64, i64)> {
+        if self.digits.len() > 18 {
+            return None;
+        }
+        let mut c: u64 = 0;
+        for &d in &self.digits {
+            c = c * 10 + d as u64;
+        }
+        // value = c * 10^(point - len)
+        Some((c, self.digits.len() as i64 - self.point))
+    }
+
+    /// The texts this value has among the written forms (see the module documentation), as
+    /// a regular expression: the integer form (integers), the decimal form with any number
+    /// of trailing zeros, the scientific form. Empty when the value has no written form.
+    pub fn spellings(&self) -> String {
+        let sign = if self.neg { "-" } else { "" };
+        let sig = SIGNIFICANT_DIGITS as usize;
+        let mut out = Vec::new();
+        if self.is_zero() {
+            return format!("0|-?0\\.0{{1,{LEADING_ZEROS}}}");
+        }
+        if let (Some(int), Some(frac)) =
+            (self.int_digits(INT_DIGITS), self.frac_digits(FRAC_DIGITS))
+        {
+            let text = |d: &[u8]| -> String { d.iter().map(|d| (b'0' + d) as char).collect() };
+            let int_text = if int.is_empty() {
+                "0".to_string()
+            } else {
+                text(&int)
+            };
+            if frac.is_empty() {
+                let largest = Decimal::parse(if self.neg {
+                    "-9223372036854775808"
+                } else {
+                    "18446744073709551615"
+                })
+                .unwrap_or_else(Decimal::zero);
+                let within = if self.neg {
+                    self.cmp_value(&largest) != Ordering::Less
+                } else {
+                    self.cmp_value(&largest) != Ordering::Greater
+                };
+                if within {
+                    out.push(format!("{sign}{int_text}"));
+                }
+                if int.len() < sig {
+                    out.push(format!("{sign}{int_text}\\.0{{1,{}}}", sig - int.len()));
+                }
+            } else {
+                // Significant digits: from the first non-zero one on, appended zeros too.
+                let leading = frac.iter().take_while(|&&d| d == 0).count();
+                let used = if int.is_empty() {
+                    frac.len() - leading
+                } else {
+                    int.len() + frac.len()
+                };
+                if used <= sig && (!int.is_empty() || leading <= LEADING_ZEROS as usize) {
+                    let more = (sig - used).min(FRAC_DIGITS - frac.len());
+                    out.push(format!("{sign}{int_text}\\.{}0{{0,{more}}}", text(&frac)));
+                }
+            }
+        }
+        if let Some(s) = self.scientific() {
+            out.push(format!("{sign}{s}"));
+        }
+        out.join("|")
+    }
+
+    /// The scientific form of a non-zero value, if it has one.
+    fn scientific(&self) -> Option<String> {
+        if self.is_zero() || self.digits.len() > SIGNIFICANT_DIGITS as usize {
+            return None;
+        }
+        let e = self.point - 1;
+        let small = self.digits[0] == 1 && self.digits.get(1).is_none_or(|&d| d <= 6);
+        if e == 0 || !(-307..=308).contains(&e) || (e == 308 && !small) {
+            return None;
+        }
+        let mut s = String::new();
+        s.push((b'0' + self.digits[0]) as char);
+        if self.digits.len() > 1 {
+            s.push_str("\\.");
+            s.extend(self.digits[1..].iter().map(|d| (b'0' + d) as char));
+        }
+        if e > 0 {
+            s.push_str(&format!("[eE]\\+?{e}"));
+        } else {
+            s.push_str(&format!("[eE]{e}"));
+        }
+        Some(s)
+    }
+}
+
+impl std::fmt::Display for Decimal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_zero() {
+            return f.write_str("0");
+        }
+        let digits: String = self.digits.iter().map(|d| (b'0' + d) as char).collect();
+        write!(
+            f,
+            "{}0.{digits}e{}",
+            if self.neg { "-" } else { "" },
+            self.point
+        )
+    }
+}
+
+/// A bound on the value: `(bound, exclusive)`.
+pub type Bound = (Decimal, bool);
+
+/// What the number machine admits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct NumberSpec {
+    /// Values that are integers (draft 4: texts of the integer form).
+    pub integers: bool,
+    /// Values that are not integers (draft 4: texts of the decimal and scientific forms).
+    pub fractions: bool,
+    /// Draft 4's reading of `integer`: by the written form, not the value (scientific forms
+    /// of integer values, which draft 4 readers class differently, are not written).
+    pub draft4: bool,
+    /// Lower bound.
+    pub lo: Option<Bound>,
+    /// Upper bound.
+    pub hi: Option<Bound>,
+    /// The value is a multiple of each (positive).
+    pub multiple_of: Vec<Decimal>,
+    /// The value is a multiple of none of these (positive).
+    pub not_multiple_of: Vec<Decimal>,
+}
+
+/// Why a number language cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumberError {
+    /// A `multipleOf` whose digits do not fit a residue automaton (more than 18 significant
+    /// digits, or a value that is not positive).
+    Divisor(Decimal),
+    /// A `multipleOf` whose residues are too many to build (more than `MAX_RESIDUES`
+    /// residues times scaled digit positions).
+    TooFine,
+    /// The table passed the limits.
+    Build(BuildError),
+}
+
+/// Most number tables [`NumberSpec::cached_table`] keeps.
+const NUMBER_CACHE: usize = 512;
+
+/// Most residues times scaled digit positions of one `multipleOf` (the residue automaton has
+/// about that many states per position of the number).
+const MAX_RESIDUES: u64 = 20_000;
+
+/// A residue tracker for one divisor `q = coefficient * 10^-scale` (scale may be negative:
+/// a multiplier), applied to the digits of the absolute value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Divisor {
+    /// Modulus of the scaled value.
+    modulus: u64,
+    /// Fraction digits that count toward the scaled integer (`scale`, at least 0).
+    scale: u64,
+}
+
+impl Divisor {
+    /// Whether every integer is a multiple: `q = 1/k` for an integer `k`.
+    fn divides_one(&self) -> bool {
+        let mut p = 1 % self.modulus;
+        for _ in 0..self.scale {
+            p = p * 10 % self.modulus;
+        }
+        p == 0
+    }
+
+    fn new(q: &Decimal) -> Option<Self> {
+        if q.is_zero() || q.neg {
+            return None;
+        }
+        let (c, scale) = q.as_scaled()?;
+        if scale >= 0 {
+            Some(Self {
+                modulus: c,
+                scale: scale as u64,
+            })
+        } else {
+            // q = c * 10^k: the value must be an integer divisible by c * 10^k.
+            let k = (-scale) as u32;
+            let m = 10u64.checked_pow(k).and_then(|p| p.checked_mul(c))?;
+            Some(Self {
+                modulus: m,
+                scale: 0,
+            })
+        }
+    }
+}
+
+/// Where the lexer of a number text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Lex {
+    Start,
+    Minus,
+    /// The integer part `0`.
+    Zero,
+    /// Integer digits read (the first not zero).
+    Int(u8),
+    Dot,
+    /// Fraction digits read; whether the last was not zero.
+    Frac(u8, bool),
+    E,
+    EMinus,
+    EPlus,
+    /// Exponent digits read.
+    Exp(u8),
+}
+
+/// A streaming comparison of the absolute value with a bound's absolute value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Cmp {
+    /// Integer digits read, capped at the bound's integer digits + 1.
+    int_len: u16,
+    /// The integer digits read against the bound's first ones.
+    int_ord: Ordering,
+    /// Fraction digits compared (capped at the bound's fraction digits).
+    frac_pos: u16,
+    frac_ord: Ordering,
+    /// The mantissa digits against the bound's significant digits (scientific form).
+    mant_pos: u16,
+    mant_ord: Ordering,
+    /// Exponent digits read, capped, and their order against the bound's exponent digits.
+    exp_len: u8,
+    exp_ord: Ordering,
+}
+
+/// A bound prepared for streaming comparison.
+struct BoundDigits {
+    zero: bool,
+    /// Integer digits of |b| (`None`: more than can be written, so |v| < |b| in the integer
+    /// and decimal forms).
+    int: Option<Vec<u8>>,
+    /// Fraction digits of |b| (`None`: more than can be written; only their prefix matters,
+    /// kept as the full list).
+    frac: Vec<u8>,
+    /// Significant digits of |b|.
+    sig: Vec<u8>,
+    /// Exponent of |b| in scientific form (`point - 1`).
+    exp: i64,
+}
+
+impl BoundDigits {
+    fn new(b: &Decimal) -> Self {
+        let frac = if b.point >= b.digits.len() as i64 {
+            Vec::new()
+        } else {
+            let zeros = (-b.point).max(0) as usize;
+            let mut f = vec![0u8; zeros.min(FRAC_DIGITS + 1)];
+            if zeros <= FRAC_DIGITS {
+                f.extend(&b.digits[b.point.max(0) as usize..]);
+            }
+            f
+        };
+        Self {
+            zero: b.is_zero(),
+            int: b.int_digits(INT_DIGITS),
+            frac,
+            sig: b.digits.clone(),
+            exp: b.point - 1,
+        }
+    }
+
+    fn exp_digits(&self) -> Vec<u8> {
+        self.exp
+            .unsigned_abs()
+            .to_string()
+            .bytes()
+            .map(|c| c - b'0')
+            .collect()
+    }
+}
+
+impl Cmp {
+    fn new() -> Self {
+        Self {
+            int_len: 0,
+            int_ord: Ordering::Equal,
+            frac_pos: 0,
+            frac_ord: Ordering::Equal,
+            mant_pos: 0,
+            mant_ord: Ordering::Equal,
+            exp_len: 0,
+            exp_ord: Ordering::Equal,
+        }
+    }
+
+    /// A mantissa digit: of the integer part (`int`: not the lone `0`) or of the fraction;
+    /// `sci`: a scientific mantissa is still possible (the integer part is one digit).
+    fn digit(mut self, b: &BoundDigits, d: u8, int: bool, sci: bool) -> Self {
+        let step = |pos: &mut u16, ord: &mut Ordering, of: &[u8]| {
+            if *ord == Ordering::Equal {
+                *ord = match of.get(*pos as usize) {
+                    Some(&x) => d.cmp(&x),
+                    None if d != 0 => Ordering::Greater,
+                    None => Ordering::Equal,
+                };
+            }
+            if (*pos as usize) < of.len() {
+                *pos += 1;
+            }
+        };
+        if int {
+            if let Some(bi) = &b.int {
+                if (self.int_len as usize) < bi.len() && self.int_ord == Ordering::Equal {
+                    self.int_ord = d.cmp(&bi[self.int_len as usize]);
+                }
+                if (self.int_len as usize) <= bi.len() {
+                    self.int_len += 1;
+                }
+            }
+        } else {
+            step(&mut self.frac_pos, &mut self.frac_ord, &b.frac);
+        }
+        // The scientific mantissa: one non-zero integer digit and the fraction digits.
+        if sci {
+            step(&mut self.mant_pos, &mut self.mant_ord, &b.sig);
+        } else {
+            self.mant_pos = 0;
+            self.mant_ord = Ordering::Equal;
+        }
+        self
+    }
+
+    /// An exponent digit.
+    fn exp_digit(mut self, b: &BoundDigits, d: u8) -> Self {
+        let eb = b.exp_digits();
+        if (self.exp_len as usize) < eb.len() && self.exp_ord == Ordering::Equal {
+            self.exp_ord = d.cmp(&eb[self.exp_len as usize]);
+        }
+        if (self.exp_len as usize) <= eb.len() {
+            self.exp_len += 1;
+        }
+        self
+    }
+
+    /// |v| against |b| for a value in integer or decimal form.
+    fn plain(&self, b: &BoundDigits, value_zero: bool) -> Ordering {
+        if b.zero {
+            return if value_zero {
+                Ordering::Equal
+            } else {
+                Ordering::Greater
+            };
+        }
+        let Some(bi) = &b.int else {
+            return Ordering::Less;
+        };
+        let int = match (self.int_len as usize).cmp(&bi.len()) {
+            Ordering::Equal => self.int_ord,
+            other => other,
+        };
+        if int != Ordering::Equal {
+            return int;
+        }
+        if self.frac_ord == Ordering::Equal && (self.frac_pos as usize) < b.frac.len() {
+            // The bound has non-zero digits left.
+            return Ordering::Less;
+        }
+        self.frac_ord
+    }
+
+    /// |v| against |b| for a value in scientific form with exponent sign `eneg`.
+    fn scientific(&self, b: &BoundDigits, eneg: bool) -> Ordering {
+        if b.zero {
+            return Ordering::Greater;
+        }
+        let eb_len = b.exp_digits().len();
+        let abs = match (self.exp_len as usize).cmp(&eb_len) {
+            Ordering::Equal => self.exp_ord,
+            other => other,
+        };
+        // The exponent against the bound's, with signs (the value's exponent is not zero).
+        let exp = match (eneg, b.exp < 0) {
+            (false, false) => abs,
+            (true, true) => abs.reverse(),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+        };
+        if exp != Ordering::Equal {
+            return exp;
+        }
+        if self.mant_ord == Ordering::Equal && (self.mant_pos as usize) < b.sig.len() {
+            return Ordering::Less;
+        }
+        self.mant_ord
+    }
+}
+
+/// The lexer of the written number forms (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Written {
+    lex: Lex,
+    /// Untyped values' numbers: at most [`LOOSE_DIGITS`] integer and fraction digits, no
+    /// count of significant digits (nothing compares them).
+    loose: bool,
+    /// A `-` was read.
+    neg: bool,
+    /// The integer part is one non-zero digit (a scientific mantissa may follow).
+    int1: bool,
+    /// The scientific mantissa would be below 1.7 (its digit is 1, its first fraction digit
+    /// at most 6): the only mantissas written with the exponent 308.
+    small: bool,
+    /// Mantissa digits from the first non-zero one.
+    sig: u8,
+    /// The most of them ([`SIGNIFICANT_DIGITS`], or [`PLAIN_DIGITS`] for numbers nothing
+    /// compares).
+    max_sig: u8,
+    /// Zeros after the point before the first non-zero digit (integer part `0`).
+    zeros: u8,
+    /// The integer digits against the first ones of the largest integer of the sign.
+    lim: Ordering,
+    /// Fraction digits of the scientific mantissa (set at `e`).
+    sci_frac: u8,
+    /// Exponent sign, digits read and their order against the first ones of the largest
+    /// exponent of the sign.
+    eneg: bool,
+    elen: u8,
+    eord: Ordering,
+}
+
+/// Most significant digits of a decimal or scientific number compared with bounds or
+/// divisors (every such decimal has its own double, in the same order).
+pub const SIGNIFICANT_DIGITS: u8 = 15;
+/// Most significant digits of a number nothing compares (`type: number` alone): the
+/// shortest text of every double fits (`3.141592653589793`, `0.30000000000000004`).
+pub const PLAIN_DIGITS: u8 = 17;
+/// Most integer digits and most fraction digits of an untyped value's number.
+const LOOSE_DIGITS: u8 = 15;
+/// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
+const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
+/// The largest exponents written: `308` (mantissa below 1.7) and `-307`.
+const LARGEST_EXP: [&[u8]; 2] = [b"308", b"307"];
+
+/// What a byte was to [`Written`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Sign,
+    /// A digit of the integer part (not the lone `0`).
+    IntDigit(u8),
+    /// The lone `0` integer part.
+    Zero,
+    Dot,
+    /// The k-th fraction digit (from 1).
+    FracDigit(u8, u8),
+    E,
+    /// The exponent's sign (`true`: `-`).
+    ExpSign(bool),
+    ExpDigit(u8),
+}
+
+/// `ord` after one more digit `d` compared with `limit[at]` (a longer text is past it).
+fn against(ord: Ordering, limit: &[u8], at: usize, d: u8) -> Ordering {
+    match (ord, limit.get(at)) {
+        (Ordering::Equal, Some(&x)) => d.cmp(&(x - b'0')),
+        (o, Some(_)) => o,
+        (_, None) => Ordering::Greater,
+    }
+}
+
+impl Written {
+    /// Before the first byte of a number of untyped values (see `loose`).
+    pub(crate) fn start_loose() -> Self {
+        Self {
+            loose: true,
+            ..Self::start()
+        }
+    }
+
+    /// Before the first byte.
+    pub(crate) fn start() -> Self {
+        Self {
+            lex: Lex::Start,
+            loose: false,
+            neg: false,
+            int1: false,
+            small: false,
+            sig: 0,
+            max_sig: SIGNIFICANT_DIGITS,
+            zeros: 0,
+            lim: Ordering::Equal,
+            sci_frac: 0,
+            eneg: false,
+            elen: 0,
+            eord: Ordering::Equal,
+        }
+    }
+
+    /// Whether the bytes read are a whole number.
+    pub(crate) fn complete(&self) -> bool {
+        match self.lex {
+            // `-0` is read as a double (`-0.0`), not as an integer.
+            Lex::Zero => !self.neg,
+            Lex::Frac(..) => true,
+            Lex::Int(k) => {
+                let limit = LARGEST[self.neg as usize];
+                self.loose || (k as usize) < limit.len() || self.lim != Ordering::Greater
+            }
+            Lex::Exp(k) => {
+                let limit = LARGEST_EXP[self.eneg as usize];
+                (k as usize) < limit.len()
+                    || self.eord == Ordering::Less
+                    || (self.eord == Ordering::Equal && (self.eneg || self.small))
+            }
+            _ => false,
+        }
+    }
+
+    /// The lexer after `byte` (`scientific`: the scientific form may be written), keeping
+    /// only what decides the texts that may follow (not the mantissa's fraction digits).
+    pub(crate) fn step(self, byte: u8, scientific: bool) -> Option<Self> {
+        self.event(byte, scientific).map(|(w, _)| {
+            let mut n = Self { sci_frac: 0, ..w };
+            if w.loose {
+                // Loose numbers count digits only; the sign matters only for `-0`.
+                n.lim = Ordering::Equal;
+                n.sig = 0;
+                n.zeros = 0;
+                n.neg = w.neg && matches!(w.lex, Lex::Minus | Lex::Zero);
+            } else if let Lex::Frac(_, last) = w.lex {
+                n.lex = Lex::Frac(1, last);
+            }
+            n
+        })
+    }
+
+    fn event(self, byte: u8, scientific: bool) -> Option<(Self, Event)> {
+        let mut n = self;
+        let digit = byte.is_ascii_digit().then(|| byte - b'0');
+        let event = match (self.lex, byte, digit) {
+            (Lex::Start, b'-', _) => {
+                n.lex = Lex::Minus;
+                n.neg = true;
+                Event::Sign
+            }
+            (Lex::Start | Lex::Minus, _, Some(0)) => {
+                n.lex = Lex::Zero;
+                Event::Zero
+            }
+            (Lex::Start | Lex::Minus, _, Some(d)) => {
+                n.lex = Lex::Int(1);
+                n.int1 = true;
+                n.small = d == 1;
+                n.sig = 1;
+                n.lim = against(Ordering::Equal, LARGEST[n.neg as usize], 0, d);
+                Event::IntDigit(d)
+            }
+            (Lex::Int(k), _, Some(d))
+                if (k as usize) < LARGEST[self.neg as usize].len()
+                    && !(self.loose && k >= LOOSE_DIGITS) =>
+            {
+                n.lex = Lex::Int(k + 1);
+                n.int1 = false;
+                n.sig = self.sig.saturating_add(1);
+                n.lim = against(self.lim, LARGEST[n.neg as usize], k as usize, d);
+                Event::IntDigit(d)
+            }
+            (Lex::Zero, b'.', _) => {
+                n.lex = Lex::Dot;
+                Event::Dot
+            }
+            (Lex::Int(_), b'.', _) if self.loose || self.sig <= self.max_sig => {
+                n.lex = Lex::Dot;
+                Event::Dot
+            }
+            (Lex::Dot | Lex::Frac(..), _, Some(d)) => {
+                let k = match self.lex {
+                    Lex::Frac(k, _) => k,
+                    _ => 0,
+                };
+                if self.loose {
+                    if k >= LOOSE_DIGITS {
+                        return None;
+                    }
+                } else if self.sig > 0 || d != 0 {
+                    n.sig += 1;
+                    if n.sig > self.max_sig {
+                        return None;
+                    }
+                } else {
+                    n.zeros += 1;
+                    if n.zeros > LEADING_ZEROS {
+                        return None;
+                    }
+                }
+                if k == 0 && d > 6 {
+                    n.small = false;
+                }
+                n.lex = Lex::Frac(k + 1, d != 0);
+                Event::FracDigit(d, k + 1)
+            }
+            (Lex::Int(1), b'e' | b'E', _) if scientific && self.int1 => {
+                n.lex = Lex::E;
+                Event::E
+            }
+            (Lex::Frac(k, true), b'e' | b'E', _) if scientific && self.int1 => {
+                n.lex = Lex::E;
+                n.sci_frac = k;
+                Event::E
+            }
+            (Lex::E, b'-', _) => {
+                n.lex = Lex::EMinus;
+                n.eneg = true;
+                Event::ExpSign(true)
+            }
+            (Lex::E, b'+', _) => {
+                n.lex = Lex::EPlus;
+                Event::ExpSign(false)
+            }
+            (Lex::E | Lex::EMinus | Lex::EPlus, _, Some(d)) if d != 0 => {
+                n.lex = Lex::Exp(1);
+                n.elen = 1;
+                n.eord = against(Ordering::Equal, LARGEST_EXP[n.eneg as usize], 0, d);
+                Event::ExpDigit(d)
+            }
+            (Lex::Exp(k), _, Some(d)) if (k as usize) < EXP_DIGITS => {
+                n.lex = Lex::Exp(k + 1);
+                n.elen = k + 1;
+                n.eord = against(self.eord, LARGEST_EXP[n.eneg as usize], k as usize, d);
+                Event::ExpDigit(d)
+            }
+            _ => return None,
+        };
+        Some((n, event))
+    }
+}
+
+/// The machine's state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct State {
+    w: Written,
+    neg: bool,
+    /// A non-zero mantissa digit was read.
+    nonzero: bool,
+    /// A non-zero fraction digit was read.
+    frac_nonzero: bool,
+    /// Exponent sign and value (capped at [`FRAC_DIGITS`] + 1: only compared with the
+    /// number of fraction digits).
+    eneg: bool,
+    eval: u16,
+    lo: Cmp,
+    hi: Cmp,
+    /// Per divisor (of `multiple_of`, then `not_multiple_of`): residue of the scaled digits
+    /// and a non-zero digit past the scale.
+    residues: Vec<(u64, bool)>,
+}
+
+impl NumberSpec {
+    /// Every number of the written forms (both classes).
+    pub fn any() -> Self {
+        Self {
+            integers: true,
+            fractions: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the spec admits nothing without building (no class, or crossed bounds).
+    pub fn is_empty(&self) -> bool {
+        if !self.integers && !self.fractions {
+            return true;
+        }
+        if let (Some((lo, lx)), Some((hi, hx))) = (&self.lo, &self.hi) {
+            match lo.cmp_value(hi) {
+                Ordering::Greater => return true,
+                Ordering::Equal if *lx || *hx => return true,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// [`Self::table`], built once per spec and shared after that (at most
+    /// `NUMBER_CACHE` tables are kept).
+    ///
+    /// Errors: as [`Self::table`], or a cached table past `limits.max_states`.
+    pub fn cached_table(&self, limits: &Limits) -> Result<std::sync::Arc<Table>, NumberError> {
+        use std::collections::HashMap;
+        use std::sync::{Arc, Mutex, OnceLock};
+        static CACHE: OnceLock<Mutex<HashMap<NumberSpec, Arc<Table>>>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+        if let Some(t) = cache.lock().ok().and_then(|c| c.get(self).cloned()) {
+            limits.check(t.len()).map_err(NumberError::Build)?;
+            return Ok(t);
+        }
+        let t = Arc::new(self.table(limits)?);
+        if let Ok(mut c) = cache.lock() {
+            if c.len() < NUMBER_CACHE {
+                c.insert(self.clone(), t.clone());
+            }
+        }
+        Ok(t)
+    }
+
+    /// The language of the spec: number texts of the written forms whose value meets it.
+    ///
+    /// Errors: [`NumberError::Divisor`] for a `multipleOf` the residue automaton cannot
+    /// hold; [`NumberError::Build`] past `limits` (a large divisor gives many residues).
+    pub fn table(&self, limits: &Limits) -> Result<Table, NumberError> {
+        let mut divisors = Vec::new();
+        for q in self.multiple_of.iter().chain(&self.not_multiple_of) {
+            divisors.push(Divisor::new(q).ok_or_else(|| NumberError::Divisor(q.clone()))?);
+        }
+        let positives = self.multiple_of.len();
+        // Divisors of one: integers are multiples whatever their form, so the scientific
+        // form stays for integer values.
+        let integral_only = !divisors.is_empty()
+            && self.not_multiple_of.is_empty()
+            && divisors.iter().all(Divisor::divides_one);
+        for d in &divisors {
+            // Residues times the scaled digit positions: past this, the automaton is too large
+            // to build in reasonable time.
+            if d.modulus.saturating_mul(d.scale + 1) > MAX_RESIDUES {
+                return Err(NumberError::TooFine);
+            }
+        }
+        let lo = self
+            .lo
+            .as_ref()
+            .map(|(b, x)| (BoundDigits::new(b), b.neg, *x));
+        let hi = self
+            .hi
+            .as_ref()
+            .map(|(b, x)| (BoundDigits::new(b), b.neg, *x));
+        // Numbers nothing compares (both classes, no bound, no divisor) may have the digits of
+        // any double's shortest text.
+        let plain = self.integers
+            && self.fractions
+            && !self.draft4
+            && self.lo.is_none()
+            && self.hi.is_none()
+            && divisors.is_empty();
+        // Scientific forms only without divisors (their residues depend on the exponent), or
+        // for integer values when every integer is a multiple.
+        let scientific = divisors.is_empty() || integral_only;
+        let mut classes = [0u8; 256];
+        for d in b'0'..=b'9' {
+            classes[d as usize] = d - b'0' + 1;
+        }
+        classes[b'-' as usize] = 11;
+        classes[b'.' as usize] = 12;
+        classes[b'e' as usize] = 13;
+        classes[b'E' as usize] = 13;
+        classes[b'+' as usize] = 14;
+        let start = State {
+            w: Written {
+                max_sig: if plain {
+                    PLAIN_DIGITS
+                } else {
+                    SIGNIFICANT_DIGITS
+                },
+                ..Written::start()
+            },
+            neg: false,
+            nonzero: false,
+            frac_nonzero: false,
+            eneg: false,
+            eval: 0,
+            lo: Cmp::new(),
+            hi: Cmp::new(),
+            residues: vec![(0, false); divisors.len()],
+        };
+        let bound_step =
+            |c: Cmp, b: &Option<(BoundDigits, bool, bool)>, d: u8, int: bool, sci: bool| match b {
+                Some((bd, _, _)) => c.digit(bd, d, int, sci),
+                None => c,
+            };
+        let exp_step = |c: Cmp, b: &Option<(BoundDigits, bool, bool)>, d: u8| match b {
+            Some((bd, _, _)) => c.exp_digit(bd, d),
+            None => c,
+        };
+        let step = |s: &State, byte: u8| -> Option<State> {
+            let (w, event) = s.w.event(byte, scientific)?;
+            // Integers alone: the scientific form only without fraction digits (`1e+20`, not
+            // `1.5e+20`), which keeps the automaton small.
+            if event == Event::E && w.sci_frac > 0 && self.integers && !self.fractions {
+                return None;
+            }
+            let mut n = s.clone();
+            n.w = w;
+            let (d, int, k) = match event {
+                Event::Sign => {
+                    n.neg = true;
+                    return Some(n);
+                }
+                Event::ExpSign(neg) => {
+                    n.eneg = neg;
+                    return Some(n);
+                }
+                Event::Zero | Event::Dot | Event::E => return Some(n),
+                Event::ExpDigit(d) => {
+                    n.eval = (n.eval * 10 + d as u16).min(FRAC_DIGITS as u16 + 1);
+                    n.lo = exp_step(n.lo, &lo, d);
+                    n.hi = exp_step(n.hi, &hi, d);
+                    return Some(n);
+                }
+                Event::IntDigit(d) => (d, true, 0),
+                Event::FracDigit(d, k) => (d, false, k),
+            };
+            // A mantissa digit.
+            let sci = scientific && w.int1;
+            n.lo = bound_step(n.lo, &lo, d, int, sci);
+            n.hi = bound_step(n.hi, &hi, d, int, sci);
+            n.nonzero |= d != 0;
+            n.frac_nonzero |= !int && d != 0;
+            for (i, q) in divisors.iter().enumerate() {
+                let (r, past) = n.residues[i];
+                // Fraction digits past the scale must be zero; the others count.
+                n.residues[i] = if int || (k as u64) <= q.scale {
+                    ((r * 10 + d as u64) % q.modulus, past)
+                } else {
+                    (r, past || d != 0)
+                };
+            }
+            Some(n)
+        };
+        let accepting = |s: &State| -> bool {
+            if !s.w.complete() {
+                return false;
+            }
+            let sci = matches!(s.w.lex, Lex::Exp(_));
+            let frac_len = match s.w.lex {
+                Lex::Frac(k, _) => k as u16,
+                _ => 0,
+            };
+            let value_zero = !s.nonzero;
+            // Integer-ness: by value (draft 6 on) or by form (draft 4). Draft 4 readers
+            // differ on scientific forms of integer values: they are not written there.
+            if self.draft4 && sci && !s.eneg && s.eval >= s.w.sci_frac as u16 {
+                return false;
+            }
+            let integer = if self.draft4 {
+                matches!(s.w.lex, Lex::Zero | Lex::Int(_))
+            } else if sci {
+                // The mantissa's fraction digits (the last one non-zero) are shifted into
+                // the integer part by a positive exponent at least as large.
+                !s.eneg && s.eval >= s.w.sci_frac as u16
+            } else {
+                !s.frac_nonzero
+            };
+            if !(if integer {
+                self.integers
+            } else {
+                self.fractions
+            }) {
+                return false;
+            }
+            let order = |c: &Cmp, b: &(BoundDigits, bool, bool)| -> Ordering {
+                let abs = if sci {
+                    c.scientific(&b.0, s.eneg)
+                } else {
+                    c.plain(&b.0, value_zero)
+                };
+                let vneg = s.neg && !value_zero;
+                let bneg = b.1;
+                match (vneg, bneg) {
+                    (false, false) => abs,
+                    (true, true) => abs.reverse(),
+                    (true, false) => {
+                        if b.0.zero && value_zero {
+                            Ordering::Equal
+                        } else {
+                            Ordering::Less
+                        }
+                    }
+                    (false, true) => Ordering::Greater,
+                }
+            };
+            if let Some(b) = &lo {
+                match order(&s.lo, b) {
+                    Ordering::Less => return false,
+                    Ordering::Equal if b.2 => return false,
+                    _ => {}
+                }
+            }
+            if let Some(b) = &hi {
+                match order(&s.hi, b) {
+                    Ordering::Greater => return false,
+                    Ordering::Equal if b.2 => return false,
+                    _ => {}
+                }
+            }
+            if sci && integral_only {
+                // Integer values (checked next) are multiples of every divisor.
+                return !s.eneg && s.eval >= s.w.sci_frac as u16;
+            }
+            for (i, q) in divisors.iter().enumerate() {
+                let (r, past) = s.residues[i];
+                // value * 10^scale = scaled digits * 10^(scale - fraction digits read).
+                let read = frac_len.min(q.scale as u16) as u64;
+                let mut scaled = r;
+                for _ in read..q.scale {
+                    scaled = scaled * 10 % q.modulus;
+                }
+                let multiple = !past && scaled % q.modulus == 0;
+                if multiple != (i < positives) {
+                    return false;
+                }
+            }
+            true
+        };
+        let mut keys = Vec::new();
+        Table::determinize_keyed(classes, 15, start, step, accepting, limits, &mut keys)
+            .map(Table::minimize)
+            .map_err(NumberError::Build)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of a number text times 10^SCALE, by integer arithmetic (texts with small
+    /// exponents only).
+    const SCALE: i32 = 20;
+
+    fn scaled(text: &str) -> i128 {
+        let (neg, rest) = match text.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, text),
+        };
+        let (mantissa, exp) = match rest.split_once('e') {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap()),
+            None => (rest, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let digits: i128 = format!("{int}{frac}").parse().unwrap();
+        let shift = SCALE + exp - frac.len() as i32;
+        let v = if shift >= 0 {
+            digits * 10i128.pow(shift as u32)
+        } else {
+            let p = 10i128.pow((-shift) as u32);
+            assert_eq!(digits % p, 0, "{text} is finer than the test scale");
+            digits / p
+        };
+        if neg {
+            -v
+        } else {
+            v
+        }
+    }
+
+    fn dec(text: &str) -> Decimal {
+        Decimal::parse(text).unwrap()
+    }
+
+    /// Number texts of every written form with few digits.
+    fn texts() -> Vec<String> {
+        let mut out = Vec::new();
+        for i in 0..=120 {
+            out.push(i.to_string());
+            for f in ["0", "5", "25", "05", "50", "125", "001"] {
+                out.push(format!("{i}.{f}"));
+            }
+        }
+        for m in ["1", "2.5", "9.75", "1.05", "3.125"] {
+            for e in [-3, -2, -1, 1, 2, 3] {
+                out.push(format!("{m}e{e}"));
+                if e > 0 {
+                    out.push(format!("{m}e+{e}"));
+                }
+            }
+        }
+        let negatives: Vec<String> = out.iter().map(|t| format!("-{t}")).collect();
+        out.extend(negatives);
+        out
+    }
+
+    /// Texts that are not written forms, each with the reason.
+    const NOT_WRITTEN: &[&str] = &[
+        "01",
+        "1.",
+        ".5",
+        "1e+02",
+        "1e02",
+        "1e0",
+        "1e+0",
+        "10e1",
+        "0.5e1",
+        "1.50e1",
+        "--1",
+        "-",
+        "1e",
+        "1e-",
+        "1e+",
+        "+1",
+        "1e+-2",
+        "1e+309",
+        "2e+308",
+        "1.7e308",
+        "1e-308",
+        "123456789012345678.5",
+        "0.123456789012345678",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "1.234567890123456789e5",
+    ];
+
+    /// Written texts outside the small values of [`texts`].
+    const WRITTEN: &[&str] = &[
+        "1E2",
+        "1.5E-3",
+        "1.6e+308",
+        "1.69e308",
+        "1e-307",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "12345678901234.5",
+        "0.123456789012345",
+        "9.99999999999999e-307",
+    ];
+
+    fn check(spec: &NumberSpec, expected: impl Fn(&str, i128) -> bool) {
+        let t = spec.table(&Limits::default()).unwrap();
+        for text in texts() {
+            // `-0` is not written (it reads as a double).
+            let want = text != "-0" && expected(&text, scaled(&text));
+            assert_eq!(t.matches(text.as_bytes()), want, "{text} in {spec:?}");
+        }
+        for text in NOT_WRITTEN {
+            assert!(!t.matches(text.as_bytes()), "{text} in {spec:?}");
+        }
+    }
+
+    fn is_int(v: i128) -> bool {
+        v % 10i128.pow(SCALE as u32) == 0
+    }
+
+    /// An integer as integers alone are written: not a scientific form with fraction digits.
+    fn int_text(t: &str, v: i128) -> bool {
+        is_int(v)
+            && !t
+                .split('e')
+                .nth(1)
+                .is_some_and(|_| t.split('e').next().unwrap().contains('.'))
+    }
+
+    #[test]
+    fn classes_are_integer_values_or_forms() {
+        check(&NumberSpec::any(), |_, _| true);
+        let any = NumberSpec::any().table(&Limits::default()).unwrap();
+        for text in WRITTEN {
+            assert!(any.matches(text.as_bytes()), "{text}");
+        }
+        // Numbers nothing compares have the digits of any double's shortest text; compared
+        // ones at most 15 significant digits.
+        let bounded = NumberSpec {
+            lo: Some((dec("-1e300"), false)),
+            ..NumberSpec::any()
+        }
+        .table(&Limits::default())
+        .unwrap();
+        for text in [
+            "3.141592653589793",
+            "0.30000000000000004",
+            "1.2345678910111214e+52",
+        ] {
+            assert!(
+                any.matches(text.as_bytes()) && !bounded.matches(text.as_bytes()),
+                "{text}"
+            );
+        }
+        check(
+            &NumberSpec {
+                integers: true,
+                ..NumberSpec::default()
+            },
+            int_text,
+        );
+        check(
+            &NumberSpec {
+                fractions: true,
+                ..NumberSpec::default()
+            },
+            |_, v| !is_int(v),
+        );
+        // Draft 4: the integer form only.
+        check(
+            &NumberSpec {
+                integers: true,
+                draft4: true,
+                ..NumberSpec::default()
+            },
+            |t, _| !t.contains(['.', 'e']),
+        );
+        // Draft 4's other class: decimal forms and scientific forms of fractions.
+        check(
+            &NumberSpec {
+                fractions: true,
+                draft4: true,
+                ..NumberSpec::default()
+            },
+            |t, v| t.contains('.') && !t.contains('e') || (t.contains('e') && !is_int(v)),
+        );
+    }
+
+    #[test]
+    fn bounds_against_brute_force() {
+        let bounds = [
+            "0", "1", "-1", "7", "42", "99.5", "100", "-100", "0.25", "-0.05", "2.5e-3", "1e2",
+            "120.125", "-120.125", "3.14159", "1e30", "-1e30", "1e-30",
+        ];
+        for lo in bounds {
+            for lx in [false, true] {
+                let b = scaled_bound(lo);
+                let spec = NumberSpec {
+                    lo: Some((dec(lo), lx)),
+                    ..NumberSpec::any()
+                };
+                check(&spec, |_, v| if lx { v > b } else { v >= b });
+                let spec = NumberSpec {
+                    hi: Some((dec(lo), lx)),
+                    integers: true,
+                    ..NumberSpec::default()
+                };
+                check(&spec, |t, v| {
+                    int_text(t, v) && if lx { v < b } else { v <= b }
+                });
+            }
+        }
+        let spec = NumberSpec {
+            lo: Some((dec("-2.5"), false)),
+            hi: Some((dec("17"), true)),
+            ..NumberSpec::any()
+        };
+        check(&spec, |_, v| v >= scaled("-2.5") && v < scaled("17"));
+    }
+
+    /// A bound's scaled value, saturating far outside the texts' range.
+    fn scaled_bound(text: &str) -> i128 {
+        match text {
+            "1e30" => i128::MAX,
+            "-1e30" => i128::MIN,
+            "1e-30" => 1, // between 0 and the smallest test value
+            _ => scaled(text),
+        }
+    }
+
+    #[test]
+    fn integers_against_brute_force() {
+        // Every integer in a window, many ranges, both bound kinds.
+        for (lo, hi) in [
+            (-1000, 1000),
+            (0, 9),
+            (10, 99),
+            (-99, -10),
+            (7, 7),
+            (95, 1004),
+        ] {
+            let spec = NumberSpec {
+                integers: true,
+                lo: Some((dec(&lo.to_string()), false)),
+                hi: Some((dec(&hi.to_string()), true)),
+                ..NumberSpec::default()
+            };
+            let t = spec.table(&Limits::default()).unwrap();
+            for v in -1500i64..=1500 {
+                assert_eq!(
+                    t.matches(v.to_string().as_bytes()),
+                    v >= lo && v < hi,
+                    "{v} in [{lo}, {hi})"
+                );
+            }
+        }
+        // Bounds past i64, up to the largest integers written.
+        let huge = NumberSpec {
+            integers: true,
+            lo: Some((dec("-1e30"), false)),
+            hi: Some((dec("18446744073709551614"), false)),
+            ..NumberSpec::default()
+        };
+        let t = huge.table(&Limits::default()).unwrap();
+        assert!(t.matches(b"18446744073709551614") && !t.matches(b"18446744073709551615"));
+        assert!(t.matches(b"-9223372036854775808") && !t.matches(b"-9223372036854775809"));
+        assert!(t.matches(b"1e19") && !t.matches(b"1e20") && t.matches(b"-1e19"));
+        // Integers alone: no scientific form with fraction digits.
+        assert!(!t.matches(b"1.8e19"));
+        // A bound of a million digits builds as quickly as a short one.
+        let million: String = "7".repeat(1_000_000);
+        let started = std::time::Instant::now();
+        let far = NumberSpec {
+            integers: true,
+            lo: Some((dec(&format!("-{million}")), false)),
+            hi: Some((dec(&million), true)),
+            ..NumberSpec::default()
+        };
+        let t = far.table(&Limits::default()).unwrap();
+        assert!(t.matches(b"18446744073709551615") && t.matches(b"-1e+300"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let beyond = NumberSpec {
+            integers: true,
+            hi: Some((dec("1e300"), false)),
+            ..NumberSpec::default()
+        };
+        let t = beyond.table(&Limits::default()).unwrap();
+        assert!(t.matches(b"18446744073709551615") && t.matches(b"1e299") && !t.matches(b"2e300"));
+    }
+
+    #[test]
+    fn multiples_against_brute_force() {
+        for k in 1..=13u64 {
+            let spec = NumberSpec {
+                integers: true,
+                multiple_of: vec![dec(&k.to_string())],
+                ..NumberSpec::default()
+            };
+            let t = spec.table(&Limits::default()).unwrap();
+            for v in -400i64..=400 {
+                assert_eq!(
+                    t.matches(v.to_string().as_bytes()),
+                    v.unsigned_abs() % k == 0,
+                    "{v} multiple of {k}"
+                );
+            }
+            // Scientific forms are not written with a multipleOf, except for integer values
+            // when every integer is a multiple.
+            assert_eq!(t.matches(b"1e2"), k == 1);
+        }
+        for q in ["0.25", "0.1", "1.5", "0.001", "2e1", "0.05"] {
+            let qs = scaled(q);
+            let spec = NumberSpec {
+                multiple_of: vec![dec(q)],
+                ..NumberSpec::any()
+            };
+            // Integer values keep their scientific form when every integer is a multiple.
+            let one = scaled("1") % qs == 0;
+            check(&spec, |t, v| {
+                v % qs == 0 && (!t.contains('e') || (one && is_int(v)))
+            });
+            let spec = NumberSpec {
+                not_multiple_of: vec![dec(q)],
+                ..NumberSpec::any()
+            };
+            check(&spec, |t, v| !t.contains('e') && v % qs != 0);
+        }
+        // Divisors of one keep the scientific form for integer values.
+        let half = NumberSpec {
+            multiple_of: vec![dec("0.5")],
+            ..NumberSpec::any()
+        };
+        let t = half.table(&Limits::default()).unwrap();
+        for (text, want) in [
+            ("1e+308", true),
+            ("2.5e1", true),
+            ("1.5e-1", false),
+            ("0.5", true),
+            ("0.25", false),
+            ("1.25e1", false),
+        ] {
+            assert_eq!(t.matches(text.as_bytes()), want, "{text}");
+        }
+        assert!(matches!(
+            NumberSpec {
+                multiple_of: vec![dec("0.123456789")],
+                ..NumberSpec::any()
+            }
+            .table(&Limits::default()),
+            Err(NumberError::TooFine)
+        ));
+        // In a bounded range, the multiples of a fine divisor are few.
+        let q = dec("123456789");
+        let got = q
+            .multiples_between(&(dec("-300000000"), false), &(dec("370370367"), true), 10)
+            .unwrap();
+        let want: Vec<Decimal> = [-246913578i64, -123456789, 0, 123456789, 246913578]
+            .iter()
+            .map(|v| dec(&v.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        let fine = dec("0.0001");
+        assert_eq!(
+            fine.multiples_between(&(dec("0.0075"), false), &(dec("0.0077"), false), 10)
+                .unwrap(),
+            vec![dec("0.0075"), dec("0.0076"), dec("0.0077")]
+        );
+        assert!(fine
+            .multiples_between(&(dec("0"), false), &(dec("1"), false), 100)
+            .is_none());
+        let both = NumberSpec {
+            integers: true,
+            multiple_of: vec![dec("3"), dec("5")],
+            lo: Some((dec("0"), true)),
+            hi: Some((dec("100"), false)),
+            ..NumberSpec::default()
+        };
+        let t = both.table(&Limits::default()).unwrap();
+        for v in -200i64..=200 {
+            let want = v > 0 && v <= 100 && v % 15 == 0;
+            assert_eq!(t.matches(v.to_string().as_bytes()), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn decimals_parse_compare_and_spell() {
+        assert_eq!(dec("1.50").cmp_value(&dec("1.5")), Ordering::Equal);
+        assert_eq!(dec("1e2").cmp_value(&dec("100.0")), Ordering::Equal);
+        assert_eq!(dec("-0").cmp_value(&dec("0.0")), Ordering::Equal);
+        assert_eq!(dec("-2").cmp_value(&dec("-10")), Ordering::Greater);
+        assert!(!dec("12e-1").is_integer() && dec("1.2e1").is_integer());
+        for (value, yes, no) in [
+            (
+                "1",
+                &["1", "1.0", "1.000"][..],
+                &["1e0", "10e-1", "1.1", "01"][..],
+            ),
+            ("100", &["100", "100.0", "1e2"], &["1.0e2", "10e1"]),
+            ("0.05", &["0.05", "0.050", "5e-2"], &["0.5e-1", ".05"]),
+            (
+                "-1.5",
+                &["-1.5", "-1.50", "-1.5e0"][..2],
+                &["1.5", "-15e-1"],
+            ),
+            (
+                "0",
+                &["0", "0.0", "-0.00"],
+                &["00", "0e1", "-0", "0.0000000"],
+            ),
+            (
+                "0.0000012",
+                &["0.0000012", "1.2e-6"],
+                &["0.00000120000000000001"],
+            ),
+            ("0.000000012", &["1.2e-8"], &["0.000000012"]),
+            ("1e300", &["1e300"], &["1"]),
+        ] {
+            let re = format!("^(?:{})$", dec(value).spellings());
+            let re = regex_automata::meta::Regex::new(&re).unwrap();
+            for y in yes {
+                assert!(re.is_match(y), "{y} spells {value}");
+            }
+            for n in no {
+                assert!(!re.is_match(n), "{n} does not spell {value}");
+            }
+        }
+    }
+}
