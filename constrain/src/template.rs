@@ -23,7 +23,16 @@
 //!   - XML parameters (`content: xml-inline` with Qwen3-Coder's `<parameter=K>` tags): one
 //!     `<parameter=K>\nV\n</parameter>\n` per written parameter, V typed by its schema;
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
-//!   after the content region or a tool call.
+//!   after the content region or a tool call. The implicit field's close may also stand
+//!   between the content and the calls, and twice after them (the parser reads it wherever no
+//!   region is open: DeepSeek V3.1's `<｜tool▁calls▁begin｜>` ... `<｜tool▁calls▁end｜>`
+//!   `<｜end▁of▁sentence｜>`).
+//!
+//! Delimiters ending in a look-ahead (`(?=...)`, one branch each) are written as their
+//! consumed part, and the text after them must begin with a match of the look-ahead (a
+//! segment's [`crate::graph::Segment::ahead`]): Mistral's call close `(?=\[TOOL_CALLS\])` is
+//! empty before the next call. A `$` branch ends the response. Texts that must hold no match
+//! avoid the consumed part followed by the look-ahead's text; negative look-aheads are refused.
 //!
 //! Delimiters are bounded: at most [`Options::delimiter_slack`] bytes longer than their
 //! shortest form (a `\s*` or `[^<]*` inside cannot run on), and never start with whitespace
@@ -210,7 +219,36 @@ fn delimiter_hir(
     name: Option<&str>,
     at: &str,
 ) -> Result<Hir, ConstrainError> {
-    Ok(delimiter_parts(spec, name, at)?.hir)
+    Ok(delimiter_parts(spec, name, at, Branches::Consumed)?.hir)
+}
+
+/// A branch's trailing look-ahead (`(negated, body)`, see [`template_build::pyregex::DfaBranch`]).
+type Lookahead = (bool, String);
+
+/// Whether a look-ahead is Python's `$` (the end of the text, or a final newline before it).
+fn is_end(lookahead: &Lookahead) -> bool {
+    !lookahead.0 && lookahead.1 == "\n?\\z"
+}
+
+/// Which branches of a delimiter a language is built from.
+#[derive(Clone, Copy)]
+enum Branches<'a> {
+    /// Every branch, a look-ahead's text written after its main part (`$` left out): what a
+    /// text must not hold to hold no match of the delimiter.
+    Consumed,
+    /// The branches ending in this look-ahead (`None`: in none), their main parts only.
+    Ahead(Option<&'a Lookahead>),
+}
+
+/// What must follow a delimiter's words.
+#[derive(Clone)]
+enum Ahead {
+    /// Anything.
+    Any,
+    /// A text beginning with a word of the table (a look-ahead).
+    Text(Box<Table>),
+    /// Nothing: the response ends (`$`).
+    End,
 }
 
 /// A delimiter's language in parts.
@@ -231,9 +269,15 @@ fn delimiter_parts(
     spec: &DelimiterSpec,
     name: Option<&str>,
     at: &str,
+    select: Branches,
 ) -> Result<Parts, ConstrainError> {
     let mut splits = Vec::new();
     match spec {
+        DelimiterSpec::Literals(_) if matches!(select, Branches::Ahead(Some(_))) => Ok(Parts {
+            hir: Hir::fail(),
+            splits,
+            exact: None,
+        }),
         DelimiterSpec::Literals(list) => Ok(Parts {
             hir: Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
             splits,
@@ -245,12 +289,31 @@ fn delimiter_parts(
             let mut exact = Vec::new();
             let mut words = false;
             for branch in &translated.branches {
-                if branch.lookahead.is_some() {
+                if branch.lookahead.as_ref().is_some_and(|l| l.0) {
                     return Err(cerr(
                         at,
-                        "a delimiter ending in a look-ahead or `$` is not generated",
+                        "a delimiter ending in a negative look-ahead `(?!...)` is not generated",
                     ));
                 }
+                let main = match (select, &branch.lookahead) {
+                    (Branches::Ahead(want), la) if la.as_ref() != want => continue,
+                    (Branches::Consumed, Some(la)) if !is_end(la) => {
+                        format!("(?:{})(?:{})", branch.main, la.1)
+                    }
+                    (Branches::Consumed, Some(_)) => {
+                        // `$`: a match ends the output, so a text with a delimiter after it
+                        // holds one only where the main part is written; an empty main part
+                        // matches there only at the very end, where no such text stands.
+                        let hir = regex_syntax::Parser::new()
+                            .parse(&branch.main)
+                            .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                        if hir.properties().minimum_len() == Some(0) {
+                            continue;
+                        }
+                        branch.main.clone()
+                    }
+                    _ => branch.main.clone(),
+                };
                 if branch.behind.is_some() {
                     // The parser runs it (the character before the match); generating it
                     // needs that character's class in the grammar, as for `\b`.
@@ -260,7 +323,7 @@ fn delimiter_parts(
                     ));
                 }
                 let hir = regex_syntax::Parser::new()
-                    .parse(&branch.main)
+                    .parse(&main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
                 if crate::word::has_ascii_word_assertion(&hir) {
                     // regex-automata's tables read the start and the end of the delimiter as
@@ -301,7 +364,12 @@ fn delimiter_parts(
                 // character the group also takes (`[^\s<]+` in gpt-oss), or the captured name
                 // would be longer than the tool's. Split the branch after the name.
                 match (name_class(&group), split_after_group(&hir, "name", n)) {
-                    (Some(class), Some((pre, post))) => splits.push(NameSplit { pre, post, class }),
+                    (Some((class, greedy)), Some((pre, post))) => splits.push(NameSplit {
+                        pre,
+                        post,
+                        class,
+                        greedy,
+                    }),
                     (Some(_), None) => {
                         return Err(cerr(
                             at,
@@ -330,28 +398,70 @@ struct Delimiter {
     text: Table,
 }
 
-/// A delimiter branch cut after the tool name: `pre` ends with the name, `post` may not start
-/// with a character of `class` (the name group's repeated class).
+/// A delimiter's branches grouped by their look-ahead ([`Builder::add_delimiter`]).
+#[derive(Clone)]
+struct DelimiterSet {
+    groups: Vec<(Delimiter, Ahead)>,
+    /// Its words, each look-ahead's words written after its main part, without class bytes.
+    text: Table,
+}
+
+/// A delimiter branch cut after the tool name: `pre` ends with the name; a greedy group's
+/// `post` may not start with a character of `class` (the name group's repeated class), a lazy
+/// group's name may not hold a character `post` can start with.
 struct NameSplit {
     pre: Hir,
     post: Hir,
     class: Hir,
+    greedy: bool,
 }
 
-/// Splits a branch (a concatenation with the `group` capture at its top level) into the part
-/// up to and including the group (replaced by `text`) and the rest.
+/// Splits a branch (a concatenation with the `group` capture at its top level, or inside
+/// captures at its top level: Kimi's `(?P<id>(?:functions\.)?(?P<name>[^<]+?):\d+)`) into
+/// the part up to and including the group (replaced by `text`) and the rest.
 fn split_after_group(hir: &Hir, group: &str, text: &str) -> Option<(Hir, Hir)> {
-    let items: Vec<Hir> = match hir.kind() {
-        HirKind::Concat(hs) => hs.clone(),
-        _ => vec![hir.clone()],
-    };
-    let k = items.iter().position(
-        |h| matches!(h.kind(), HirKind::Capture(c) if c.name.as_deref() == Some(group)),
-    )?;
+    let items = top_level_items(hir, group);
+    let k = items
+        .iter()
+        .position(|h| matches!(h.kind(), HirKind::Capture(c) if is_group(c, group)))?;
     let mut pre: Vec<Hir> = items[..k].to_vec();
     pre.push(Hir::literal(text.as_bytes()));
     let post: Vec<Hir> = items[k + 1..].to_vec();
     Some((Hir::concat(pre), Hir::concat(post)))
+}
+
+/// Whether capture `c` is group `group` or one of its copies (a name defined more than once,
+/// `parser_runtime_core::groups`: Mistral's open names the tool in each of two branches).
+fn is_group(c: &regex_syntax::hir::Capture, group: &str) -> bool {
+    c.name
+        .as_deref()
+        .is_some_and(|n| parser_runtime_core::groups::base_name(n) == group)
+}
+
+/// The items of `hir` as a concatenation, the captures that hold the `group` capture opened
+/// up (only languages matter here), so that the group stands at the top level.
+fn top_level_items(hir: &Hir, group: &str) -> Vec<Hir> {
+    fn holds(hir: &Hir, group: &str) -> bool {
+        match hir.kind() {
+            HirKind::Capture(c) => is_group(c, group) || holds(&c.sub, group),
+            HirKind::Repetition(r) => holds(&r.sub, group),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(|h| holds(h, group)),
+            _ => false,
+        }
+    }
+    let items: Vec<Hir> = match hir.kind() {
+        HirKind::Concat(hs) => hs.clone(),
+        _ => vec![hir.clone()],
+    };
+    items
+        .into_iter()
+        .flat_map(|h| match h.kind() {
+            HirKind::Capture(c) if !is_group(c, group) && holds(&c.sub, group) => {
+                top_level_items(&c.sub, group)
+            }
+            _ => vec![h],
+        })
+        .collect()
 }
 
 /// `hir` without a leading optional whitespace run (`\s*` at the start of a branch): a
@@ -385,11 +495,12 @@ fn without_leading_whitespace(hir: &Hir) -> Hir {
     }
 }
 
-/// The class a name group repeats (`[^\s<]` of `[^\s<]+`), if it is one.
-fn name_class(group: &Hir) -> Option<Hir> {
+/// The class a name group repeats (`[^\s<]` of `[^\s<]+`), if it is one, and whether the
+/// repetition is greedy.
+fn name_class(group: &Hir) -> Option<(Hir, bool)> {
     match group.kind() {
         HirKind::Repetition(r) => match r.sub.kind() {
-            HirKind::Class(_) => Some((*r.sub).clone()),
+            HirKind::Class(_) => Some(((*r.sub).clone(), r.greedy)),
             _ => None,
         },
         HirKind::Capture(c) => name_class(&c.sub),
@@ -401,7 +512,7 @@ fn name_class(group: &Hir) -> Option<Hir> {
 /// receives the group's pattern.
 fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut Option<Hir>) -> Hir {
     match hir.kind() {
-        HirKind::Capture(c) if c.name.as_deref() == Some(group) => {
+        HirKind::Capture(c) if is_group(c, group) => {
             *found = Some((*c.sub).clone());
             Hir::literal(text.as_bytes())
         }
@@ -564,11 +675,11 @@ impl Builder {
                     .intersect(&guard, &b.limits())
                     .map_err(|e| build(at, e))?;
                 let o = b.delimiter(open, None, &delimiter_path(field, "open", open))?;
-                let o = b.add_delimiter("tool_calls.open", o);
+                let (o, o_exit) = b.add_delimiter("tool_calls.open", o);
                 let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
-                let c = b.add_delimiter("tool_calls.close", close);
-                b.graph.link(o, body);
-                b.graph.link(body, c);
+                let (c_entry, c) = b.add_delimiter("tool_calls.close", close);
+                b.graph.link(o_exit, body);
+                b.graph.link(body, c_entry);
                 call_opens.push(o);
                 call_closes.push(c);
             }
@@ -596,13 +707,14 @@ impl Builder {
                         ));
                     }
                     let o = b.delimiter(open, Some(name), &delimiter_path(field, "open", open))?;
-                    let o = b.add_delimiter(format!("tool_calls.open({name})"), o);
+                    let (o, o_exit) = b.add_delimiter(format!("tool_calls.open({name})"), o);
                     let body =
                         b.graph
                             .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
-                    let c = b.add_delimiter(format!("tool_calls.close({name})"), close.clone());
-                    b.graph.link(o, body);
-                    b.graph.link(body, c);
+                    let (c_entry, c) =
+                        b.add_delimiter(format!("tool_calls.close({name})"), close.clone());
+                    b.graph.link(o_exit, body);
+                    b.graph.link(body, c_entry);
                     call_opens.push(o);
                     call_closes.push(c);
                 }
@@ -621,10 +733,58 @@ impl Builder {
         spec: &DelimiterSpec,
         name: Option<&str>,
         at: &str,
+    ) -> Result<DelimiterSet, ConstrainError> {
+        let mut aheads: Vec<Option<Lookahead>> = Vec::new();
+        match spec {
+            DelimiterSpec::Literals(_) => aheads.push(None),
+            DelimiterSpec::Pattern { translated, .. } => {
+                for branch in &translated.branches {
+                    if !aheads.contains(&branch.lookahead) {
+                        aheads.push(branch.lookahead.clone());
+                    }
+                }
+            }
+        }
+        let mut groups = Vec::new();
+        let mut texts = Vec::new();
+        for lookahead in &aheads {
+            let select = Branches::Ahead(lookahead.as_ref());
+            let group = self.delimiter_group(spec, name, at, select)?;
+            let ahead = match lookahead {
+                None => Ahead::Any,
+                Some(l) if is_end(l) => Ahead::End,
+                Some((_, body)) => {
+                    let hir = regex_syntax::Parser::new()
+                        .parse(body)
+                        .map_err(|e| cerr(at, format!("look-ahead: {e}")))?;
+                    let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
+                    Ahead::Text(Box::new(table))
+                }
+            };
+            texts.push(match &ahead {
+                Ahead::Text(t) => concat(vec![group.text.clone(), (**t).clone()], &self.limits())
+                    .map_err(|e| build(at, e))?,
+                _ => group.text.clone(),
+            });
+            groups.push((group, ahead));
+        }
+        let text = union(texts, &self.limits()).map_err(|e| build(at, e))?;
+        Ok(DelimiterSet { groups, text })
+    }
+
+    /// The branches of a delimiter that `select` picks, bounded in length (a look-ahead's
+    /// main part may be empty: the text after it writes what it looks at).
+    fn delimiter_group(
+        &self,
+        spec: &DelimiterSpec,
+        name: Option<&str>,
+        at: &str,
+        select: Branches,
     ) -> Result<Delimiter, ConstrainError> {
+        let may_be_empty = matches!(select, Branches::Ahead(Some(_)));
         // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
         // than its minimum, so a delimiter cannot run on.
-        let Parts { hir, splits, exact } = delimiter_parts(spec, name, at)?;
+        let Parts { hir, splits, exact } = delimiter_parts(spec, name, at, select)?;
         let slack = self.options.delimiter_slack as u32;
         let mut tables = Vec::new();
         // Branches without a split name (an empty alternation is the empty language).
@@ -638,6 +798,23 @@ impl Builder {
                 .map_err(|e| build(at, e))?;
             let post = Table::from_hir(&bound_repetitions(&split.post, slack), &self.limits())
                 .map_err(|e| build(at, e))?;
+            if !split.greedy {
+                // A lazy group ends where the rest first matches: the name may hold no byte
+                // that the rest can start with (Kimi's `[^<]+?` before `:0`).
+                let n = name.unwrap_or_default();
+                if let Some(b) = n.bytes().find(|&b| post.next(START, b) != DEAD) {
+                    return Err(cerr(
+                        at,
+                        format!(
+                            "the tool name {n:?} holds {:?}, where the template's lazy name \
+                             group would end",
+                            b as char
+                        ),
+                    ));
+                }
+                tables.push(concat(vec![pre, post], &self.limits()).map_err(|e| build(at, e))?);
+                continue;
+            }
             // Empty, or starting with a character outside the name group's class.
             let mut outside = match split.class.kind() {
                 HirKind::Class(Class::Unicode(c)) => c.clone(),
@@ -665,7 +842,11 @@ impl Builder {
         // text before it (whose parser strips it), so a delimiter cannot start at every
         // position of a whitespace run.
         let shape = regex_syntax::Parser::new()
-            .parse(r"\S(?s:.)*")
+            .parse(if may_be_empty {
+                r"(?:\S(?s:.)*)?"
+            } else {
+                r"\S(?s:.)*"
+            })
             .map_err(|e| cerr(at, e.to_string()))?;
         let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
         let out = table
@@ -678,7 +859,7 @@ impl Builder {
             ));
         }
         let Some(exact) = exact else {
-            return self.checked(at, out.clone(), Default::default(), out);
+            return self.checked(at, out.clone(), Default::default(), out, may_be_empty);
         };
         // Word assertions: the exact language (class bytes where an edge reads a neighbour)
         // within the shape built above without them. The pattern itself, as the parser runs
@@ -697,18 +878,19 @@ impl Builder {
                  boundaries hold",
             ));
         }
-        self.checked(at, table, marks, text)
+        self.checked(at, table, marks, text, may_be_empty)
     }
 
-    /// `table` as a delimiter, unless it matches the empty string.
+    /// `table` as a delimiter, unless it matches the empty string (and may not).
     fn checked(
         &self,
         at: &str,
         table: Table,
         marks: crate::graph::Marks,
         text: Table,
+        may_be_empty: bool,
     ) -> Result<Delimiter, ConstrainError> {
-        if shortest(&text) == Some(0) {
+        if !may_be_empty && shortest(&text) == Some(0) {
             return Err(cerr(
                 at,
                 "a delimiter that matches the empty string is not generated",
@@ -717,10 +899,42 @@ impl Builder {
         Ok(Delimiter { table, marks, text })
     }
 
-    /// Adds a delimiter segment.
-    fn add_delimiter(&mut self, name: impl Into<String>, d: Delimiter) -> usize {
-        self.graph
-            .add_marked(name, SegmentKind::Delimiter, d.table, d.marks)
+    /// Adds a delimiter's segments; returns the one to link to (entry) and the one to link
+    /// from (exit). A delimiter with look-ahead branches is a segment per look-ahead between
+    /// an empty entry and exit (a `$` branch ends the response instead of reaching the exit).
+    fn add_delimiter(&mut self, name: impl Into<String>, d: DelimiterSet) -> (usize, usize) {
+        let name = name.into();
+        if let [(only, Ahead::Any)] = &d.groups[..] {
+            let s =
+                self.graph
+                    .add_marked(name, SegmentKind::Delimiter, only.table.clone(), only.marks);
+            return (s, s);
+        }
+        let empty = || Table::literal(b"");
+        let entry = self
+            .graph
+            .add(format!("{name}.entry"), SegmentKind::Delimiter, empty());
+        let exit = self
+            .graph
+            .add(format!("{name}.exit"), SegmentKind::Delimiter, empty());
+        for (i, (group, ahead)) in d.groups.into_iter().enumerate() {
+            let s = self.graph.add_marked(
+                format!("{name}[{i}]"),
+                SegmentKind::Delimiter,
+                group.table,
+                group.marks,
+            );
+            self.graph.link(entry, s);
+            match ahead {
+                Ahead::Any => self.graph.link(s, exit),
+                Ahead::Text(t) => {
+                    self.graph.set_ahead(s, *t);
+                    self.graph.link(s, exit);
+                }
+                Ahead::End => self.graph.segments[s].last = true,
+            }
+        }
+        (entry, exit)
     }
 
     /// Texts holding no match of any of `specs`, and ending with no partial match of one
@@ -944,8 +1158,8 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// Errors ([`ConstrainError`], naming the template path, the tools pointer or the request
 /// field): tools outside the strict-tools rules; a tool choice naming no tool; a response
 /// format outside the subset; a template whose tool-call field is not one of the
-/// [`Family`]s, whose content is not text, or whose delimiters end in a look-ahead or have
-/// an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
+/// [`Family`]s, whose content is not text, or whose delimiters end in a negative look-ahead
+/// or have an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
 /// tables past [`Options::limits`].
 pub fn compile(
     template: &TemplateModel,
@@ -1136,13 +1350,13 @@ impl Builder {
         let o = self.delimiter(open, None, &delimiter_path(r, "open", open))?;
         let c = self.delimiter(close, None, &delimiter_path(r, "close", close))?;
         let body = self.body_guard(close, &c.text, &delimiter_path(r, "close", close))?;
-        let o = self.add_delimiter(format!("{}.open", r.name), o);
+        let (o, o_exit) = self.add_delimiter(format!("{}.open", r.name), o);
         let body = self
             .graph
             .add(format!("{}.body", r.name), SegmentKind::Body, body);
-        let c = self.add_delimiter(format!("{}.close", r.name), c);
-        self.graph.link(o, body);
-        self.graph.link(body, c);
+        let (c_entry, c) = self.add_delimiter(format!("{}.close", r.name), c);
+        self.graph.link(o_exit, body);
+        self.graph.link(body, c_entry);
         Ok((o, c))
     }
 
@@ -1183,16 +1397,22 @@ impl Builder {
             watched.push((close, delimiter_path(field, "close", close)));
         }
         let free = self.avoiding(&watched)?;
-        let end = match &field.close {
+        let close = match &field.close {
             Some(close) => {
-                let t = self.delimiter(close, None, &delimiter_path(field, "close", close))?;
-                self.add_delimiter(format!("{}.close", field.name), t)
+                Some(self.delimiter(close, None, &delimiter_path(field, "close", close))?)
             }
-            None => self
-                .graph
-                .add("end", SegmentKind::Delimiter, Table::literal(b"")),
+            None => None,
         };
-        self.graph.segments[end].last = true;
+        let end = match &close {
+            Some(t) => self.add_delimiter(format!("{}.close", field.name), t.clone()),
+            None => {
+                let end = self
+                    .graph
+                    .add("end", SegmentKind::Delimiter, Table::literal(b""));
+                (end, end)
+            }
+        };
+        self.graph.segments[end.1].last = true;
         let content = match &turn.json_content {
             None => self
                 .graph
@@ -1224,12 +1444,35 @@ impl Builder {
             }
         }
         if !turn.calls_required {
-            self.graph.link(content, end);
+            self.graph.link(content, end.0);
         }
         if text_content {
             for &o in &turn.call_opens {
                 self.graph.link(content, o);
             }
+        }
+        // The implicit field's close may also stand between the content and the calls, and
+        // twice after them: the parser reads it wherever no region is open (DeepSeek V3.1
+        // writes `text<｜tool▁calls▁begin｜>calls<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`,
+        // all three alternatives of its content's close; Kimi K2 ends its calls with
+        // `<|tool_calls_section_end|><|im_end|>`).
+        let mut calls_end = end.0;
+        if let (Some(close), true) = (&close, !turn.call_opens.is_empty()) {
+            let name = &field.name;
+            if text_content {
+                let before =
+                    self.add_delimiter(format!("{name}.close(before calls)"), close.clone());
+                self.graph.link(content, before.0);
+                for &o in &turn.call_opens {
+                    self.graph.link(before.1, o);
+                }
+            }
+            let first = self.add_delimiter(format!("{name}.close(after calls)"), close.clone());
+            let second = self.add_delimiter(format!("{name}.close(end)"), close.clone());
+            self.graph.link(first.1, second.0);
+            self.graph.segments[first.1].last = true;
+            self.graph.segments[second.1].last = true;
+            calls_end = first.0;
         }
         // After a call: a little whitespace (models write a newline between calls), then
         // another call or the end of turn. A turn may also stop right after a call: the
@@ -1247,7 +1490,7 @@ impl Builder {
             for &o in &turn.call_opens {
                 self.graph.link(gap, o);
             }
-            self.graph.link(gap, end);
+            self.graph.link(gap, calls_end);
         }
         Ok(starts)
     }
@@ -1321,11 +1564,11 @@ impl Builder {
                 .intersect(&guard, &self.limits())
                 .map_err(|e| build("response_format", e))?,
         };
-        let o = self.add_delimiter("content.open", o);
+        let (o, o_exit) = self.add_delimiter("content.open", o);
         let body = self.graph.add("content.body", SegmentKind::Body, body);
-        let c = self.add_delimiter("content.close", c);
-        self.graph.link(o, body);
-        self.graph.link(body, c);
+        let (c_entry, c) = self.add_delimiter("content.close", c);
+        self.graph.link(o_exit, body);
+        self.graph.link(body, c_entry);
         self.graph.segments[c].last = true;
         Ok(o)
     }
@@ -1596,6 +1839,43 @@ mod tests {
                 // `END` then `S`: no boundary after `END`... and none before `STOP`.
                 format!("{call}STOP"),
                 format!("{call} STOPx"),
+            ],
+        );
+    }
+
+    #[test]
+    fn look_aheads_are_written_by_what_follows() {
+        // The open's look-ahead `{` is the body's first byte; the close is empty before the
+        // next call's `[C]`, or `$`: the response ends right after the call.
+        let c = compiled(
+            serde_json::json!({"start_anchor": "<s>", "fields": {
+                "content": {"close": "</s>"},
+                "tool_calls": {"open_pattern": "\\[C\\](?P<name>\\w+)(?=\\{)",
+                    "close_pattern": "(?=\\[C\\])|$", "content": "json", "repeats": true,
+                    "transform": {"type": "function",
+                        "function": {"name": "{name}", "arguments": "{content}"}}}}}),
+            &Request {
+                tools: weather(),
+                ..Request::default()
+            },
+        )
+        .unwrap();
+        let call = |city: &str| format!("[C]get_weather{{\"city\":\"{city}\"}}");
+        language(
+            &c.machine.table,
+            &[
+                call("P"),
+                format!("hi{}{}", call("P"), call("Q")),
+                "hi</s>".to_string(),
+            ],
+            &[
+                // No `{` right after the open: no call, and content must end with `</s>`.
+                "[C]get_weather {\"city\":\"P\"}".to_string(),
+                // `$`: nothing after the call but another call (or whitespace, which the
+                // body ends with).
+                format!("{}</s>", call("P")),
+                format!("{}x", call("P")),
+                format!("{} x", call("P")),
             ],
         );
     }

@@ -168,11 +168,13 @@ fn llama_call_lists_are_refused_by_name() {
     .unwrap_err();
     assert_eq!(e.at, "fields.tool_calls.content");
     assert!(e.reason.contains("json-call-list"), "{e}");
-    // Without tools, content must avoid the call's open, a look-ahead (`{` followed by a
-    // `"name"` key), which constrained generation does not write either: also a clear error.
-    let e = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap_err();
-    assert_eq!(e.at, "fields.tool_calls.open_pattern");
-    assert!(e.reason.contains("look-ahead"), "{e}");
+    // Without tools, content avoids the call's open, a look-ahead (`{` followed by a `"name"`
+    // key): JSON may stand in the answer, a call object may not.
+    let c = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap();
+    let t = &c.machine.table;
+    assert!(t.matches("Use this config: {\"debug\": true}. Then restart.<|eot_id|>".as_bytes()));
+    assert!(!t.matches("Try {\"name\": \"x\"}<|eot_id|>".as_bytes()));
+    assert!(!t.matches("Try <|python_tag|>{ \"type\" : 1}<|eot_id|>".as_bytes()));
 }
 
 #[test]
