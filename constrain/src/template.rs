@@ -14,14 +14,19 @@
 //!   [`Options::around_body`] whitespace bytes around it. A template whose `content` field has
 //!   its own open (gpt-oss) writes it as a region;
 //! * **tool calls** (`tool_calls` field), each a region whose body is exactly one call of a
-//!   declared tool with arguments in its parameters' language (strict tools: objects closed,
-//!   required parameters present), in one of three families:
+//!   declared tool (a list of at least one for the list families) with arguments in its
+//!   parameters' language (strict tools: objects closed, required parameters present), in one
+//!   of these families:
 //!   - JSON call in delimiters (`content: json`, transform `{"type": "function", "function":
 //!     "{content}"}`: SmolLM3, Qwen3, Hermes): `{"name": N, "arguments": {...}}`;
 //!   - name in the open delimiter, JSON arguments (a `name` group in the open, transform
 //!     `function: {"name": "{name}", "arguments": "{content}"}`: gpt-oss, Gemma 4);
 //!   - XML parameters (`content: xml-inline` with Qwen3-Coder's `<parameter=K>` tags): one
 //!     `<parameter=K>\nV\n</parameter>\n` per written parameter, V typed by its schema;
+//!   - lists of JSON calls: `json-call-list` (Granite 3, Llama 3.1's
+//!     `call; call`, Mistral before v11), or `json` with `transform_each` reading the name and
+//!     the arguments from two keys of each call (Command A's `tool_name` / `parameters`,
+//!     Phi-4-mini);
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
 //!   after the content region or a tool call. The implicit field's close may also stand
 //!   between the content and the calls, and twice after them (the parser reads it wherever no
@@ -641,34 +646,18 @@ impl Builder {
         }
         let around = b.ws_around();
         match family {
-            Family::JsonCall => {
+            Family::JsonCall | Family::JsonCallList | Family::JsonList => {
+                let shape = CallShape::of(field, family)?;
+                let ws = ws_hir(options.json.whitespace);
                 let mut calls = Vec::new();
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let args = SchemaLanguage::new(parameters, options.json)
                         .compile()
                         .map_err(|e| schema_error(&format!("tools/{i}/function/parameters"), e))?;
-                    let ws = ws_hir(options.json.whitespace);
-                    calls.push(Hir::concat(vec![
-                        Hir::literal(&b"{"[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"name\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        Hir::literal(Value::from(name.as_str()).to_string().as_bytes()),
-                        ws.clone(),
-                        Hir::literal(&b","[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"arguments\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        args,
-                        ws,
-                        Hir::literal(&b"}"[..]),
-                    ]));
+                    calls.push(shape.call(name, args, &ws));
                 }
-                let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
+                let calls = shape.list(Hir::alternation(calls));
+                let body = Hir::concat(vec![around.clone(), calls, around]);
                 let at = "tools";
                 let body = b
                     .table(&body, at)?
@@ -1025,6 +1014,150 @@ impl Builder {
     }
 }
 
+/// How the JSON call objects of one region are written.
+struct CallShape {
+    /// The key of the tool name.
+    name_key: String,
+    /// The keys the arguments object may stand under (json-call-list's `arguments_keys`).
+    arguments_keys: Vec<String>,
+    /// `None`: one call per region; else a list of calls: the separator between two, and
+    /// whether the list stands in brackets.
+    list: Option<(String, bool)>,
+}
+
+/// Whitespace bytes a list of calls may have around its brackets and separators (a newline
+/// and indentation before each call, as Command A writes it).
+const LIST_LAYOUT: u32 = 8;
+
+impl CallShape {
+    /// The shape of `family` for the tool-call field `field` (its content arguments, or the
+    /// keys its transform reads).
+    fn of(field: &FieldModel, family: Family) -> Result<CallShape, ConstrainError> {
+        let key = |path: &str| {
+            field
+                .transform
+                .as_ref()
+                .and_then(|t| t.pointer(path))
+                .and_then(Value::as_str)
+                .and_then(|p| p.strip_prefix('{')?.strip_suffix('}'))
+                .map(str::to_string)
+                .ok_or_else(|| cerr(field_path(field, "transform"), "no key placeholder"))
+        };
+        Ok(match (family, &field.content) {
+            (
+                Family::JsonCallList,
+                ContentSpec::JsonCallList {
+                    brackets,
+                    separator,
+                    name_key,
+                    arguments_keys,
+                },
+            ) => CallShape {
+                name_key: name_key.to_string(),
+                arguments_keys: arguments_keys.iter().map(|k| k.to_string()).collect(),
+                // `optional` reads a bracketed list too.
+                list: Some((
+                    separator.to_string(),
+                    *brackets != parser_runtime_core::tables::CallBrackets::Absent,
+                )),
+            },
+            (Family::JsonList, _) => CallShape {
+                name_key: key("/function/name")?,
+                arguments_keys: vec![key("/function/arguments")?],
+                list: Some((",".to_string(), true)),
+            },
+            _ => CallShape {
+                name_key: "name".into(),
+                arguments_keys: vec!["arguments".into()],
+                list: None,
+            },
+        })
+    }
+
+    /// One call object of tool `name` with arguments `args`, `ws` between its tokens. In a
+    /// list, real outputs' members the parser leaves out may stand around them: Command A's
+    /// `"tool_call_id": "0"` or Llama 3.1's `"type": "function"` first, Mistral's
+    /// `"id": "k3Zq9TfA2"` last.
+    fn call(&self, name: &str, args: Hir, ws: &Hir) -> Hir {
+        let lit = |text: &str| Hir::literal(text.as_bytes());
+        let key = |k: &str| Value::from(k).to_string();
+        let member = |k: &str, value: Hir| {
+            Hir::concat(vec![lit(&key(k)), ws.clone(), lit(":"), ws.clone(), value])
+        };
+        let comma = Hir::concat(vec![ws.clone(), lit(","), ws.clone()]);
+        let mut items = vec![lit("{"), ws.clone()];
+        let fixed = |p: &str| {
+            regex_syntax::Parser::new()
+                .parse(p)
+                .expect("a fixed pattern")
+        };
+        let free = |k: &str| k != self.name_key && !self.arguments_keys.iter().any(|a| a == k);
+        if self.list.is_some() {
+            let mut first = Vec::new();
+            if free("type") {
+                first.push(member("type", lit("\"function\"")));
+            }
+            if free("tool_call_id") {
+                first.push(member("tool_call_id", fixed(r#""[0-9]{1,4}""#)));
+            }
+            items.push(Hir::alternation(vec![
+                Hir::empty(),
+                Hir::concat(vec![Hir::alternation(first), comma.clone()]),
+            ]));
+        }
+        items.extend([
+            member(&self.name_key, lit(&Value::from(name).to_string())),
+            comma.clone(),
+            Hir::alternation(
+                self.arguments_keys
+                    .iter()
+                    .map(|k| member(k, args.clone()))
+                    .collect(),
+            ),
+        ]);
+        if self.list.is_some() && free("id") {
+            let id = member("id", fixed(r#""[A-Za-z0-9]{1,16}""#));
+            items.push(Hir::alternation(vec![
+                Hir::empty(),
+                Hir::concat(vec![comma, id]),
+            ]));
+        }
+        items.extend([ws.clone(), lit("}")]);
+        Hir::concat(items)
+    }
+
+    /// The region's calls: one `call`, or a list of at least one.
+    fn list(&self, call: Hir) -> Hir {
+        let Some((separator, brackets)) = &self.list else {
+            return call;
+        };
+        let layout = ws_hir(LIST_LAYOUT as usize);
+        let more = Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::concat(vec![
+                layout.clone(),
+                Hir::literal(separator.as_bytes()),
+                layout.clone(),
+                call.clone(),
+            ])),
+        });
+        let calls = Hir::concat(vec![call, more]);
+        if *brackets {
+            Hir::concat(vec![
+                Hir::literal(&b"["[..]),
+                layout.clone(),
+                calls,
+                layout,
+                Hir::literal(&b"]"[..]),
+            ])
+        } else {
+            calls
+        }
+    }
+}
+
 /// The parsed tool list: name -> parameters schema (closed, as strict tools read them).
 struct Tools {
     tools: Vec<(String, Value)>,
@@ -1295,18 +1428,19 @@ impl<'t> Layout<'t> {
                     // refused as an unknown shape.
                     _ if matches!(f.content, ContentSpec::JsonCallList { .. }) => {
                         return Err(cerr(
-                            field_path(f, "content"),
-                            "the json-call-list content parser is not generated yet (several \
-                             calls in one region); constrained generation writes one call per \
-                             region: JSON in delimiters, the name in the open delimiter with \
-                             JSON arguments, or Qwen3-Coder's XML parameters",
+                            field_path(f, "transform"),
+                            "a json-call-list field is generated with `transform_each` and the \
+                             transform `function: {\"name\": \"{name}\", \"arguments\": \
+                             \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
                     _ => return Err(cerr(
                         field_path(f, "transform"),
                         "not a generated tool-call family (JSON call in delimiters, name in the \
-                         open delimiter with JSON arguments, or Qwen3-Coder's XML parameters \
-                         `<parameter=K>\\nV\\n</parameter>`)",
+                         open delimiter with JSON arguments, Qwen3-Coder's XML parameters \
+                         `<parameter=K>\\nV\\n</parameter>`, or a list of JSON calls: \
+                         json-call-list, or json with `transform_each` reading two keys of each \
+                         call)",
                     )),
                 },
                 (true, None) => {
@@ -1530,9 +1664,12 @@ impl Builder {
         for &n in &after_glue {
             self.graph.link(g0, n);
         }
+        // After a call: ignored text, then another call or the end (Command A ends its turn
+        // with `<|END_OF_TURN_TOKEN|>` after the action's close).
         for &c in &turn.call_closes {
             self.graph.segments[c].last = true;
             let g = self.graph.add("glue", SegmentKind::Glue, glue.clone());
+            self.graph.segments[g].last = true;
             self.graph.link(c, g);
             for &o in &turn.call_opens {
                 self.graph.link(g, o);
@@ -1881,23 +2018,51 @@ mod tests {
     }
 
     #[test]
-    fn json_call_lists_are_refused_by_name() {
-        // Several calls in one region are not generated: the error names the parser and the
-        // field's `content`, with tools; without tools the template is constrained as usual.
-        let template = serde_json::json!({"start_anchor": "<s>", "fields": {
-            "tool_calls": {"open": "[TOOL_CALLS]", "close": "</s>",
-                "content": "json-call-list", "transform_each": true,
-                "transform": {"type": "function",
-                    "function": {"name": "{name}", "arguments": "{arguments}"}}},
-            "content": {"close": "</s>"}}});
+    fn lists_of_json_calls_are_written_in_one_region() {
+        // `json-call-list` with `transform_each`: a bracketed list of at least one call, the
+        // tool's arguments in each; without `transform_each` the calls are not read as such.
+        let template = |each: bool| {
+            serde_json::json!({"start_anchor": "<s>", "fields": {
+                "tool_calls": {"open": "[TOOL_CALLS]", "close": "</s>",
+                    "content": "json-call-list", "transform_each": each,
+                    "transform": {"type": "function",
+                        "function": {"name": "{name}", "arguments": "{arguments}"}}},
+                "content": {"close": "</s>"}}})
+        };
         let with_tools = Request {
             tools: weather(),
             ..Request::default()
         };
-        let e = compiled(template.clone(), &with_tools).err().unwrap();
-        assert_eq!(e.at, "fields.tool_calls.content");
+        let c = compiled(template(true), &with_tools).unwrap();
+        assert_eq!(c.family, Some(Family::JsonCallList));
+        let call = |city: &str| {
+            format!("{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"{city}\"}}}}")
+        };
+        language(
+            &c.machine.table,
+            &[
+                format!("[TOOL_CALLS][{}]</s>", call("P")),
+                format!(
+                    "Hi [TOOL_CALLS] [\n  {},\n  {}\n]</s>",
+                    call("P"),
+                    call("Q")
+                ),
+                format!(
+                    "[TOOL_CALLS][{{\"type\":\"function\",{}]</s>",
+                    &call("P")[1..]
+                ),
+            ],
+            &[
+                "[TOOL_CALLS][]</s>".to_string(),
+                format!("[TOOL_CALLS]{}</s>", call("P")),
+                format!("[TOOL_CALLS][{}] text</s>", call("P")),
+                format!("[TOOL_CALLS][{},]</s>", call("P")),
+            ],
+        );
+        let e = compiled(template(false), &with_tools).err().unwrap();
+        assert_eq!(e.at, "fields.tool_calls.transform");
         assert!(e.reason.contains("json-call-list"), "{}", e.reason);
-        assert!(compiled(template, &Request::default()).is_ok());
+        assert!(compiled(template(false), &Request::default()).is_ok());
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.

@@ -34,9 +34,15 @@ pub fn assign(fields: &mut [FieldModel]) {
     }
 }
 
+/// The key a whole-string placeholder `"{key}"` reads, when it is one top-level key of the
+/// parsed value (not `{content}`, the value itself, nor a dotted path).
+fn placeholder_key(value: Option<&Value>) -> Option<&str> {
+    let key = value?.as_str()?.strip_prefix('{')?.strip_suffix('}')?;
+    (!key.is_empty() && key != "content" && !key.contains(['.', '{', '}'])).then_some(key)
+}
+
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
-/// generation writes (see [`ToolFamily`]). Content parsers that give several calls per region
-/// (`python-call-list`, `json-call-list`) have none.
+/// generation writes (see [`ToolFamily`]). `python-call-list` has none.
 fn family(field: &FieldModel) -> Option<ToolFamily> {
     let has_name = |d: Option<&crate::model::DelimiterSpec>| {
         d.is_some_and(|d| d.group_names().iter().any(|n| n == "name"))
@@ -48,7 +54,32 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
     let whole = serde_json::json!({"type": "function", "function": "{content}"});
     let named = transform.pointer("/function/name") == Some(&Value::from("{name}"))
         && transform.pointer("/function/arguments") == Some(&Value::from("{content}"));
+    // Each call of a list: the name and the arguments from keys of the call.
+    let keyed = |name: &str, arguments: &str| {
+        placeholder_key(transform.pointer("/function/name")) == Some(name)
+            && placeholder_key(transform.pointer("/function/arguments")) == Some(arguments)
+    };
+    let listed = |name: Option<&str>, arguments: Option<&str>| {
+        field.transform_each
+            && !open_has_name
+            && name.zip(arguments).is_some_and(|(n, a)| keyed(n, a))
+    };
     match &field.content {
+        Content::JsonCallList { .. } if listed(Some("name"), Some("arguments")) => {
+            Some(ToolFamily::JsonCallList)
+        }
+        Content::Json {
+            allow_non_json: false,
+            string_delims,
+            ..
+        } if string_delims.is_empty()
+            && listed(
+                placeholder_key(transform.pointer("/function/name")),
+                placeholder_key(transform.pointer("/function/arguments")),
+            ) =>
+        {
+            Some(ToolFamily::JsonList)
+        }
         Content::Json {
             allow_non_json: false,
             ..
@@ -140,20 +171,52 @@ mod tests {
     }
 
     #[test]
-    fn call_lists_are_tool_calls_without_a_family() {
-        // Constrained generation writes none of the families as Python calls, nor several JSON
-        // calls in one region.
-        for parser in ["python-call-list", "json-call-list"] {
-            let got = roles(serde_json::json!({
-                "start_anchor": "<|im_start|>assistant\n",
-                "fields": {"tool_calls": {
-                    "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
-                    "content": parser, "transform_each": true,
-                    "transform": {"type": "function",
-                                  "function": {"name": "{name}", "arguments": "{arguments}"}}
-                }}
-            }));
-            assert_eq!(got[0].1, Role::ToolCalls { family: None }, "{parser}");
+    fn python_call_lists_are_tool_calls_without_a_family() {
+        // Constrained generation writes none of the families as Python calls.
+        let got = roles(serde_json::json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {"tool_calls": {
+                "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
+                "content": "python-call-list", "transform_each": true,
+                "transform": {"type": "function",
+                              "function": {"name": "{name}", "arguments": "{arguments}"}}
+            }}
+        }));
+        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    }
+
+    #[test]
+    fn lists_of_json_calls_have_their_families() {
+        let family = |content: Value, transform: Value| {
+            roles(serde_json::json!({
+                "start_anchor": "<s>",
+                "fields": {"tool_calls": {"open": "<a>", "close": "</a>", "content": content,
+                                          "transform_each": true, "transform": transform}}
+            }))[0]
+                .1
+        };
+        let keys = |name: &str, arguments: &str| {
+            serde_json::json!({"type": "function",
+                               "function": {"name": name, "arguments": arguments}})
+        };
+        assert_eq!(
+            family("json-call-list".into(), keys("{name}", "{arguments}")),
+            Role::ToolCalls {
+                family: Some(ToolFamily::JsonCallList)
+            }
+        );
+        assert_eq!(
+            family("json".into(), keys("{tool_name}", "{parameters}")),
+            Role::ToolCalls {
+                family: Some(ToolFamily::JsonList)
+            }
+        );
+        // A dotted path or the whole element is not one key of a call.
+        for (name, arguments) in [("{call.name}", "{arguments}"), ("{name}", "{content}")] {
+            assert_eq!(
+                family("json".into(), keys(name, arguments)),
+                Role::ToolCalls { family: None }
+            );
         }
     }
 
