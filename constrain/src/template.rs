@@ -327,9 +327,14 @@ fn delimiter_parts(
                         "a delimiter starting with a look-behind is not generated",
                     ));
                 }
-                let hir = regex_syntax::Parser::new()
+                let mut hir = regex_syntax::Parser::new()
                     .parse(&main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                if matches!(select, Branches::Consumed) {
+                    // A match anchored at the start of the text (DeepSeek R1's `^\s*<think>`):
+                    // texts that must hold none avoid it anywhere (at most they avoid more).
+                    hir = without_start_anchor(&hir);
+                }
                 if crate::word::has_ascii_word_assertion(&hir) {
                     // regex-automata's tables read the start and the end of the delimiter as
                     // the edges of the text: exact inside, not at the edges.
@@ -467,6 +472,34 @@ fn top_level_items(hir: &Hir, group: &str) -> Vec<Hir> {
             _ => vec![h],
         })
         .collect()
+}
+
+/// Whether some branch of `spec` starts with `^` (the start of the text).
+fn anchored_at_start(spec: &DelimiterSpec) -> bool {
+    let DelimiterSpec::Pattern { translated, .. } = spec else {
+        return false;
+    };
+    translated.branches.iter().any(|b| {
+        regex_syntax::Parser::new()
+            .parse(&b.main)
+            .is_ok_and(|hir| without_start_anchor(&hir) != hir)
+    })
+}
+
+/// `hir` without a `^` (the start of the text) first in a branch.
+fn without_start_anchor(hir: &Hir) -> Hir {
+    let start = |h: &Hir| matches!(h.kind(), HirKind::Look(regex_syntax::hir::Look::Start));
+    match hir.kind() {
+        HirKind::Alternation(hs) => Hir::alternation(hs.iter().map(without_start_anchor).collect()),
+        HirKind::Concat(hs) if hs.first().is_some_and(start) => Hir::concat(hs[1..].to_vec()),
+        HirKind::Capture(c) => {
+            let mut c = c.clone();
+            c.sub = Box::new(without_start_anchor(&c.sub));
+            Hir::capture(c)
+        }
+        _ if start(hir) => Hir::empty(),
+        _ => hir.clone(),
+    }
 }
 
 /// `hir` without a leading optional whitespace run (`\s*` at the start of a branch): a
@@ -838,13 +871,26 @@ impl Builder {
             })
             .map_err(|e| cerr(at, e.to_string()))?;
         let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let out = table
+        let mut out = table
             .intersect(&shape, &self.limits())
             .map_err(|e| build(at, e))?;
         if out.is_empty() {
+            // Every form starts with whitespace (DeepSeek R1's call close "\n```\s*..."):
+            // those with one whitespace character first. The parser still finds it where the
+            // text before ends: that character is where a match can start.
+            let led = regex_syntax::Parser::new()
+                .parse(r"\s\S(?s:.)*")
+                .map_err(|e| cerr(at, e.to_string()))?;
+            let led = Table::from_hir(&led, &self.limits()).map_err(|e| build(at, e))?;
+            out = table
+                .intersect(&led, &self.limits())
+                .map_err(|e| build(at, e))?;
+        }
+        if out.is_empty() {
             return Err(cerr(
                 at,
-                "the delimiter matches nothing that starts without whitespace",
+                "the delimiter matches nothing that starts with at most one whitespace \
+                 character",
             ));
         }
         let Some(exact) = exact else {
@@ -1320,6 +1366,9 @@ pub fn compile(
     };
     let turn = Turn {
         reasoning,
+        reasoning_at_start: layout
+            .reasoning
+            .is_some_and(|(_, open, _)| anchored_at_start(open)),
         call_opens,
         call_closes,
         calls_required: asked.calls_required,
@@ -1465,6 +1514,9 @@ impl<'t> Layout<'t> {
 struct Turn<'t> {
     /// The reasoning region's (open, close) segments.
     reasoning: Option<(usize, usize)>,
+    /// Whether the reasoning open matches only at the start of the text (`^`): nothing may
+    /// be written before it.
+    reasoning_at_start: bool,
     call_opens: Vec<usize>,
     call_closes: Vec<usize>,
     calls_required: bool,
@@ -1597,8 +1649,14 @@ impl Builder {
                 let before =
                     self.add_delimiter(format!("{name}.close(before calls)"), close.clone());
                 self.graph.link(content, before.0);
+                // A little whitespace before the first call (DeepSeek R1 may write a newline).
+                let gap = self.table(&self.ws_around(), "tool_calls")?;
+                let gap = self
+                    .graph
+                    .add("tool_calls.gap(first)", SegmentKind::Body, gap);
+                self.graph.link(before.1, gap);
                 for &o in &turn.call_opens {
-                    self.graph.link(before.1, o);
+                    self.graph.link(gap, o);
                 }
             }
             let first = self.add_delimiter(format!("{name}.close(after calls)"), close.clone());
@@ -1653,8 +1711,13 @@ impl Builder {
                 "the template has no content region to write",
             ));
         }
+        let mut starts = vec![g0];
         if let Some((o, c)) = turn.reasoning {
-            self.graph.link(g0, o);
+            if turn.reasoning_at_start {
+                starts.push(o);
+            } else {
+                self.graph.link(g0, o);
+            }
             let g1 = self.graph.add("glue", SegmentKind::Glue, glue.clone());
             self.graph.link(c, g1);
             for &n in &after_glue {
@@ -1675,7 +1738,7 @@ impl Builder {
                 self.graph.link(g, o);
             }
         }
-        Ok(vec![g0])
+        Ok(starts)
     }
 
     /// An explicit content region (open, body, close; the turn may end after it), its body
@@ -1980,23 +2043,32 @@ mod tests {
         );
     }
 
-    #[test]
-    fn look_aheads_are_written_by_what_follows() {
-        // The open's look-ahead `{` is the body's first byte; the close is empty before the
-        // next call's `[C]`, or `$`: the response ends right after the call.
-        let c = compiled(
-            serde_json::json!({"start_anchor": "<s>", "fields": {
-                "content": {"close": "</s>"},
-                "tool_calls": {"open_pattern": "\\[C\\](?P<name>\\w+)(?=\\{)",
-                    "close_pattern": "(?=\\[C\\])|$", "content": "json", "repeats": true,
-                    "transform": {"type": "function",
-                        "function": {"name": "{name}", "arguments": "{content}"}}}}}),
+    /// A `tool_calls` field with the name in the open and JSON arguments.
+    fn named_calls(open: &str, close: &str) -> Value {
+        serde_json::json!({"open_pattern": open, "close_pattern": close, "content": "json",
+            "repeats": true, "transform": {"type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"}}})
+    }
+
+    /// `template` compiled for the weather tool.
+    fn with_weather(template: Value) -> Constraint {
+        compiled(
+            template,
             &Request {
                 tools: weather(),
                 ..Request::default()
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn look_aheads_are_written_by_what_follows() {
+        // The open's look-ahead `{` is the body's first byte; the close is empty before the
+        // next call's `[C]`, or `$`: the response ends right after the call.
+        let c = with_weather(serde_json::json!({"start_anchor": "<s>", "fields": {
+            "content": {"close": "</s>"},
+            "tool_calls": named_calls("\\[C\\](?P<name>\\w+)(?=\\{)", "(?=\\[C\\])|$")}}));
         let call = |city: &str| format!("[C]get_weather{{\"city\":\"{city}\"}}");
         language(
             &c.machine.table,
@@ -2013,6 +2085,35 @@ mod tests {
                 format!("{}</s>", call("P")),
                 format!("{}x", call("P")),
                 format!("{} x", call("P")),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_close_led_by_whitespace_and_an_open_at_the_start() {
+        // DeepSeek R1's shapes: every form of the call close starts with `\n`, and the
+        // reasoning open is anchored at the start of the text (content may still start with
+        // any text that is not the open).
+        let c = with_weather(serde_json::json!({"start_anchor": "<s>", "fields": {
+        "reasoning_content": {"open_pattern": "^\\s*<think>", "close_pattern": "</think>\\s*"},
+        "content": {"close_pattern": "\\s*(?:<B>|<E>)"},
+        "tool_calls": named_calls(
+            "\\s*<C>(?P<name>[^\\n<]+)\\n```(?:json)?\\n",
+            "\\n```\\s*<D>",
+        )}}));
+        let call = "<C>get_weather\n```json\n{\"city\":\"P\"}\n```<D>";
+        language(
+            &c.machine.table,
+            &[
+                "Let me check.<E>".to_string(),
+                format!("<think>\nhm\n</think>\n\nOk.<B>\n{call}\n{call}<E><E>"),
+                format!("{call}<E>"),
+            ],
+            &[
+                // The close's newline is its own: `\n```` may not be left out.
+                "<C>get_weather\n```json\n{\"city\":\"P\"}```<D><E>".to_string(),
+                // Content avoids the open anywhere (the parser reads it only at the start).
+                "Hi <think>x</think><E>".to_string(),
             ],
         );
     }

@@ -444,6 +444,9 @@ const FIXTURE_TEMPLATES: &[&str] = &[
     "command-a",
     "command-r7b",
     "phi-4-mini",
+    // A close whose every form starts with whitespace.
+    "deepseek-r1",
+    "deepseek-r1-0528",
 ];
 
 /// Fixtures with calls valid for their tools whose text the grammar does not take, and why.
