@@ -21,8 +21,10 @@
 //!     "{content}"}`: SmolLM3, Qwen3, Hermes): `{"name": N, "arguments": {...}}`;
 //!   - name in the open delimiter, JSON arguments (a `name` group in the open, transform
 //!     `function: {"name": "{name}", "arguments": "{content}"}`: gpt-oss, Gemma 4);
-//!   - XML parameters (`content: xml-inline` with Qwen3-Coder's `<parameter=K>` tags): one
-//!     `<parameter=K>\nV\n</parameter>\n` per written parameter, V typed by its schema;
+//!   - XML parameters (`content: xml-inline` whose tag pattern reads back one of
+//!     [`template_build::roles::XML_STYLES`]: Qwen3-Coder's `<parameter=K>\nV\n</parameter>\n`,
+//!     MiniMax M2's `<parameter name="K">V</parameter>`, GLM 4.5's `<arg_key>`/`<arg_value>`),
+//!     one tag per written parameter, V typed by its schema;
 //!   - lists of JSON calls: `json-call-list` (Granite 3, Llama 3.1's
 //!     `call; call`, Mistral before v11), or `json` with `transform_each` reading the name and
 //!     the arguments from two keys of each call (Command A's `tool_name` / `parameters`,
@@ -300,6 +302,21 @@ fn delimiter_parts(
                         "a delimiter ending in a negative look-ahead `(?!...)` is not generated",
                     ));
                 }
+                if let Some((_, body)) = &branch.lookahead {
+                    let hir = regex_syntax::Parser::new()
+                        .parse(body)
+                        .map_err(|e| cerr(at, format!("look-ahead: {e}")))?;
+                    if reads_anything(&hir) {
+                        // Nemotron 3's reasoning open `(?=[\s\S]*?</think>)`: it matches
+                        // wherever its text comes anywhere later, inside later regions too.
+                        return Err(cerr(
+                            at,
+                            "a look-ahead that reads any text (`[\\s\\S]*?`) is not generated: \
+                             it matches wherever its end comes anywhere later in the output, \
+                             inside later regions too",
+                        ));
+                    }
+                }
                 let main = match (select, &branch.lookahead) {
                     (Branches::Ahead(want), la) if la.as_ref() != want => continue,
                     (Branches::Consumed, Some(la)) if !is_end(la) => {
@@ -472,6 +489,30 @@ fn top_level_items(hir: &Hir, group: &str) -> Vec<Hir> {
             _ => vec![h],
         })
         .collect()
+}
+
+/// Whether `hir` repeats without bound a class of every character (`[\s\S]*`, `(?s:.)*?`).
+fn reads_anything(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Repetition(r) if r.max.is_none() => {
+            let all = match r.sub.kind() {
+                HirKind::Class(Class::Unicode(c)) => {
+                    c.ranges().first().is_some_and(|r| r.start() == '\0')
+                        && c.ranges().last().is_some_and(|r| r.end() == char::MAX)
+                        && c.ranges().len() <= 2
+                }
+                HirKind::Class(Class::Bytes(c)) => {
+                    c.ranges().len() == 1 && c.ranges()[0].end() == 255
+                }
+                _ => false,
+            };
+            all || reads_anything(&r.sub)
+        }
+        HirKind::Repetition(r) => reads_anything(&r.sub),
+        HirKind::Capture(c) => reads_anything(&c.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(reads_anything),
+        _ => false,
+    }
 }
 
 /// Whether some branch of `spec` starts with `^` (the start of the text).
@@ -717,7 +758,18 @@ impl Builder {
                             &at,
                         )?
                     } else {
-                        xml_body(parameters, options.json, &options.limits, &at)?
+                        let ContentSpec::XmlInline {
+                            tag_pattern: Some(re),
+                            ..
+                        } = &field.content
+                        else {
+                            return Err(cerr(field_path(field, "content"), "no tag_pattern"));
+                        };
+                        let style = template_build::roles::xml_style(re).ok_or_else(|| {
+                            cerr(field_path(field, "content_args"), "no known parameter tags")
+                        })?;
+                        let tags = XmlTags { style, re };
+                        xml_body(parameters, &tags, options.json, &options.limits, &at)?
                     };
                     let body = body
                         .intersect(&guard, &b.limits())
@@ -1312,7 +1364,8 @@ fn xml_value(
         JsonType::Number => {
             fixed(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?")
         }
-        JsonType::Boolean => fixed("true|false"),
+        // Python's spelling too: the tools' typing reads it (Nemotron 3 writes `True`).
+        JsonType::Boolean => fixed("true|false|True|False"),
         JsonType::Null => fixed("null"),
         JsonType::Object | JsonType::Array => {
             let doc = wrap_with_defs(schema, document);
@@ -1483,11 +1536,18 @@ impl<'t> Layout<'t> {
                              \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
+                    _ if matches!(f.content, ContentSpec::PythonCallList) => {
+                        return Err(cerr(
+                            field_path(f, "content"),
+                            "the python-call-list content parser is not generated: calls in \
+                             Python syntax need Python literals for the schema's values",
+                        ))
+                    }
                     _ => return Err(cerr(
                         field_path(f, "transform"),
                         "not a generated tool-call family (JSON call in delimiters, name in the \
                          open delimiter with JSON arguments, Qwen3-Coder's XML parameters \
-                         `<parameter=K>\\nV\\n</parameter>`, or a list of JSON calls: \
+                         (and MiniMax's, GLM's) tags, or a list of JSON calls: \
                          json-call-list, or json with `transform_each` reading two keys of each \
                          call)",
                     )),
@@ -1625,6 +1685,14 @@ impl Builder {
         let mut starts = entries.clone();
         if let Some((o, c)) = turn.reasoning {
             starts.push(o);
+            if !turn.reasoning_at_start {
+                // Whitespace before it (GLM 4.5 writes a newline first): the parser opens the
+                // content with it, which stays empty.
+                let gap = self.table(&self.ws_around(), "fields")?;
+                let gap = self.graph.add("reasoning.gap", SegmentKind::Body, gap);
+                self.graph.link(gap, o);
+                starts.push(gap);
+            }
             for &e in &entries {
                 self.graph.link(c, e);
             }
@@ -1823,33 +1891,43 @@ fn ws_hir(n: usize) -> Hir {
     }
 }
 
-/// The body of an XML-parameters call: `\n` then `<parameter=K>\nV\n</parameter>\n` per
-/// written parameter (declared order, required ones always), each V free of
-/// `</parameter>` (the tag pattern ends the value at the first one).
+/// The parameter tags of an XML-parameters template: the style written and the template's
+/// tag pattern (which must read each key back).
+struct XmlTags<'a> {
+    style: &'static template_build::roles::XmlStyle,
+    re: &'a <parser_runtime_core::tables::Owned as parser_runtime_core::tables::Storage>::Fancy,
+}
+
+/// The body of an XML-parameters call in the template's tag style
+/// ([`template_build::roles::XML_STYLES`]; Qwen3-Coder's: `\n` then
+/// `<parameter=K>\nV\n</parameter>\n` per written parameter), declared order, required ones
+/// always, each V free of the end tag (the tag pattern ends the value at the first one).
 fn xml_body(
     parameters: &Value,
+    tags: &XmlTags,
     json: JsonOptions,
     limits: &Limits,
     at: &str,
 ) -> Result<Table, ConstrainError> {
+    let style = tags.style;
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let no_close =
-        Table::avoiding(&Hir::literal(&b"</parameter>"[..]), limits).map_err(|e| build(at, e))?;
-    let mut parts = vec![(Table::literal(b"\n"), false)];
+    let no_close = Table::avoiding(&Hir::literal(style.end_tag.as_bytes()), limits)
+        .map_err(|e| build(at, e))?;
+    let mut parts = vec![(Table::literal(style.start.as_bytes()), false)];
     if let Some(Value::Object(properties)) = parameters.get("properties") {
         for (key, schema) in properties {
             let p_at = format!(
                 "{at}/properties/{}",
                 structured_outputs::schema::escape_token(key)
             );
-            if key.contains('>') || key.contains('\n') {
+            if !style.reads_back(tags.re, key, "v") {
                 return Err(cerr(
                     p_at,
-                    "a parameter name with `>` or a newline cannot be a tag",
+                    "the template's tag pattern does not read this parameter name back",
                 ));
             }
             let value = xml_value(schema, parameters, json, &p_at)?;
@@ -1858,15 +1936,23 @@ fn xml_body(
                 .map_err(|e| build(&p_at, e))?;
             let tag = concat(
                 vec![
-                    Table::literal(format!("<parameter={key}>\n").as_bytes()),
+                    Table::literal(
+                        format!("{}{key}{}", style.before_key, style.after_key).as_bytes(),
+                    ),
                     value,
-                    Table::literal(b"\n</parameter>\n"),
+                    Table::literal(
+                        format!("{}{}{}", style.before_end, style.end_tag, style.between)
+                            .as_bytes(),
+                    ),
                 ],
                 limits,
             )
             .map_err(|e| build(&p_at, e))?;
             parts.push((tag, !required.contains(&key.as_str())));
         }
+    }
+    if !style.end.is_empty() {
+        parts.push((Table::literal(style.end.as_bytes()), true));
     }
     sequence(parts, limits).map_err(|e| build(at, e))
 }

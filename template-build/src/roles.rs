@@ -34,6 +34,84 @@ pub fn assign(fields: &mut [FieldModel]) {
     }
 }
 
+/// How an XML-parameters body writes one parameter `K` = `V`: `before_key` K `after_key` V
+/// `end_tag` `between`, after `start` (the body's first text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XmlStyle {
+    /// What the body starts with.
+    pub start: &'static str,
+    /// The text before the key.
+    pub before_key: &'static str,
+    /// The text between the key and the value.
+    pub after_key: &'static str,
+    /// The text after the value: the tag pattern's value ends at the first `end_tag`.
+    pub end_tag: &'static str,
+    /// What the value's text ends with before `end_tag` (layout).
+    pub before_end: &'static str,
+    /// The text after each parameter.
+    pub between: &'static str,
+    /// Text the tag pattern ignores that may end the body (Qwen3-Coder and Nemotron 3 write
+    /// `</function>` after the last parameter), or `""`.
+    pub end: &'static str,
+}
+
+impl XmlStyle {
+    /// One parameter as written.
+    pub fn tag(&self, key: &str, value: &str) -> String {
+        format!(
+            "{}{key}{}{value}{}{}{}",
+            self.before_key, self.after_key, self.before_end, self.end_tag, self.between
+        )
+    }
+
+    /// Whether `tag_pattern` reads `key` and `value` back from [`Self::tag`].
+    pub fn reads_back(&self, tag_pattern: &fancy_regex::Regex, key: &str, value: &str) -> bool {
+        matches!(tag_pattern.captures(&self.tag(key, value)), Ok(Some(c))
+            if c.name("key").map(|m| m.as_str()) == Some(key)
+                && c.name("value").map(|m| m.as_str()) == Some(value))
+    }
+}
+
+/// The parameter tags constrained generation writes, in preference order: Qwen3-Coder's
+/// (and Nemotron 3's) `<parameter=K>\nV\n</parameter>`, MiniMax M2's
+/// `<parameter name="K">V</parameter>`, GLM 4.5's `<arg_key>K</arg_key>\n<arg_value>V</arg_value>`.
+pub const XML_STYLES: [XmlStyle; 3] = [
+    XmlStyle {
+        start: "\n",
+        before_key: "<parameter=",
+        after_key: ">\n",
+        end_tag: "</parameter>",
+        before_end: "\n",
+        between: "\n",
+        end: "</function>\n",
+    },
+    XmlStyle {
+        start: "\n",
+        before_key: "<parameter name=\"",
+        after_key: "\">",
+        end_tag: "</parameter>",
+        before_end: "",
+        between: "\n",
+        end: "",
+    },
+    XmlStyle {
+        start: "\n",
+        before_key: "<arg_key>",
+        after_key: "</arg_key>\n<arg_value>",
+        end_tag: "</arg_value>",
+        before_end: "",
+        between: "\n",
+        end: "",
+    },
+];
+
+/// The first of [`XML_STYLES`] whose tags `tag_pattern` reads back.
+pub fn xml_style(tag_pattern: &fancy_regex::Regex) -> Option<&'static XmlStyle> {
+    XML_STYLES
+        .iter()
+        .find(|s| s.reads_back(tag_pattern, "k_1", "v a"))
+}
+
 /// The key a whole-string placeholder `"{key}"` reads, when it is one top-level key of the
 /// parsed value (not `{content}`, the value itself, nor a dotted path).
 fn placeholder_key(value: Option<&Value>) -> Option<&str> {
@@ -90,15 +168,16 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
         } if named && open_has_name => Some(ToolFamily::NamedJson),
         Content::XmlInline {
             tag_pattern: Some(re),
-            value_parser: None,
+            value_parser,
             ..
-        } if named && open_has_name => {
+        } if named
+            && open_has_name
+            && value_parser
+                .as_deref()
+                .is_none_or(|p| matches!(p, Content::Text { .. })) =>
+        {
             // The parameter tags this family writes must read back as (key, value).
-            let probe = "<parameter=k_1>\nv a\n</parameter>\n";
-            let reads_back = matches!(re.captures(probe), Ok(Some(c))
-                if c.name("key").map(|m| m.as_str()) == Some("k_1")
-                    && c.name("value").map(|m| m.as_str()) == Some("v a"));
-            reads_back.then_some(ToolFamily::XmlParameters)
+            xml_style(re).map(|_| ToolFamily::XmlParameters)
         }
         _ => None,
     }
@@ -218,6 +297,40 @@ mod tests {
                 Role::ToolCalls { family: None }
             );
         }
+    }
+
+    #[test]
+    fn xml_parameters_in_three_tag_styles() {
+        let family = |tag_pattern: &str, value_parser: Value| {
+            roles(serde_json::json!({
+                "start_anchor": "<s>",
+                "fields": {"tool_calls": {"open_pattern": "<call (?P<name>\\w+)>",
+                    "close": "</call>", "content": "xml-inline",
+                    "content_args": {"tag_pattern": tag_pattern, "value_parser": value_parser},
+                    "transform": {"function": {"name": "{name}", "arguments": "{content}"}}}}
+            }))[0]
+                .1
+        };
+        let xml = Role::ToolCalls {
+            family: Some(ToolFamily::XmlParameters),
+        };
+        let text = serde_json::json!({"name": "text"});
+        // Qwen3-Coder / Nemotron 3, MiniMax M2, GLM 4.5.
+        for pattern in [
+            "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>",
+            "<parameter name=\"(?P<key>[^\"]+)\">(?P<value>.*?)</parameter>",
+            "<arg_key>(?P<key>[^<]+)</arg_key>\\s*(?:<arg_value>)?(?P<value>.*?)</arg_value>",
+        ] {
+            assert_eq!(family(pattern, text.clone()), xml, "{pattern}");
+        }
+        // A value parser other than text, or tags of another shape: none.
+        let qwen = "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>";
+        let json = serde_json::json!({"name": "json"});
+        assert_eq!(family(qwen, json), Role::ToolCalls { family: None });
+        assert_eq!(
+            family("<p k=(?P<key>\\w+)>(?P<value>.*?)</p>", text),
+            Role::ToolCalls { family: None }
+        );
     }
 
     #[test]
