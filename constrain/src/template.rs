@@ -40,6 +40,9 @@
 //! segment's [`crate::graph::Segment::ahead`]): Mistral's call close `(?=\[TOOL_CALLS\])` is
 //! empty before the next call. A `$` branch ends the response. Texts that must hold no match
 //! avoid the consumed part followed by the look-ahead's text; negative look-aheads are refused.
+//! A look-ahead reading any text up to `X` (Nemotron 3's reasoning open
+//! `(?=[\s\S]*?</think>)`) is generated only as a reasoning open, with `X` kept out of every
+//! text but the reasoning body.
 //!
 //! Delimiters are bounded: at most [`Options::delimiter_slack`] bytes longer than their
 //! shortest form (a `\s*` or `[^<]*` inside cannot run on), and never start with whitespace
@@ -302,23 +305,12 @@ fn delimiter_parts(
                         "a delimiter ending in a negative look-ahead `(?!...)` is not generated",
                     ));
                 }
-                if let Some((_, body)) = &branch.lookahead {
-                    let hir = regex_syntax::Parser::new()
-                        .parse(body)
-                        .map_err(|e| cerr(at, format!("look-ahead: {e}")))?;
-                    if reads_anything(&hir) {
-                        // Nemotron 3's reasoning open `(?=[\s\S]*?</think>)`: it matches
-                        // wherever its text comes anywhere later, inside later regions too.
-                        return Err(cerr(
-                            at,
-                            "a look-ahead that reads any text (`[\\s\\S]*?`) is not generated: \
-                             it matches wherever its end comes anywhere later in the output, \
-                             inside later regions too",
-                        ));
-                    }
-                }
+                let far = far_lookahead(branch, at)?;
                 let main = match (select, &branch.lookahead) {
                     (Branches::Ahead(want), la) if la.as_ref() != want => continue,
+                    // A look-ahead reading any text up to `X` ([`far_lookahead`]): a text holds
+                    // a match where it holds `X`.
+                    (Branches::Consumed, Some(_)) if far.is_some() => far.unwrap_or_default(),
                     (Branches::Consumed, Some(la)) if !is_end(la) => {
                         format!("(?:{})(?:{})", branch.main, la.1)
                     }
@@ -489,6 +481,85 @@ fn top_level_items(hir: &Hir, group: &str) -> Vec<Hir> {
             _ => vec![h],
         })
         .collect()
+}
+
+/// A branch with an empty main part whose look-ahead reads any text up to `X`
+/// (`(?=[\s\S]*?X)`, Nemotron 3's reasoning open): `X` (a regex-syntax pattern). Such a
+/// delimiter matches wherever `X` comes anywhere later, inside later regions too, so it is
+/// generated only as the reasoning open, `X` kept out of every other text
+/// ([`far_avoided`]). Another look-ahead that reads any text is an error.
+fn far_lookahead(
+    branch: &template_build::pyregex::DfaBranch,
+    at: &str,
+) -> Result<Option<String>, ConstrainError> {
+    let Some((_, body)) = &branch.lookahead else {
+        return Ok(None);
+    };
+    let parse = |p: &str| {
+        regex_syntax::Parser::new()
+            .parse(p)
+            .map_err(|e| cerr(at, format!("look-ahead: {e}")))
+    };
+    let hir = parse(body)?;
+    if !reads_anything(&hir) {
+        return Ok(None);
+    }
+    let refused = || {
+        cerr(
+            at,
+            "a look-ahead that reads any text (`[\\s\\S]*?`) is generated only as a reasoning \
+             open with nothing before it (`(?=[\\s\\S]*?</think>)`): it matches wherever its \
+             end comes anywhere later in the output, inside later regions too",
+        )
+    };
+    let empty_main = parse(&branch.main)?.properties().maximum_len() == Some(0);
+    match hir.kind() {
+        HirKind::Concat(hs)
+            if empty_main
+                && hs.len() > 1
+                && reads_anything(&hs[0])
+                && !hs[1..].iter().any(reads_anything) =>
+        {
+            Ok(Some(Hir::concat(hs[1..].to_vec()).to_string()))
+        }
+        _ => Err(refused()),
+    }
+}
+
+/// The text to keep out of every text but the reasoning body: the `X` of a reasoning open
+/// `(?=[\s\S]*?X)` ([`far_lookahead`]). A far look-ahead in any other delimiter is an error.
+fn far_avoided(
+    template: &TemplateModel,
+    reasoning: Option<&FieldModel>,
+) -> Result<Option<Hir>, ConstrainError> {
+    let mut found = None;
+    for f in &template.fields {
+        for (which, spec) in [("open", &f.open), ("close", &f.close)] {
+            let Some(spec @ DelimiterSpec::Pattern { translated, .. }) = spec else {
+                continue;
+            };
+            let at = delimiter_path(f, which, spec);
+            for branch in &translated.branches {
+                let Some(x) = far_lookahead(branch, &at)? else {
+                    continue;
+                };
+                let is_open = which == "open" && reasoning.is_some_and(|r| r.name == f.name);
+                if !is_open {
+                    return Err(cerr(
+                        at,
+                        "a look-ahead that reads any text (`[\\s\\S]*?`) is generated only as \
+                         a reasoning open",
+                    ));
+                }
+                found = Some(
+                    regex_syntax::Parser::new()
+                        .parse(&x)
+                        .map_err(|e| cerr(&at, e.to_string()))?,
+                );
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Whether `hir` repeats without bound a class of every character (`[\s\S]*`, `(?s:.)*?`).
@@ -1422,6 +1493,7 @@ pub fn compile(
         reasoning_at_start: layout
             .reasoning
             .is_some_and(|(_, open, _)| anchored_at_start(open)),
+        reasoning_reads_ahead: far_avoided(template, layout.reasoning.map(|r| r.0))?.is_some(),
         call_opens,
         call_closes,
         calls_required: asked.calls_required,
@@ -1437,6 +1509,61 @@ pub fn compile(
         Some(field) => b.implicit_turn(field, &turn)?,
         None => b.region_turn(layout.content_field, &turn)?,
     };
+    if let Some(x) = far_avoided(template, layout.reasoning.map(|r| r.0))? {
+        // Nothing but the reasoning body and its close may hold `X`: elsewhere it would
+        // make the reasoning open match before it.
+        let at = "fields.reasoning_content.open_pattern";
+        let avoid = Table::avoiding(&x, &options.limits).map_err(|e| build(at, e))?;
+        let reasoning_body = layout.reasoning.map(|r| format!("{}.body", r.0.name));
+        // The reasoning open matches with nothing at the start, so a longer match there of a
+        // delimiter watched outside regions wins: the reasoning may not start with a byte
+        // one of them starts with.
+        let mut watched = turn.opens.clone();
+        if let Some(close) = layout.implicit.and_then(|f| f.close.as_ref()) {
+            watched.push((close, "fields.content.close".to_string()));
+        }
+        let slack = options.delimiter_slack as u32;
+        let mut first = Vec::new();
+        for (spec, at) in &watched {
+            if layout.reasoning.is_some_and(|r| std::ptr::eq(r.1, *spec)) {
+                continue;
+            }
+            let hir = bound_repetitions(&delimiter_hir(spec, None, at)?, slack);
+            let t = Table::from_hir(&hir, &options.limits).map_err(|e| build(at, e))?;
+            first.extend((0..=255u8).filter(|&b| t.next(START, b) != DEAD));
+        }
+        let allowed: Vec<ClassBytesRange> = (0..=255u8)
+            .filter(|b| !first.contains(b))
+            .map(|b| ClassBytesRange::new(b, b))
+            .collect();
+        let any = Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
+                ClassBytesRange::new(0, 255),
+            ])))),
+        });
+        let head = Hir::alternation(vec![
+            Hir::empty(),
+            Hir::concat(vec![
+                Hir::class(Class::Bytes(ClassBytes::new(allowed))),
+                any,
+            ]),
+        ]);
+        let head = Table::from_hir(&head, &options.limits).map_err(|e| build(at, e))?;
+        for seg in &mut b.graph.segments {
+            let reasoning = Some(&seg.name) == reasoning_body.as_ref();
+            if seg.kind != SegmentKind::Delimiter {
+                let keep = if reasoning { &head } else { &avoid };
+                let t = seg
+                    .table
+                    .intersect(keep, &options.limits)
+                    .map_err(|e| build(at, e))?;
+                seg.table = std::sync::Arc::new(t);
+            }
+        }
+    }
     let machine = Machine::build(b.graph, &options.limits).map_err(|e| build("response", e))?;
     if machine.table.is_empty() {
         return Err(cerr(
@@ -1577,6 +1704,9 @@ struct Turn<'t> {
     /// Whether the reasoning open matches only at the start of the text (`^`): nothing may
     /// be written before it.
     reasoning_at_start: bool,
+    /// Whether the reasoning open is a look-ahead reading any text ([`far_lookahead`]): it
+    /// matches at the very start, nothing is written before it.
+    reasoning_reads_ahead: bool,
     call_opens: Vec<usize>,
     call_closes: Vec<usize>,
     calls_required: bool,
@@ -1685,7 +1815,7 @@ impl Builder {
         let mut starts = entries.clone();
         if let Some((o, c)) = turn.reasoning {
             starts.push(o);
-            if !turn.reasoning_at_start {
+            if !turn.reasoning_at_start && !turn.reasoning_reads_ahead {
                 // Whitespace before it (GLM 4.5 writes a newline first): the parser opens the
                 // content with it, which stays empty.
                 let gap = self.table(&self.ws_around(), "fields")?;
@@ -2202,6 +2332,53 @@ mod tests {
                 "Hi <think>x</think><E>".to_string(),
             ],
         );
+    }
+
+    #[test]
+    fn a_look_ahead_reading_any_text_opens_the_reasoning_only() {
+        // Nemotron 3: `(?=[\s\S]*?</think>)` opens the reasoning wherever `</think>` comes
+        // later, so nothing but the reasoning's close writes it.
+        let xml = serde_json::json!({"tool_calls": {
+            "open_pattern": "<tool_call>\\s*<function=(?P<name>[^\\n>]+)>",
+            "close_pattern": "</tool_call>\\s*", "repeats": true, "content": "xml-inline",
+            "content_args": {"tag_pattern":
+                "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>"},
+            "transform": {"type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"}}}});
+        let template = |open: &str, close: &str| {
+            let mut fields = xml.clone();
+            fields["reasoning_content"] =
+                serde_json::json!({"open_pattern": open, "close_pattern": "</think>\\s*"});
+            fields["content"] = serde_json::json!({"close_pattern": close});
+            serde_json::json!({"start_anchor": "<s>", "fields": fields})
+        };
+        let c = with_weather(template("(?=[\\s\\S]*?</think>)", "<E>"));
+        let call = |city: &str| {
+            format!("<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</tool_call>")
+        };
+        language(
+            &c.machine.table,
+            &[
+                "Hi<E>".to_string(),
+                "plan</think>Hi<E>".to_string(),
+                format!("plan</think>{}<E>", call("Bern")),
+            ],
+            &[
+                // After the reasoning, `</think>` again.
+                "plan</think>Hi </think><E>".to_string(),
+                // A call open at the start is a longer match than the reasoning's empty open.
+                "<tool_call>\n<function=get_weather>\nx</think>Hi<E>".to_string(),
+                format!("plan</think>{}<E>", call("a</think>")),
+            ],
+        );
+        // Anywhere else it is an error naming the delimiter.
+        let e = compiled(
+            template("<think>", "(?=[\\s\\S]*?<E>)"),
+            &Request::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.at, "fields.content.close_pattern");
+        assert!(e.reason.contains("reads any text"), "{e}");
     }
 
     #[test]

@@ -129,7 +129,14 @@ fn cases() -> Vec<Case> {
         } else {
             60
         };
-        let xml = ["qwen3-coder", "seed-oss", "glm-4.5", "minimax-m2"].contains(&template);
+        let xml = [
+            "qwen3-coder",
+            "seed-oss",
+            "glm-4.5",
+            "minimax-m2",
+            "nemotron-3",
+        ]
+        .contains(&template);
         let mut tools = vec![weather()];
         if xml {
             tools = xml_tools();
@@ -450,6 +457,7 @@ const FIXTURE_TEMPLATES: &[&str] = &[
     // XML parameters in other tag styles.
     "glm-4.5",
     "minimax-m2",
+    "nemotron-3",
 ];
 
 /// Fixtures with calls valid for their tools whose text the grammar does not take, and why.
