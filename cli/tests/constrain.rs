@@ -119,12 +119,12 @@ fn errors_are_typed() {
     let (code, _, stderr) = rtpl(&[
         "constrain",
         "--model",
-        "kimi-k2",
+        "lfm2",
         "--tools",
         tools,
         "--vocab",
         "o200k_base",
     ]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("kimi-k2: fields."), "{stderr}");
+    assert!(stderr.contains("lfm2: fields."), "{stderr}");
 }

@@ -50,6 +50,9 @@ pub struct Segment {
     pub name: String,
     /// The class bytes the table reads besides text.
     pub marks: Marks,
+    /// A look-ahead the segment's words end with: what follows one must begin with a word
+    /// of this table (a delimiter ending in `(?=...)`, whose text the next segments write).
+    pub ahead: Option<Arc<Table>>,
 }
 
 impl Segment {
@@ -120,8 +123,14 @@ impl Graph {
             kind,
             name: name.into(),
             marks,
+            ahead: None,
         });
         self.segments.len() - 1
+    }
+
+    /// What follows a word of segment `seg` must begin with a word of `ahead`.
+    pub fn set_ahead(&mut self, seg: usize, ahead: Table) {
+        self.segments[seg].ahead = Some(Arc::new(ahead));
     }
 
     /// `from` may be followed by `to`.
@@ -136,8 +145,41 @@ impl Graph {
 type Element = (u32, u32);
 
 /// A pair with the classes its next character may have (bits of [`NEXT_ANY`]): all, but
-/// right after a delimiter whose words end with a condition on what follows.
-type Item = (u32, u32, u8);
+/// right after a delimiter whose words end with a condition on what follows; and the
+/// look-ahead still to be satisfied by the text that follows ([`Ahead`]).
+type Item = (u32, u32, u8, Ahead);
+
+/// A pending look-ahead: the segment whose [`Segment::ahead`] it is and the state of that
+/// table, or [`NO_AHEAD`].
+type Ahead = (u32, u32);
+
+/// No look-ahead pending.
+const NO_AHEAD: Ahead = (u32::MAX, 0);
+
+/// The pending look-ahead `ahead` after one more byte: `None` when the byte breaks it,
+/// [`NO_AHEAD`] once it has matched.
+fn step_ahead(graph: &Graph, ahead: Ahead, byte: u8) -> Option<Ahead> {
+    if ahead == NO_AHEAD {
+        return Some(NO_AHEAD);
+    }
+    let table = graph.segments[ahead.0 as usize].ahead.as_ref()?;
+    match table.next(ahead.1, byte) {
+        DEAD => None,
+        t if table.is_accepting(t) => Some(NO_AHEAD),
+        t => Some((ahead.0, t)),
+    }
+}
+
+/// The look-ahead pending after a word of `seg` ends, when `ahead` was pending in it:
+/// `None` when both the segment and the text before it impose one (not generated).
+fn ahead_after(graph: &Graph, seg: u32, ahead: Ahead) -> Option<Ahead> {
+    match &graph.segments[seg as usize].ahead {
+        None => Some(ahead),
+        Some(_) if ahead != NO_AHEAD => None,
+        Some(table) if table.is_accepting(START) => Some(NO_AHEAD),
+        Some(_) => Some((seg, START)),
+    }
+}
 
 /// The determinized graph: one table over bytes, and for each of its states the pairs it
 /// stands for.
@@ -206,9 +248,10 @@ impl Machine {
                     s as u32,
                     graph.segments[s].entry(Some(Prev::Start)),
                     NEXT_ANY,
+                    NO_AHEAD,
                 )
             })
-            .filter(|&(_, state, _)| state != DEAD)
+            .filter(|&(_, state, _, _)| state != DEAD)
             .collect();
         closure(&graph, &ends, &mut start, Some(Prev::Start), false);
         let first = settle(first, &start, &ends.tracked);
@@ -231,15 +274,15 @@ impl Machine {
                 let target = match sets.keys[s].0[..] {
                     // One pair whose next state needs no closure: found without building a
                     // set (most states of a response are inside one segment).
-                    [(seg, state, NEXT_ANY)] if !tracking => {
+                    [(seg, state, NEXT_ANY, NO_AHEAD)] if !tracking => {
                         let segment = &graph.segments[seg as usize];
                         let t = segment.table.next(state, byte);
                         if t == DEAD {
                             DEAD
                         } else if segment.next.is_empty() || !segment.table.is_accepting(t) {
-                            sets.id(&graph, vec![(seg, t, NEXT_ANY)], tracker)
+                            sets.id(&graph, vec![(seg, t, NEXT_ANY, NO_AHEAD)], tracker)
                         } else {
-                            let mut next = vec![(seg, t, NEXT_ANY)];
+                            let mut next = vec![(seg, t, NEXT_ANY, NO_AHEAD)];
                             closure(&graph, &ends, &mut next, None, true);
                             sets.id(&graph, next, tracker)
                         }
@@ -253,10 +296,11 @@ impl Machine {
                         let next: Vec<Item> = sets.keys[s]
                             .0
                             .iter()
-                            .filter_map(|&(seg, state, need)| {
+                            .filter_map(|&(seg, state, need, ahead)| {
                                 let t = graph.segments[seg as usize].step(state, byte);
                                 let need = pending(need, ended)?;
-                                (t != DEAD).then_some((seg, t, need))
+                                let ahead = step_ahead(&graph, ahead, byte)?;
+                                (t != DEAD).then_some((seg, t, need, ahead))
                             })
                             .collect();
                         if next.is_empty() {
@@ -285,7 +329,7 @@ impl Machine {
         let mut offsets = vec![0u32, 0];
         for old in order {
             let items = &sets.keys.get(old as usize).map_or(&[][..], |k| &k.0[..]);
-            elements.extend(items.iter().map(|&(seg, state, _)| (seg, state)));
+            elements.extend(items.iter().map(|&(seg, state, _, _)| (seg, state)));
             offsets.push(elements.len() as u32);
         }
         Ok(Self {
@@ -444,7 +488,7 @@ fn fixed_end(segment: &Segment, newline_apart: bool) -> Option<Prev> {
 fn settle(tracker: Tracker, items: &[Item], reads_class: &[bool]) -> Tracker {
     let read = items
         .iter()
-        .any(|&(seg, _, need)| need != NEXT_ANY || reads_class[seg as usize]);
+        .any(|&(seg, _, need, _)| need != NEXT_ANY || reads_class[seg as usize]);
     if read {
         tracker
     } else {
@@ -466,7 +510,7 @@ impl Sets {
     /// The id of `set` (sorted, closed) with `tracker`, added if new.
     fn id(&mut self, graph: &Graph, set: Vec<Item>, tracker: Tracker) -> u32 {
         let single = match (&set[..], tracker) {
-            ([(seg, state, NEXT_ANY)], Tracker::At(None)) => Some((*seg, *state)),
+            ([(seg, state, NEXT_ANY, NO_AHEAD)], Tracker::At(None)) => Some((*seg, *state)),
             _ => None,
         };
         let found = match single {
@@ -487,10 +531,11 @@ impl Sets {
                 self.multi.insert((set.clone(), tracker), id);
             }
         }
-        self.accept.push(set.iter().any(|&(seg, state, need)| {
-            let s = &graph.segments[seg as usize];
-            s.last && s.ends(state) & need & NEXT_END != 0
-        }));
+        self.accept
+            .push(set.iter().any(|&(seg, state, need, ahead)| {
+                let s = &graph.segments[seg as usize];
+                ahead == NO_AHEAD && s.last && s.ends(state) & need & NEXT_END != 0
+            }));
         self.keys.push((set, tracker));
         id
     }
@@ -503,7 +548,7 @@ impl Sets {
 /// they have just `read` a byte, the fixed class their segment's words end with; segments
 /// entered without a character pass theirs on.
 fn closure(graph: &Graph, ends: &Ends, set: &mut Vec<Item>, prev: Option<Prev>, read: bool) {
-    let ending = |&(seg, state, need): &Item| {
+    let ending = |&(seg, state, need, _): &Item| {
         let segment = &graph.segments[seg as usize];
         !segment.next.is_empty() && segment.ends(state) & need != 0
     };
@@ -525,12 +570,15 @@ fn closure(graph: &Graph, ends: &Ends, set: &mut Vec<Item>, prev: Option<Prev>, 
         .collect();
     // Sets are small: a list is the cheapest memory of what was done.
     let mut seen: Vec<(Item, Option<Prev>)> = work.clone();
-    while let Some(((seg, state, need), prev)) = work.pop() {
+    while let Some(((seg, state, need, ahead), prev)) = work.pop() {
         let segment = &graph.segments[seg as usize];
         let carry = segment.ends(state) & need;
         if carry == 0 {
             continue;
         }
+        let Some(ahead) = ahead_after(graph, seg, ahead) else {
+            continue;
+        };
         for &n in &segment.next {
             let entry = graph.segments[n].entry(prev);
             if entry == DEAD {
@@ -538,12 +586,12 @@ fn closure(graph: &Graph, ends: &Ends, set: &mut Vec<Item>, prev: Option<Prev>, 
             }
             match set
                 .iter_mut()
-                .find(|&&mut (s, e, _)| (s, e) == (n as u32, entry))
+                .find(|&&mut (s, e, _, a)| (s, e, a) == (n as u32, entry, ahead))
             {
                 Some(item) => item.2 |= carry,
-                None => set.push((n as u32, entry, carry)),
+                None => set.push((n as u32, entry, carry, ahead)),
             }
-            let item = (n as u32, entry, carry);
+            let item = (n as u32, entry, carry, ahead);
             if !seen.contains(&(item, prev)) {
                 seen.push((item, prev));
                 work.push((item, prev));

@@ -14,16 +14,35 @@
 //!   [`Options::around_body`] whitespace bytes around it. A template whose `content` field has
 //!   its own open (gpt-oss) writes it as a region;
 //! * **tool calls** (`tool_calls` field), each a region whose body is exactly one call of a
-//!   declared tool with arguments in its parameters' language (strict tools: objects closed,
-//!   required parameters present), in one of three families:
+//!   declared tool (a list of at least one for the list families) with arguments in its
+//!   parameters' language (strict tools: objects closed, required parameters present), in one
+//!   of these families:
 //!   - JSON call in delimiters (`content: json`, transform `{"type": "function", "function":
 //!     "{content}"}`: SmolLM3, Qwen3, Hermes): `{"name": N, "arguments": {...}}`;
 //!   - name in the open delimiter, JSON arguments (a `name` group in the open, transform
 //!     `function: {"name": "{name}", "arguments": "{content}"}`: gpt-oss, Gemma 4);
-//!   - XML parameters (`content: xml-inline` with Qwen3-Coder's `<parameter=K>` tags): one
-//!     `<parameter=K>\nV\n</parameter>\n` per written parameter, V typed by its schema;
+//!   - XML parameters (`content: xml-inline` whose tag pattern reads back one of
+//!     [`template_build::roles::XML_STYLES`]: Qwen3-Coder's `<parameter=K>\nV\n</parameter>\n`,
+//!     MiniMax M2's `<parameter name="K">V</parameter>`, GLM 4.5's `<arg_key>`/`<arg_value>`),
+//!     one tag per written parameter, V typed by its schema;
+//!   - lists of JSON calls: `json-call-list` (Granite 3, Llama 3.1's
+//!     `call; call`, Mistral before v11), or `json` with `transform_each` reading the name and
+//!     the arguments from two keys of each call (Command A's `tool_name` / `parameters`,
+//!     Phi-4-mini);
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
-//!   after the content region or a tool call.
+//!   after the content region or a tool call. The implicit field's close may also stand
+//!   between the content and the calls, and twice after them (the parser reads it wherever no
+//!   region is open: DeepSeek V3.1's `<｜tool▁calls▁begin｜>` ... `<｜tool▁calls▁end｜>`
+//!   `<｜end▁of▁sentence｜>`).
+//!
+//! Delimiters ending in a look-ahead (`(?=...)`, one branch each) are written as their
+//! consumed part, and the text after them must begin with a match of the look-ahead (a
+//! segment's [`crate::graph::Segment::ahead`]): Mistral's call close `(?=\[TOOL_CALLS\])` is
+//! empty before the next call. A `$` branch ends the response. Texts that must hold no match
+//! avoid the consumed part followed by the look-ahead's text; negative look-aheads are refused.
+//! A look-ahead reading any text up to `X` (Nemotron 3's reasoning open
+//! `(?=[\s\S]*?</think>)`) is generated only as a reasoning open, with `X` kept out of every
+//! text but the reasoning body.
 //!
 //! Delimiters are bounded: at most [`Options::delimiter_slack`] bytes longer than their
 //! shortest form (a `\s*` or `[^<]*` inside cannot run on), and never start with whitespace
@@ -210,7 +229,36 @@ fn delimiter_hir(
     name: Option<&str>,
     at: &str,
 ) -> Result<Hir, ConstrainError> {
-    Ok(delimiter_parts(spec, name, at)?.hir)
+    Ok(delimiter_parts(spec, name, at, Branches::Consumed)?.hir)
+}
+
+/// A branch's trailing look-ahead (`(negated, body)`, see [`template_build::pyregex::DfaBranch`]).
+type Lookahead = (bool, String);
+
+/// Whether a look-ahead is Python's `$` (the end of the text, or a final newline before it).
+fn is_end(lookahead: &Lookahead) -> bool {
+    !lookahead.0 && lookahead.1 == "\n?\\z"
+}
+
+/// Which branches of a delimiter a language is built from.
+#[derive(Clone, Copy)]
+enum Branches<'a> {
+    /// Every branch, a look-ahead's text written after its main part (`$` left out): what a
+    /// text must not hold to hold no match of the delimiter.
+    Consumed,
+    /// The branches ending in this look-ahead (`None`: in none), their main parts only.
+    Ahead(Option<&'a Lookahead>),
+}
+
+/// What must follow a delimiter's words.
+#[derive(Clone)]
+enum Ahead {
+    /// Anything.
+    Any,
+    /// A text beginning with a word of the table (a look-ahead).
+    Text(Box<Table>),
+    /// Nothing: the response ends (`$`).
+    End,
 }
 
 /// A delimiter's language in parts.
@@ -231,9 +279,15 @@ fn delimiter_parts(
     spec: &DelimiterSpec,
     name: Option<&str>,
     at: &str,
+    select: Branches,
 ) -> Result<Parts, ConstrainError> {
     let mut splits = Vec::new();
     match spec {
+        DelimiterSpec::Literals(_) if matches!(select, Branches::Ahead(Some(_))) => Ok(Parts {
+            hir: Hir::fail(),
+            splits,
+            exact: None,
+        }),
         DelimiterSpec::Literals(list) => Ok(Parts {
             hir: Hir::alternation(list.iter().map(|l| Hir::literal(l.as_bytes())).collect()),
             splits,
@@ -245,12 +299,35 @@ fn delimiter_parts(
             let mut exact = Vec::new();
             let mut words = false;
             for branch in &translated.branches {
-                if branch.lookahead.is_some() {
+                if branch.lookahead.as_ref().is_some_and(|l| l.0) {
                     return Err(cerr(
                         at,
-                        "a delimiter ending in a look-ahead or `$` is not generated",
+                        "a delimiter ending in a negative look-ahead `(?!...)` is not generated",
                     ));
                 }
+                let far = far_lookahead(branch, at)?;
+                let main = match (select, &branch.lookahead) {
+                    (Branches::Ahead(want), la) if la.as_ref() != want => continue,
+                    // A look-ahead reading any text up to `X` ([`far_lookahead`]): a text holds
+                    // a match where it holds `X`.
+                    (Branches::Consumed, Some(_)) if far.is_some() => far.unwrap_or_default(),
+                    (Branches::Consumed, Some(la)) if !is_end(la) => {
+                        format!("(?:{})(?:{})", branch.main, la.1)
+                    }
+                    (Branches::Consumed, Some(_)) => {
+                        // `$`: a match ends the output, so a text with a delimiter after it
+                        // holds one only where the main part is written; an empty main part
+                        // matches there only at the very end, where no such text stands.
+                        let hir = regex_syntax::Parser::new()
+                            .parse(&branch.main)
+                            .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                        if hir.properties().minimum_len() == Some(0) {
+                            continue;
+                        }
+                        branch.main.clone()
+                    }
+                    _ => branch.main.clone(),
+                };
                 if branch.behind.is_some() {
                     // The parser runs it (the character before the match); generating it
                     // needs that character's class in the grammar, as for `\b`.
@@ -259,9 +336,14 @@ fn delimiter_parts(
                         "a delimiter starting with a look-behind is not generated",
                     ));
                 }
-                let hir = regex_syntax::Parser::new()
-                    .parse(&branch.main)
+                let mut hir = regex_syntax::Parser::new()
+                    .parse(&main)
                     .map_err(|e| cerr(at, format!("pattern: {e}")))?;
+                if matches!(select, Branches::Consumed) {
+                    // A match anchored at the start of the text (DeepSeek R1's `^\s*<think>`):
+                    // texts that must hold none avoid it anywhere (at most they avoid more).
+                    hir = without_start_anchor(&hir);
+                }
                 if crate::word::has_ascii_word_assertion(&hir) {
                     // regex-automata's tables read the start and the end of the delimiter as
                     // the edges of the text: exact inside, not at the edges.
@@ -301,7 +383,12 @@ fn delimiter_parts(
                 // character the group also takes (`[^\s<]+` in gpt-oss), or the captured name
                 // would be longer than the tool's. Split the branch after the name.
                 match (name_class(&group), split_after_group(&hir, "name", n)) {
-                    (Some(class), Some((pre, post))) => splits.push(NameSplit { pre, post, class }),
+                    (Some((class, greedy)), Some((pre, post))) => splits.push(NameSplit {
+                        pre,
+                        post,
+                        class,
+                        greedy,
+                    }),
                     (Some(_), None) => {
                         return Err(cerr(
                             at,
@@ -330,28 +417,201 @@ struct Delimiter {
     text: Table,
 }
 
-/// A delimiter branch cut after the tool name: `pre` ends with the name, `post` may not start
-/// with a character of `class` (the name group's repeated class).
+/// A delimiter's branches grouped by their look-ahead ([`Builder::add_delimiter`]).
+#[derive(Clone)]
+struct DelimiterSet {
+    groups: Vec<(Delimiter, Ahead)>,
+    /// Its words, each look-ahead's words written after its main part, without class bytes.
+    text: Table,
+}
+
+/// A delimiter branch cut after the tool name: `pre` ends with the name; a greedy group's
+/// `post` may not start with a character of `class` (the name group's repeated class), a lazy
+/// group's name may not hold a character `post` can start with.
 struct NameSplit {
     pre: Hir,
     post: Hir,
     class: Hir,
+    greedy: bool,
 }
 
-/// Splits a branch (a concatenation with the `group` capture at its top level) into the part
-/// up to and including the group (replaced by `text`) and the rest.
+/// Splits a branch (a concatenation with the `group` capture at its top level, or inside
+/// captures at its top level: Kimi's `(?P<id>(?:functions\.)?(?P<name>[^<]+?):\d+)`) into
+/// the part up to and including the group (replaced by `text`) and the rest.
 fn split_after_group(hir: &Hir, group: &str, text: &str) -> Option<(Hir, Hir)> {
-    let items: Vec<Hir> = match hir.kind() {
-        HirKind::Concat(hs) => hs.clone(),
-        _ => vec![hir.clone()],
-    };
-    let k = items.iter().position(
-        |h| matches!(h.kind(), HirKind::Capture(c) if c.name.as_deref() == Some(group)),
-    )?;
+    let items = top_level_items(hir, group);
+    let k = items
+        .iter()
+        .position(|h| matches!(h.kind(), HirKind::Capture(c) if is_group(c, group)))?;
     let mut pre: Vec<Hir> = items[..k].to_vec();
     pre.push(Hir::literal(text.as_bytes()));
     let post: Vec<Hir> = items[k + 1..].to_vec();
     Some((Hir::concat(pre), Hir::concat(post)))
+}
+
+/// Whether capture `c` is group `group` or one of its copies (a name defined more than once,
+/// `parser_runtime_core::groups`: Mistral's open names the tool in each of two branches).
+fn is_group(c: &regex_syntax::hir::Capture, group: &str) -> bool {
+    c.name
+        .as_deref()
+        .is_some_and(|n| parser_runtime_core::groups::base_name(n) == group)
+}
+
+/// The items of `hir` as a concatenation, the captures that hold the `group` capture opened
+/// up (only languages matter here), so that the group stands at the top level.
+fn top_level_items(hir: &Hir, group: &str) -> Vec<Hir> {
+    fn holds(hir: &Hir, group: &str) -> bool {
+        match hir.kind() {
+            HirKind::Capture(c) => is_group(c, group) || holds(&c.sub, group),
+            HirKind::Repetition(r) => holds(&r.sub, group),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(|h| holds(h, group)),
+            _ => false,
+        }
+    }
+    let items: Vec<Hir> = match hir.kind() {
+        HirKind::Concat(hs) => hs.clone(),
+        _ => vec![hir.clone()],
+    };
+    items
+        .into_iter()
+        .flat_map(|h| match h.kind() {
+            HirKind::Capture(c) if !is_group(c, group) && holds(&c.sub, group) => {
+                top_level_items(&c.sub, group)
+            }
+            _ => vec![h],
+        })
+        .collect()
+}
+
+/// A branch with an empty main part whose look-ahead reads any text up to `X`
+/// (`(?=[\s\S]*?X)`, Nemotron 3's reasoning open): `X` (a regex-syntax pattern). Such a
+/// delimiter matches wherever `X` comes anywhere later, inside later regions too, so it is
+/// generated only as the reasoning open, `X` kept out of every other text
+/// ([`far_avoided`]). Another look-ahead that reads any text is an error.
+fn far_lookahead(
+    branch: &template_build::pyregex::DfaBranch,
+    at: &str,
+) -> Result<Option<String>, ConstrainError> {
+    let Some((_, body)) = &branch.lookahead else {
+        return Ok(None);
+    };
+    let parse = |p: &str| {
+        regex_syntax::Parser::new()
+            .parse(p)
+            .map_err(|e| cerr(at, format!("look-ahead: {e}")))
+    };
+    let hir = parse(body)?;
+    if !reads_anything(&hir) {
+        return Ok(None);
+    }
+    let refused = || {
+        cerr(
+            at,
+            "a look-ahead that reads any text (`[\\s\\S]*?`) is generated only as a reasoning \
+             open with nothing before it (`(?=[\\s\\S]*?</think>)`): it matches wherever its \
+             end comes anywhere later in the output, inside later regions too",
+        )
+    };
+    let empty_main = parse(&branch.main)?.properties().maximum_len() == Some(0);
+    match hir.kind() {
+        HirKind::Concat(hs)
+            if empty_main
+                && hs.len() > 1
+                && reads_anything(&hs[0])
+                && !hs[1..].iter().any(reads_anything) =>
+        {
+            Ok(Some(Hir::concat(hs[1..].to_vec()).to_string()))
+        }
+        _ => Err(refused()),
+    }
+}
+
+/// The text to keep out of every text but the reasoning body: the `X` of a reasoning open
+/// `(?=[\s\S]*?X)` ([`far_lookahead`]). A far look-ahead in any other delimiter is an error.
+fn far_avoided(
+    template: &TemplateModel,
+    reasoning: Option<&FieldModel>,
+) -> Result<Option<Hir>, ConstrainError> {
+    let mut found = None;
+    for f in &template.fields {
+        for (which, spec) in [("open", &f.open), ("close", &f.close)] {
+            let Some(spec @ DelimiterSpec::Pattern { translated, .. }) = spec else {
+                continue;
+            };
+            let at = delimiter_path(f, which, spec);
+            for branch in &translated.branches {
+                let Some(x) = far_lookahead(branch, &at)? else {
+                    continue;
+                };
+                let is_open = which == "open" && reasoning.is_some_and(|r| r.name == f.name);
+                if !is_open {
+                    return Err(cerr(
+                        at,
+                        "a look-ahead that reads any text (`[\\s\\S]*?`) is generated only as \
+                         a reasoning open",
+                    ));
+                }
+                found = Some(
+                    regex_syntax::Parser::new()
+                        .parse(&x)
+                        .map_err(|e| cerr(&at, e.to_string()))?,
+                );
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether `hir` repeats without bound a class of every character (`[\s\S]*`, `(?s:.)*?`).
+fn reads_anything(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Repetition(r) if r.max.is_none() => {
+            let all = match r.sub.kind() {
+                HirKind::Class(Class::Unicode(c)) => {
+                    c.ranges().first().is_some_and(|r| r.start() == '\0')
+                        && c.ranges().last().is_some_and(|r| r.end() == char::MAX)
+                        && c.ranges().len() <= 2
+                }
+                HirKind::Class(Class::Bytes(c)) => {
+                    c.ranges().len() == 1 && c.ranges()[0].end() == 255
+                }
+                _ => false,
+            };
+            all || reads_anything(&r.sub)
+        }
+        HirKind::Repetition(r) => reads_anything(&r.sub),
+        HirKind::Capture(c) => reads_anything(&c.sub),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().any(reads_anything),
+        _ => false,
+    }
+}
+
+/// Whether some branch of `spec` starts with `^` (the start of the text).
+fn anchored_at_start(spec: &DelimiterSpec) -> bool {
+    let DelimiterSpec::Pattern { translated, .. } = spec else {
+        return false;
+    };
+    translated.branches.iter().any(|b| {
+        regex_syntax::Parser::new()
+            .parse(&b.main)
+            .is_ok_and(|hir| without_start_anchor(&hir) != hir)
+    })
+}
+
+/// `hir` without a `^` (the start of the text) first in a branch.
+fn without_start_anchor(hir: &Hir) -> Hir {
+    let start = |h: &Hir| matches!(h.kind(), HirKind::Look(regex_syntax::hir::Look::Start));
+    match hir.kind() {
+        HirKind::Alternation(hs) => Hir::alternation(hs.iter().map(without_start_anchor).collect()),
+        HirKind::Concat(hs) if hs.first().is_some_and(start) => Hir::concat(hs[1..].to_vec()),
+        HirKind::Capture(c) => {
+            let mut c = c.clone();
+            c.sub = Box::new(without_start_anchor(&c.sub));
+            Hir::capture(c)
+        }
+        _ if start(hir) => Hir::empty(),
+        _ => hir.clone(),
+    }
 }
 
 /// `hir` without a leading optional whitespace run (`\s*` at the start of a branch): a
@@ -385,11 +645,12 @@ fn without_leading_whitespace(hir: &Hir) -> Hir {
     }
 }
 
-/// The class a name group repeats (`[^\s<]` of `[^\s<]+`), if it is one.
-fn name_class(group: &Hir) -> Option<Hir> {
+/// The class a name group repeats (`[^\s<]` of `[^\s<]+`), if it is one, and whether the
+/// repetition is greedy.
+fn name_class(group: &Hir) -> Option<(Hir, bool)> {
     match group.kind() {
         HirKind::Repetition(r) => match r.sub.kind() {
-            HirKind::Class(_) => Some((*r.sub).clone()),
+            HirKind::Class(_) => Some(((*r.sub).clone(), r.greedy)),
             _ => None,
         },
         HirKind::Capture(c) => name_class(&c.sub),
@@ -401,7 +662,7 @@ fn name_class(group: &Hir) -> Option<Hir> {
 /// receives the group's pattern.
 fn replace_group(hir: &Hir, group: &str, text: &str, found: &mut Option<Hir>) -> Hir {
     match hir.kind() {
-        HirKind::Capture(c) if c.name.as_deref() == Some(group) => {
+        HirKind::Capture(c) if is_group(c, group) => {
             *found = Some((*c.sub).clone());
             Hir::literal(text.as_bytes())
         }
@@ -530,7 +791,9 @@ impl Builder {
         }
         let around = b.ws_around();
         match family {
-            Family::JsonCall => {
+            Family::JsonCall | Family::JsonCallList | Family::JsonList => {
+                let shape = CallShape::of(field, family)?;
+                let ws = ws_hir(options.json.whitespace);
                 let mut calls = Vec::new();
                 let mut slots = Slots::default();
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
@@ -538,39 +801,21 @@ impl Builder {
                     let args = language(parameters, &options)
                         .and_then(|l| slots.adopt(l))
                         .map_err(|e| schema_error(&at, e))?;
-                    let ws = ws_hir(options.json.whitespace);
-                    calls.push(Hir::concat(vec![
-                        Hir::literal(&b"{"[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"name\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        Hir::literal(Value::from(name.as_str()).to_string().as_bytes()),
-                        ws.clone(),
-                        Hir::literal(&b","[..]),
-                        ws.clone(),
-                        Hir::literal(&b"\"arguments\""[..]),
-                        ws.clone(),
-                        Hir::literal(&b":"[..]),
-                        ws.clone(),
-                        args,
-                        ws,
-                        Hir::literal(&b"}"[..]),
-                    ]));
+                    calls.push(shape.call(name, args, &ws));
                 }
-                let body = Hir::concat(vec![around.clone(), Hir::alternation(calls), around]);
+                let calls = shape.list(Hir::alternation(calls));
+                let body = Hir::concat(vec![around.clone(), calls, around]);
                 let at = "tools";
                 let body = b
                     .language_table(&body, &slots, at)?
                     .intersect(&guard, &b.limits())
                     .map_err(|e| build(at, e))?;
                 let o = b.delimiter(open, None, &delimiter_path(field, "open", open))?;
-                let o = b.add_delimiter("tool_calls.open", o);
+                let (o, o_exit) = b.add_delimiter("tool_calls.open", o);
                 let body = b.graph.add("tool_calls.body", SegmentKind::Body, body);
-                let c = b.add_delimiter("tool_calls.close", close);
-                b.graph.link(o, body);
-                b.graph.link(body, c);
+                let (c_entry, c) = b.add_delimiter("tool_calls.close", close);
+                b.graph.link(o_exit, body);
+                b.graph.link(body, c_entry);
                 call_opens.push(o);
                 call_closes.push(c);
             }
@@ -586,7 +831,18 @@ impl Builder {
                             &at,
                         )?
                     } else {
-                        xml_body(parameters, &options, &at)?
+                        let ContentSpec::XmlInline {
+                            tag_pattern: Some(re),
+                            ..
+                        } = &field.content
+                        else {
+                            return Err(cerr(field_path(field, "content"), "no tag_pattern"));
+                        };
+                        let style = template_build::roles::xml_style(re).ok_or_else(|| {
+                            cerr(field_path(field, "content_args"), "no known parameter tags")
+                        })?;
+                        let tags = XmlTags { style, re };
+                        xml_body(parameters, &tags, &options, &at)?
                     };
                     let body = body
                         .intersect(&guard, &b.limits())
@@ -598,13 +854,14 @@ impl Builder {
                         ));
                     }
                     let o = b.delimiter(open, Some(name), &delimiter_path(field, "open", open))?;
-                    let o = b.add_delimiter(format!("tool_calls.open({name})"), o);
+                    let (o, o_exit) = b.add_delimiter(format!("tool_calls.open({name})"), o);
                     let body =
                         b.graph
                             .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
-                    let c = b.add_delimiter(format!("tool_calls.close({name})"), close.clone());
-                    b.graph.link(o, body);
-                    b.graph.link(body, c);
+                    let (c_entry, c) =
+                        b.add_delimiter(format!("tool_calls.close({name})"), close.clone());
+                    b.graph.link(o_exit, body);
+                    b.graph.link(body, c_entry);
                     call_opens.push(o);
                     call_closes.push(c);
                 }
@@ -623,10 +880,58 @@ impl Builder {
         spec: &DelimiterSpec,
         name: Option<&str>,
         at: &str,
+    ) -> Result<DelimiterSet, ConstrainError> {
+        let mut aheads: Vec<Option<Lookahead>> = Vec::new();
+        match spec {
+            DelimiterSpec::Literals(_) => aheads.push(None),
+            DelimiterSpec::Pattern { translated, .. } => {
+                for branch in &translated.branches {
+                    if !aheads.contains(&branch.lookahead) {
+                        aheads.push(branch.lookahead.clone());
+                    }
+                }
+            }
+        }
+        let mut groups = Vec::new();
+        let mut texts = Vec::new();
+        for lookahead in &aheads {
+            let select = Branches::Ahead(lookahead.as_ref());
+            let group = self.delimiter_group(spec, name, at, select)?;
+            let ahead = match lookahead {
+                None => Ahead::Any,
+                Some(l) if is_end(l) => Ahead::End,
+                Some((_, body)) => {
+                    let hir = regex_syntax::Parser::new()
+                        .parse(body)
+                        .map_err(|e| cerr(at, format!("look-ahead: {e}")))?;
+                    let table = Table::from_hir(&hir, &self.limits()).map_err(|e| build(at, e))?;
+                    Ahead::Text(Box::new(table))
+                }
+            };
+            texts.push(match &ahead {
+                Ahead::Text(t) => concat(vec![group.text.clone(), (**t).clone()], &self.limits())
+                    .map_err(|e| build(at, e))?,
+                _ => group.text.clone(),
+            });
+            groups.push((group, ahead));
+        }
+        let text = union(texts, &self.limits()).map_err(|e| build(at, e))?;
+        Ok(DelimiterSet { groups, text })
+    }
+
+    /// The branches of a delimiter that `select` picks, bounded in length (a look-ahead's
+    /// main part may be empty: the text after it writes what it looks at).
+    fn delimiter_group(
+        &self,
+        spec: &DelimiterSpec,
+        name: Option<&str>,
+        at: &str,
+        select: Branches,
     ) -> Result<Delimiter, ConstrainError> {
+        let may_be_empty = matches!(select, Branches::Ahead(Some(_)));
         // Every unbounded repetition (`\s*`, `[^<]*`) at most `delimiter_slack` times more
         // than its minimum, so a delimiter cannot run on.
-        let Parts { hir, splits, exact } = delimiter_parts(spec, name, at)?;
+        let Parts { hir, splits, exact } = delimiter_parts(spec, name, at, select)?;
         let slack = self.options.delimiter_slack as u32;
         let mut tables = Vec::new();
         // Branches without a split name (an empty alternation is the empty language).
@@ -640,6 +945,23 @@ impl Builder {
                 .map_err(|e| build(at, e))?;
             let post = Table::from_hir(&bound_repetitions(&split.post, slack), &self.limits())
                 .map_err(|e| build(at, e))?;
+            if !split.greedy {
+                // A lazy group ends where the rest first matches: the name may hold no byte
+                // that the rest can start with (Kimi's `[^<]+?` before `:0`).
+                let n = name.unwrap_or_default();
+                if let Some(b) = n.bytes().find(|&b| post.next(START, b) != DEAD) {
+                    return Err(cerr(
+                        at,
+                        format!(
+                            "the tool name {n:?} holds {:?}, where the template's lazy name \
+                             group would end",
+                            b as char
+                        ),
+                    ));
+                }
+                tables.push(concat(vec![pre, post], &self.limits()).map_err(|e| build(at, e))?);
+                continue;
+            }
             // Empty, or starting with a character outside the name group's class.
             let mut outside = match split.class.kind() {
                 HirKind::Class(Class::Unicode(c)) => c.clone(),
@@ -667,20 +989,37 @@ impl Builder {
         // text before it (whose parser strips it), so a delimiter cannot start at every
         // position of a whitespace run.
         let shape = regex_syntax::Parser::new()
-            .parse(r"\S(?s:.)*")
+            .parse(if may_be_empty {
+                r"(?:\S(?s:.)*)?"
+            } else {
+                r"\S(?s:.)*"
+            })
             .map_err(|e| cerr(at, e.to_string()))?;
         let shape = Table::from_hir(&shape, &self.limits()).map_err(|e| build(at, e))?;
-        let out = table
+        let mut out = table
             .intersect(&shape, &self.limits())
             .map_err(|e| build(at, e))?;
         if out.is_empty() {
+            // Every form starts with whitespace (DeepSeek R1's call close "\n```\s*..."):
+            // those with one whitespace character first. The parser still finds it where the
+            // text before ends: that character is where a match can start.
+            let led = regex_syntax::Parser::new()
+                .parse(r"\s\S(?s:.)*")
+                .map_err(|e| cerr(at, e.to_string()))?;
+            let led = Table::from_hir(&led, &self.limits()).map_err(|e| build(at, e))?;
+            out = table
+                .intersect(&led, &self.limits())
+                .map_err(|e| build(at, e))?;
+        }
+        if out.is_empty() {
             return Err(cerr(
                 at,
-                "the delimiter matches nothing that starts without whitespace",
+                "the delimiter matches nothing that starts with at most one whitespace \
+                 character",
             ));
         }
         let Some(exact) = exact else {
-            return self.checked(at, out.clone(), Default::default(), out);
+            return self.checked(at, out.clone(), Default::default(), out, may_be_empty);
         };
         // Word assertions: the exact language (class bytes where an edge reads a neighbour)
         // within the shape built above without them. The pattern itself, as the parser runs
@@ -699,18 +1038,19 @@ impl Builder {
                  boundaries hold",
             ));
         }
-        self.checked(at, table, marks, text)
+        self.checked(at, table, marks, text, may_be_empty)
     }
 
-    /// `table` as a delimiter, unless it matches the empty string.
+    /// `table` as a delimiter, unless it matches the empty string (and may not).
     fn checked(
         &self,
         at: &str,
         table: Table,
         marks: crate::graph::Marks,
         text: Table,
+        may_be_empty: bool,
     ) -> Result<Delimiter, ConstrainError> {
-        if shortest(&text) == Some(0) {
+        if !may_be_empty && shortest(&text) == Some(0) {
             return Err(cerr(
                 at,
                 "a delimiter that matches the empty string is not generated",
@@ -719,10 +1059,42 @@ impl Builder {
         Ok(Delimiter { table, marks, text })
     }
 
-    /// Adds a delimiter segment.
-    fn add_delimiter(&mut self, name: impl Into<String>, d: Delimiter) -> usize {
-        self.graph
-            .add_marked(name, SegmentKind::Delimiter, d.table, d.marks)
+    /// Adds a delimiter's segments; returns the one to link to (entry) and the one to link
+    /// from (exit). A delimiter with look-ahead branches is a segment per look-ahead between
+    /// an empty entry and exit (a `$` branch ends the response instead of reaching the exit).
+    fn add_delimiter(&mut self, name: impl Into<String>, d: DelimiterSet) -> (usize, usize) {
+        let name = name.into();
+        if let [(only, Ahead::Any)] = &d.groups[..] {
+            let s =
+                self.graph
+                    .add_marked(name, SegmentKind::Delimiter, only.table.clone(), only.marks);
+            return (s, s);
+        }
+        let empty = || Table::literal(b"");
+        let entry = self
+            .graph
+            .add(format!("{name}.entry"), SegmentKind::Delimiter, empty());
+        let exit = self
+            .graph
+            .add(format!("{name}.exit"), SegmentKind::Delimiter, empty());
+        for (i, (group, ahead)) in d.groups.into_iter().enumerate() {
+            let s = self.graph.add_marked(
+                format!("{name}[{i}]"),
+                SegmentKind::Delimiter,
+                group.table,
+                group.marks,
+            );
+            self.graph.link(entry, s);
+            match ahead {
+                Ahead::Any => self.graph.link(s, exit),
+                Ahead::Text(t) => {
+                    self.graph.set_ahead(s, *t);
+                    self.graph.link(s, exit);
+                }
+                Ahead::End => self.graph.segments[s].last = true,
+            }
+        }
+        (entry, exit)
     }
 
     /// Texts holding no match of any of `specs`, and ending with no partial match of one
@@ -816,6 +1188,150 @@ impl Builder {
                 ClassBytesRange::new(b' ', b' '),
             ])))),
         })
+    }
+}
+
+/// How the JSON call objects of one region are written.
+struct CallShape {
+    /// The key of the tool name.
+    name_key: String,
+    /// The keys the arguments object may stand under (json-call-list's `arguments_keys`).
+    arguments_keys: Vec<String>,
+    /// `None`: one call per region; else a list of calls: the separator between two, and
+    /// whether the list stands in brackets.
+    list: Option<(String, bool)>,
+}
+
+/// Whitespace bytes a list of calls may have around its brackets and separators (a newline
+/// and indentation before each call, as Command A writes it).
+const LIST_LAYOUT: u32 = 8;
+
+impl CallShape {
+    /// The shape of `family` for the tool-call field `field` (its content arguments, or the
+    /// keys its transform reads).
+    fn of(field: &FieldModel, family: Family) -> Result<CallShape, ConstrainError> {
+        let key = |path: &str| {
+            field
+                .transform
+                .as_ref()
+                .and_then(|t| t.pointer(path))
+                .and_then(Value::as_str)
+                .and_then(|p| p.strip_prefix('{')?.strip_suffix('}'))
+                .map(str::to_string)
+                .ok_or_else(|| cerr(field_path(field, "transform"), "no key placeholder"))
+        };
+        Ok(match (family, &field.content) {
+            (
+                Family::JsonCallList,
+                ContentSpec::JsonCallList {
+                    brackets,
+                    separator,
+                    name_key,
+                    arguments_keys,
+                },
+            ) => CallShape {
+                name_key: name_key.to_string(),
+                arguments_keys: arguments_keys.iter().map(|k| k.to_string()).collect(),
+                // `optional` reads a bracketed list too.
+                list: Some((
+                    separator.to_string(),
+                    *brackets != parser_runtime_core::tables::CallBrackets::Absent,
+                )),
+            },
+            (Family::JsonList, _) => CallShape {
+                name_key: key("/function/name")?,
+                arguments_keys: vec![key("/function/arguments")?],
+                list: Some((",".to_string(), true)),
+            },
+            _ => CallShape {
+                name_key: "name".into(),
+                arguments_keys: vec!["arguments".into()],
+                list: None,
+            },
+        })
+    }
+
+    /// One call object of tool `name` with arguments `args`, `ws` between its tokens. In a
+    /// list, real outputs' members the parser leaves out may stand around them: Command A's
+    /// `"tool_call_id": "0"` or Llama 3.1's `"type": "function"` first, Mistral's
+    /// `"id": "k3Zq9TfA2"` last.
+    fn call(&self, name: &str, args: Hir, ws: &Hir) -> Hir {
+        let lit = |text: &str| Hir::literal(text.as_bytes());
+        let key = |k: &str| Value::from(k).to_string();
+        let member = |k: &str, value: Hir| {
+            Hir::concat(vec![lit(&key(k)), ws.clone(), lit(":"), ws.clone(), value])
+        };
+        let comma = Hir::concat(vec![ws.clone(), lit(","), ws.clone()]);
+        let mut items = vec![lit("{"), ws.clone()];
+        let fixed = |p: &str| {
+            regex_syntax::Parser::new()
+                .parse(p)
+                .expect("a fixed pattern")
+        };
+        let free = |k: &str| k != self.name_key && !self.arguments_keys.iter().any(|a| a == k);
+        if self.list.is_some() {
+            let mut first = Vec::new();
+            if free("type") {
+                first.push(member("type", lit("\"function\"")));
+            }
+            if free("tool_call_id") {
+                first.push(member("tool_call_id", fixed(r#""[0-9]{1,4}""#)));
+            }
+            items.push(Hir::alternation(vec![
+                Hir::empty(),
+                Hir::concat(vec![Hir::alternation(first), comma.clone()]),
+            ]));
+        }
+        items.extend([
+            member(&self.name_key, lit(&Value::from(name).to_string())),
+            comma.clone(),
+            Hir::alternation(
+                self.arguments_keys
+                    .iter()
+                    .map(|k| member(k, args.clone()))
+                    .collect(),
+            ),
+        ]);
+        if self.list.is_some() && free("id") {
+            let id = member("id", fixed(r#""[A-Za-z0-9]{1,16}""#));
+            items.push(Hir::alternation(vec![
+                Hir::empty(),
+                Hir::concat(vec![comma, id]),
+            ]));
+        }
+        items.extend([ws.clone(), lit("}")]);
+        Hir::concat(items)
+    }
+
+    /// The region's calls: one `call`, or a list of at least one.
+    fn list(&self, call: Hir) -> Hir {
+        let Some((separator, brackets)) = &self.list else {
+            return call;
+        };
+        let layout = ws_hir(LIST_LAYOUT as usize);
+        let more = Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::concat(vec![
+                layout.clone(),
+                Hir::literal(separator.as_bytes()),
+                layout.clone(),
+                call.clone(),
+            ])),
+        });
+        let calls = Hir::concat(vec![call, more]);
+        if *brackets {
+            Hir::concat(vec![
+                Hir::literal(&b"["[..]),
+                layout.clone(),
+                calls,
+                layout,
+                Hir::literal(&b"]"[..]),
+            ])
+        } else {
+            calls
+        }
     }
 }
 
@@ -957,7 +1473,8 @@ fn xml_value(
         JsonType::Number => {
             fixed(r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?")
         }
-        JsonType::Boolean => fixed("true|false"),
+        // Python's spelling too: the tools' typing reads it (Nemotron 3 writes `True`).
+        JsonType::Boolean => fixed("true|false|True|False"),
         JsonType::Null => fixed("null"),
         JsonType::Object | JsonType::Array => {
             let doc = wrap_with_defs(schema, document);
@@ -996,8 +1513,8 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// Errors ([`ConstrainError`], naming the template path, the tools pointer or the request
 /// field): tools outside the strict-tools rules; a tool choice naming no tool; a response
 /// format outside the subset; a template whose tool-call field is not one of the
-/// [`Family`]s, whose content is not text, or whose delimiters end in a look-ahead or have
-/// an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
+/// [`Family`]s, whose content is not text, or whose delimiters end in a negative look-ahead
+/// or have an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
 /// tables past [`Options::limits`].
 pub fn compile(
     template: &TemplateModel,
@@ -1025,6 +1542,10 @@ pub fn compile(
     };
     let turn = Turn {
         reasoning,
+        reasoning_at_start: layout
+            .reasoning
+            .is_some_and(|(_, open, _)| anchored_at_start(open)),
+        reasoning_reads_ahead: far_avoided(template, layout.reasoning.map(|r| r.0))?.is_some(),
         call_opens,
         call_closes,
         calls_required: asked.calls_required,
@@ -1040,6 +1561,61 @@ pub fn compile(
         Some(field) => b.implicit_turn(field, &turn)?,
         None => b.region_turn(layout.content_field, &turn)?,
     };
+    if let Some(x) = far_avoided(template, layout.reasoning.map(|r| r.0))? {
+        // Nothing but the reasoning body and its close may hold `X`: elsewhere it would
+        // make the reasoning open match before it.
+        let at = "fields.reasoning_content.open_pattern";
+        let avoid = Table::avoiding(&x, &options.limits).map_err(|e| build(at, e))?;
+        let reasoning_body = layout.reasoning.map(|r| format!("{}.body", r.0.name));
+        // The reasoning open matches with nothing at the start, so a longer match there of a
+        // delimiter watched outside regions wins: the reasoning may not start with a byte
+        // one of them starts with.
+        let mut watched = turn.opens.clone();
+        if let Some(close) = layout.implicit.and_then(|f| f.close.as_ref()) {
+            watched.push((close, "fields.content.close".to_string()));
+        }
+        let slack = options.delimiter_slack as u32;
+        let mut first = Vec::new();
+        for (spec, at) in &watched {
+            if layout.reasoning.is_some_and(|r| std::ptr::eq(r.1, *spec)) {
+                continue;
+            }
+            let hir = bound_repetitions(&delimiter_hir(spec, None, at)?, slack);
+            let t = Table::from_hir(&hir, &options.limits).map_err(|e| build(at, e))?;
+            first.extend((0..=255u8).filter(|&b| t.next(START, b) != DEAD));
+        }
+        let allowed: Vec<ClassBytesRange> = (0..=255u8)
+            .filter(|b| !first.contains(b))
+            .map(|b| ClassBytesRange::new(b, b))
+            .collect();
+        let any = Hir::repetition(regex_syntax::hir::Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Bytes(ClassBytes::new([
+                ClassBytesRange::new(0, 255),
+            ])))),
+        });
+        let head = Hir::alternation(vec![
+            Hir::empty(),
+            Hir::concat(vec![
+                Hir::class(Class::Bytes(ClassBytes::new(allowed))),
+                any,
+            ]),
+        ]);
+        let head = Table::from_hir(&head, &options.limits).map_err(|e| build(at, e))?;
+        for seg in &mut b.graph.segments {
+            let reasoning = Some(&seg.name) == reasoning_body.as_ref();
+            if seg.kind != SegmentKind::Delimiter {
+                let keep = if reasoning { &head } else { &avoid };
+                let t = seg
+                    .table
+                    .intersect(keep, &options.limits)
+                    .map_err(|e| build(at, e))?;
+                seg.table = std::sync::Arc::new(t);
+            }
+        }
+    }
     let machine = Machine::build(b.graph, &options.limits).map_err(|e| build("response", e))?;
     if machine.table.is_empty() {
         return Err(cerr(
@@ -1174,18 +1750,26 @@ impl<'t> Layout<'t> {
                     // refused as an unknown shape.
                     _ if matches!(f.content, ContentSpec::JsonCallList { .. }) => {
                         return Err(cerr(
+                            field_path(f, "transform"),
+                            "a json-call-list field is generated with `transform_each` and the \
+                             transform `function: {\"name\": \"{name}\", \"arguments\": \
+                             \"{arguments}\"}` (what the parser's calls hold)",
+                        ))
+                    }
+                    _ if matches!(f.content, ContentSpec::PythonCallList) => {
+                        return Err(cerr(
                             field_path(f, "content"),
-                            "the json-call-list content parser is not generated yet (several \
-                             calls in one region); constrained generation writes one call per \
-                             region: JSON in delimiters, the name in the open delimiter with \
-                             JSON arguments, or Qwen3-Coder's XML parameters",
+                            "the python-call-list content parser is not generated: calls in \
+                             Python syntax need Python literals for the schema's values",
                         ))
                     }
                     _ => return Err(cerr(
                         field_path(f, "transform"),
                         "not a generated tool-call family (JSON call in delimiters, name in the \
-                         open delimiter with JSON arguments, or Qwen3-Coder's XML parameters \
-                         `<parameter=K>\\nV\\n</parameter>`)",
+                         open delimiter with JSON arguments, Qwen3-Coder's XML parameters \
+                         (and MiniMax's, GLM's) tags, or a list of JSON calls: \
+                         json-call-list, or json with `transform_each` reading two keys of each \
+                         call)",
                     )),
                 },
                 (true, None) => {
@@ -1210,6 +1794,12 @@ impl<'t> Layout<'t> {
 struct Turn<'t> {
     /// The reasoning region's (open, close) segments.
     reasoning: Option<(usize, usize)>,
+    /// Whether the reasoning open matches only at the start of the text (`^`): nothing may
+    /// be written before it.
+    reasoning_at_start: bool,
+    /// Whether the reasoning open is a look-ahead reading any text ([`far_lookahead`]): it
+    /// matches at the very start, nothing is written before it.
+    reasoning_reads_ahead: bool,
     call_opens: Vec<usize>,
     call_closes: Vec<usize>,
     calls_required: bool,
@@ -1229,13 +1819,13 @@ impl Builder {
         let o = self.delimiter(open, None, &delimiter_path(r, "open", open))?;
         let c = self.delimiter(close, None, &delimiter_path(r, "close", close))?;
         let body = self.body_guard(close, &c.text, &delimiter_path(r, "close", close))?;
-        let o = self.add_delimiter(format!("{}.open", r.name), o);
+        let (o, o_exit) = self.add_delimiter(format!("{}.open", r.name), o);
         let body = self
             .graph
             .add(format!("{}.body", r.name), SegmentKind::Body, body);
-        let c = self.add_delimiter(format!("{}.close", r.name), c);
-        self.graph.link(o, body);
-        self.graph.link(body, c);
+        let (c_entry, c) = self.add_delimiter(format!("{}.close", r.name), c);
+        self.graph.link(o_exit, body);
+        self.graph.link(body, c_entry);
         Ok((o, c))
     }
 
@@ -1274,16 +1864,22 @@ impl Builder {
             watched.push((close, delimiter_path(field, "close", close)));
         }
         let free = self.avoiding(&watched)?;
-        let end = match &field.close {
+        let close = match &field.close {
             Some(close) => {
-                let t = self.delimiter(close, None, &delimiter_path(field, "close", close))?;
-                self.add_delimiter(format!("{}.close", field.name), t)
+                Some(self.delimiter(close, None, &delimiter_path(field, "close", close))?)
             }
-            None => self
-                .graph
-                .add("end", SegmentKind::Delimiter, Table::literal(b"")),
+            None => None,
         };
-        self.graph.segments[end].last = true;
+        let end = match &close {
+            Some(t) => self.add_delimiter(format!("{}.close", field.name), t.clone()),
+            None => {
+                let end = self
+                    .graph
+                    .add("end", SegmentKind::Delimiter, Table::literal(b""));
+                (end, end)
+            }
+        };
+        self.graph.segments[end.1].last = true;
         let content = match &turn.json_content {
             None => self
                 .graph
@@ -1310,17 +1906,54 @@ impl Builder {
         let mut starts = entries.clone();
         if let Some((o, c)) = turn.reasoning {
             starts.push(o);
+            if !turn.reasoning_at_start && !turn.reasoning_reads_ahead {
+                // Whitespace before it (GLM 4.5 writes a newline first): the parser opens the
+                // content with it, which stays empty.
+                let gap = self.table(&self.ws_around(), "fields")?;
+                let gap = self.graph.add("reasoning.gap", SegmentKind::Body, gap);
+                self.graph.link(gap, o);
+                starts.push(gap);
+            }
             for &e in &entries {
                 self.graph.link(c, e);
             }
         }
         if !turn.calls_required {
-            self.graph.link(content, end);
+            self.graph.link(content, end.0);
         }
         if text_content {
             for &o in &turn.call_opens {
                 self.graph.link(content, o);
             }
+        }
+        // The implicit field's close may also stand between the content and the calls, and
+        // twice after them: the parser reads it wherever no region is open (DeepSeek V3.1
+        // writes `text<｜tool▁calls▁begin｜>calls<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`,
+        // all three alternatives of its content's close; Kimi K2 ends its calls with
+        // `<|tool_calls_section_end|><|im_end|>`).
+        let mut calls_end = end.0;
+        if let (Some(close), true) = (&close, !turn.call_opens.is_empty()) {
+            let name = &field.name;
+            if text_content {
+                let before =
+                    self.add_delimiter(format!("{name}.close(before calls)"), close.clone());
+                self.graph.link(content, before.0);
+                // A little whitespace before the first call (DeepSeek R1 may write a newline).
+                let gap = self.table(&self.ws_around(), "tool_calls")?;
+                let gap = self
+                    .graph
+                    .add("tool_calls.gap(first)", SegmentKind::Body, gap);
+                self.graph.link(before.1, gap);
+                for &o in &turn.call_opens {
+                    self.graph.link(gap, o);
+                }
+            }
+            let first = self.add_delimiter(format!("{name}.close(after calls)"), close.clone());
+            let second = self.add_delimiter(format!("{name}.close(end)"), close.clone());
+            self.graph.link(first.1, second.0);
+            self.graph.segments[first.1].last = true;
+            self.graph.segments[second.1].last = true;
+            calls_end = first.0;
         }
         // After a call: a little whitespace (models write a newline between calls), then
         // another call or the end of turn. A turn may also stop right after a call: the
@@ -1338,7 +1971,7 @@ impl Builder {
             for &o in &turn.call_opens {
                 self.graph.link(gap, o);
             }
-            self.graph.link(gap, end);
+            self.graph.link(gap, calls_end);
         }
         Ok(starts)
     }
@@ -1367,8 +2000,13 @@ impl Builder {
                 "the template has no content region to write",
             ));
         }
+        let mut starts = vec![g0];
         if let Some((o, c)) = turn.reasoning {
-            self.graph.link(g0, o);
+            if turn.reasoning_at_start {
+                starts.push(o);
+            } else {
+                self.graph.link(g0, o);
+            }
             let g1 = self.graph.add("glue", SegmentKind::Glue, glue.clone());
             self.graph.link(c, g1);
             for &n in &after_glue {
@@ -1378,15 +2016,18 @@ impl Builder {
         for &n in &after_glue {
             self.graph.link(g0, n);
         }
+        // After a call: ignored text, then another call or the end (Command A ends its turn
+        // with `<|END_OF_TURN_TOKEN|>` after the action's close).
         for &c in &turn.call_closes {
             self.graph.segments[c].last = true;
             let g = self.graph.add("glue", SegmentKind::Glue, glue.clone());
+            self.graph.segments[g].last = true;
             self.graph.link(c, g);
             for &o in &turn.call_opens {
                 self.graph.link(g, o);
             }
         }
-        Ok(vec![g0])
+        Ok(starts)
     }
 
     /// An explicit content region (open, body, close; the turn may end after it), its body
@@ -1412,11 +2053,11 @@ impl Builder {
                 .intersect(&guard, &self.limits())
                 .map_err(|e| build("response_format", e))?,
         };
-        let o = self.add_delimiter("content.open", o);
+        let (o, o_exit) = self.add_delimiter("content.open", o);
         let body = self.graph.add("content.body", SegmentKind::Body, body);
-        let c = self.add_delimiter("content.close", c);
-        self.graph.link(o, body);
-        self.graph.link(body, c);
+        let (c_entry, c) = self.add_delimiter("content.close", c);
+        self.graph.link(o_exit, body);
+        self.graph.link(body, c_entry);
         self.graph.segments[c].last = true;
         Ok(o)
     }
@@ -1471,29 +2112,43 @@ fn ws_hir(n: usize) -> Hir {
     }
 }
 
-/// The body of an XML-parameters call: `\n` then `<parameter=K>\nV\n</parameter>\n` per
-/// written parameter (declared order, required ones always), each V free of
-/// `</parameter>` (the tag pattern ends the value at the first one).
-fn xml_body(parameters: &Value, options: &Options, at: &str) -> Result<Table, ConstrainError> {
+/// The parameter tags of an XML-parameters template: the style written and the template's
+/// tag pattern (which must read each key back).
+struct XmlTags<'a> {
+    style: &'static template_build::roles::XmlStyle,
+    re: &'a <parser_runtime_core::tables::Owned as parser_runtime_core::tables::Storage>::Fancy,
+}
+
+/// The body of an XML-parameters call in the template's tag style
+/// ([`template_build::roles::XML_STYLES`]; Qwen3-Coder's: `\n` then
+/// `<parameter=K>\nV\n</parameter>\n` per written parameter), declared order, required ones
+/// always, each V free of the end tag (the tag pattern ends the value at the first one).
+fn xml_body(
+    parameters: &Value,
+    tags: &XmlTags,
+    options: &Options,
+    at: &str,
+) -> Result<Table, ConstrainError> {
     let (json, limits) = (options.json, &options.limits);
+    let style = tags.style;
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let no_close =
-        Table::avoiding(&Hir::literal(&b"</parameter>"[..]), limits).map_err(|e| build(at, e))?;
-    let mut parts = vec![(Table::literal(b"\n"), false)];
+    let no_close = Table::avoiding(&Hir::literal(style.end_tag.as_bytes()), limits)
+        .map_err(|e| build(at, e))?;
+    let mut parts = vec![(Table::literal(style.start.as_bytes()), false)];
     if let Some(Value::Object(properties)) = parameters.get("properties") {
         for (key, schema) in properties {
             let p_at = format!(
                 "{at}/properties/{}",
                 structured_outputs::schema::escape_token(key)
             );
-            if key.contains('>') || key.contains('\n') {
+            if !style.reads_back(tags.re, key, "v") {
                 return Err(cerr(
                     p_at,
-                    "a parameter name with `>` or a newline cannot be a tag",
+                    "the template's tag pattern does not read this parameter name back",
                 ));
             }
             let value = xml_value(schema, parameters, options, &p_at)?;
@@ -1503,15 +2158,23 @@ fn xml_body(parameters: &Value, options: &Options, at: &str) -> Result<Table, Co
                 .map_err(|e| build(&p_at, e))?;
             let tag = concat(
                 vec![
-                    Table::literal(format!("<parameter={key}>\n").as_bytes()),
+                    Table::literal(
+                        format!("{}{key}{}", style.before_key, style.after_key).as_bytes(),
+                    ),
                     value,
-                    Table::literal(b"\n</parameter>\n"),
+                    Table::literal(
+                        format!("{}{}{}", style.before_end, style.end_tag, style.between)
+                            .as_bytes(),
+                    ),
                 ],
                 limits,
             )
             .map_err(|e| build(&p_at, e))?;
             parts.push((tag, !required.contains(&key.as_str())));
         }
+    }
+    if !style.end.is_empty() {
+        parts.push((Table::literal(style.end.as_bytes()), true));
     }
     sequence(parts, limits).map_err(|e| build(at, e))
 }
@@ -1751,24 +2414,174 @@ mod tests {
         );
     }
 
+    /// A `tool_calls` field with the name in the open and JSON arguments.
+    fn named_calls(open: &str, close: &str) -> Value {
+        serde_json::json!({"open_pattern": open, "close_pattern": close, "content": "json",
+            "repeats": true, "transform": {"type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"}}})
+    }
+
+    /// `template` compiled for the weather tool.
+    fn with_weather(template: Value) -> Constraint {
+        compiled(
+            template,
+            &Request {
+                tools: weather(),
+                ..Request::default()
+            },
+        )
+        .unwrap()
+    }
+
     #[test]
-    fn json_call_lists_are_refused_by_name() {
-        // Several calls in one region are not generated: the error names the parser and the
-        // field's `content`, with tools; without tools the template is constrained as usual.
-        let template = serde_json::json!({"start_anchor": "<s>", "fields": {
-            "tool_calls": {"open": "[TOOL_CALLS]", "close": "</s>",
-                "content": "json-call-list", "transform_each": true,
-                "transform": {"type": "function",
-                    "function": {"name": "{name}", "arguments": "{arguments}"}}},
-            "content": {"close": "</s>"}}});
+    fn look_aheads_are_written_by_what_follows() {
+        // The open's look-ahead `{` is the body's first byte; the close is empty before the
+        // next call's `[C]`, or `$`: the response ends right after the call.
+        let c = with_weather(serde_json::json!({"start_anchor": "<s>", "fields": {
+            "content": {"close": "</s>"},
+            "tool_calls": named_calls("\\[C\\](?P<name>\\w+)(?=\\{)", "(?=\\[C\\])|$")}}));
+        let call = |city: &str| format!("[C]get_weather{{\"city\":\"{city}\"}}");
+        language(
+            &c.machine.table,
+            &[
+                call("P"),
+                format!("hi{}{}", call("P"), call("Q")),
+                "hi</s>".to_string(),
+            ],
+            &[
+                // No `{` right after the open: no call, and content must end with `</s>`.
+                "[C]get_weather {\"city\":\"P\"}".to_string(),
+                // `$`: nothing after the call but another call (or whitespace, which the
+                // body ends with).
+                format!("{}</s>", call("P")),
+                format!("{}x", call("P")),
+                format!("{} x", call("P")),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_close_led_by_whitespace_and_an_open_at_the_start() {
+        // DeepSeek R1's shapes: every form of the call close starts with `\n`, and the
+        // reasoning open is anchored at the start of the text (content may still start with
+        // any text that is not the open).
+        let c = with_weather(serde_json::json!({"start_anchor": "<s>", "fields": {
+        "reasoning_content": {"open_pattern": "^\\s*<think>", "close_pattern": "</think>\\s*"},
+        "content": {"close_pattern": "\\s*(?:<B>|<E>)"},
+        "tool_calls": named_calls(
+            "\\s*<C>(?P<name>[^\\n<]+)\\n```(?:json)?\\n",
+            "\\n```\\s*<D>",
+        )}}));
+        let call = "<C>get_weather\n```json\n{\"city\":\"P\"}\n```<D>";
+        language(
+            &c.machine.table,
+            &[
+                "Let me check.<E>".to_string(),
+                format!("<think>\nhm\n</think>\n\nOk.<B>\n{call}\n{call}<E><E>"),
+                format!("{call}<E>"),
+            ],
+            &[
+                // The close's newline is its own: `\n```` may not be left out.
+                "<C>get_weather\n```json\n{\"city\":\"P\"}```<D><E>".to_string(),
+                // Content avoids the open anywhere (the parser reads it only at the start).
+                "Hi <think>x</think><E>".to_string(),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_look_ahead_reading_any_text_opens_the_reasoning_only() {
+        // Nemotron 3: `(?=[\s\S]*?</think>)` opens the reasoning wherever `</think>` comes
+        // later, so nothing but the reasoning's close writes it.
+        let xml = serde_json::json!({"tool_calls": {
+            "open_pattern": "<tool_call>\\s*<function=(?P<name>[^\\n>]+)>",
+            "close_pattern": "</tool_call>\\s*", "repeats": true, "content": "xml-inline",
+            "content_args": {"tag_pattern":
+                "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>"},
+            "transform": {"type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"}}}});
+        let template = |open: &str, close: &str| {
+            let mut fields = xml.clone();
+            fields["reasoning_content"] =
+                serde_json::json!({"open_pattern": open, "close_pattern": "</think>\\s*"});
+            fields["content"] = serde_json::json!({"close_pattern": close});
+            serde_json::json!({"start_anchor": "<s>", "fields": fields})
+        };
+        let c = with_weather(template("(?=[\\s\\S]*?</think>)", "<E>"));
+        let call = |city: &str| {
+            format!("<tool_call>\n<function=get_weather>\n<parameter=city>\n{city}\n</parameter>\n</tool_call>")
+        };
+        language(
+            &c.machine.table,
+            &[
+                "Hi<E>".to_string(),
+                "plan</think>Hi<E>".to_string(),
+                format!("plan</think>{}<E>", call("Bern")),
+            ],
+            &[
+                // After the reasoning, `</think>` again.
+                "plan</think>Hi </think><E>".to_string(),
+                // A call open at the start is a longer match than the reasoning's empty open.
+                "<tool_call>\n<function=get_weather>\nx</think>Hi<E>".to_string(),
+                format!("plan</think>{}<E>", call("a</think>")),
+            ],
+        );
+        // Anywhere else it is an error naming the delimiter.
+        let e = compiled(
+            template("<think>", "(?=[\\s\\S]*?<E>)"),
+            &Request::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.at, "fields.content.close_pattern");
+        assert!(e.reason.contains("reads any text"), "{e}");
+    }
+
+    #[test]
+    fn lists_of_json_calls_are_written_in_one_region() {
+        // `json-call-list` with `transform_each`: a bracketed list of at least one call, the
+        // tool's arguments in each; without `transform_each` the calls are not read as such.
+        let template = |each: bool| {
+            serde_json::json!({"start_anchor": "<s>", "fields": {
+                "tool_calls": {"open": "[TOOL_CALLS]", "close": "</s>",
+                    "content": "json-call-list", "transform_each": each,
+                    "transform": {"type": "function",
+                        "function": {"name": "{name}", "arguments": "{arguments}"}}},
+                "content": {"close": "</s>"}}})
+        };
         let with_tools = Request {
             tools: weather(),
             ..Request::default()
         };
-        let e = compiled(template.clone(), &with_tools).err().unwrap();
-        assert_eq!(e.at, "fields.tool_calls.content");
+        let c = compiled(template(true), &with_tools).unwrap();
+        assert_eq!(c.family, Some(Family::JsonCallList));
+        let call = |city: &str| {
+            format!("{{\"name\":\"get_weather\",\"arguments\":{{\"city\":\"{city}\"}}}}")
+        };
+        language(
+            &c.machine.table,
+            &[
+                format!("[TOOL_CALLS][{}]</s>", call("P")),
+                format!(
+                    "Hi [TOOL_CALLS] [\n  {},\n  {}\n]</s>",
+                    call("P"),
+                    call("Q")
+                ),
+                format!(
+                    "[TOOL_CALLS][{{\"type\":\"function\",{}]</s>",
+                    &call("P")[1..]
+                ),
+            ],
+            &[
+                "[TOOL_CALLS][]</s>".to_string(),
+                format!("[TOOL_CALLS]{}</s>", call("P")),
+                format!("[TOOL_CALLS][{}] text</s>", call("P")),
+                format!("[TOOL_CALLS][{},]</s>", call("P")),
+            ],
+        );
+        let e = compiled(template(false), &with_tools).err().unwrap();
+        assert_eq!(e.at, "fields.tool_calls.transform");
         assert!(e.reason.contains("json-call-list"), "{}", e.reason);
-        assert!(compiled(template, &Request::default()).is_ok());
+        assert!(compiled(template(false), &Request::default()).is_ok());
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.

@@ -149,30 +149,48 @@ fn tool_names_must_fit_the_name_group_and_may_prefix_other_text() {
 }
 
 #[test]
-fn llama_call_lists_are_refused_by_name() {
-    // The vendored llama3.1 reads bare and `;`-separated JSON calls with `json-call-list`,
-    // which constrained generation does not write yet: a clear error naming the parser, not a
-    // constraint that lets the model write calls the parser would misread.
+fn llama_call_lists_are_generated() {
+    // The vendored llama3.1 reads bare and `;`-separated JSON calls with `json-call-list`
+    // (key `parameters` preferred): each accepted text parses to calls that keep the contract.
     let tools = [tool(
         "get_weather",
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
     )];
-    let e = compile(
-        &model("llama3.1"),
-        &Request {
-            tools: tools.to_vec(),
-            ..Request::default()
-        },
-        &Options::default(),
-    )
-    .unwrap_err();
-    assert_eq!(e.at, "fields.tool_calls.content");
-    assert!(e.reason.contains("json-call-list"), "{e}");
-    // Without tools, content must avoid the call's open, a look-ahead (`{` followed by a
-    // `"name"` key), which constrained generation does not write either: also a clear error.
-    let e = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap_err();
-    assert_eq!(e.at, "fields.tool_calls.open_pattern");
-    assert!(e.reason.contains("look-ahead"), "{e}");
+    let call =
+        |city: &str| format!("{{\"name\":\"get_weather\",\"parameters\":{{\"city\":\"{city}\"}}}}");
+    assert!(accepts(
+        "llama3.1",
+        &tools,
+        &format!("{}<|eot_id|>", call("Bern"))
+    ));
+    assert!(accepts(
+        "llama3.1",
+        &tools,
+        &format!("<|python_tag|>{}; {}<|eom_id|>", call("Bern"), call("Zug"))
+    ));
+    // Not a list in brackets, no unknown tool, no text after the calls.
+    assert!(!accepts(
+        "llama3.1",
+        &tools,
+        &format!("[{}]<|eot_id|>", call("Bern"))
+    ));
+    assert!(!accepts(
+        "llama3.1",
+        &tools,
+        "{\"name\":\"get_time\",\"parameters\":{\"city\":\"Bern\"}}<|eot_id|>"
+    ));
+    assert!(!accepts(
+        "llama3.1",
+        &tools,
+        &format!("{} ok<|eot_id|>", call("Bern"))
+    ));
+    // Without tools, content avoids the call's open, a look-ahead (`{` followed by a `"name"`
+    // key): JSON may stand in the answer, a call object may not.
+    let c = compile(&model("llama3.1"), &Request::default(), &Options::default()).unwrap();
+    let t = &c.machine.table;
+    assert!(t.matches("Use this config: {\"debug\": true}. Then restart.<|eot_id|>".as_bytes()));
+    assert!(!t.matches("Try {\"name\": \"x\"}<|eot_id|>".as_bytes()));
+    assert!(!t.matches("Try <|python_tag|>{ \"type\" : 1}<|eot_id|>".as_bytes()));
 }
 
 #[test]

@@ -544,6 +544,10 @@ fn role(role: Role) -> TokenStream {
             ToolFamily::XmlParameters => {
                 quote!(::parser_runtime::__private::ToolFamily::XmlParameters)
             }
+            ToolFamily::JsonCallList => {
+                quote!(::parser_runtime::__private::ToolFamily::JsonCallList)
+            }
+            ToolFamily::JsonList => quote!(::parser_runtime::__private::ToolFamily::JsonList),
         }))
     };
     match role {

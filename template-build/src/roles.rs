@@ -34,9 +34,93 @@ pub fn assign(fields: &mut [FieldModel]) {
     }
 }
 
+/// How an XML-parameters body writes one parameter `K` = `V`: `before_key` K `after_key` V
+/// `end_tag` `between`, after `start` (the body's first text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct XmlStyle {
+    /// What the body starts with.
+    pub start: &'static str,
+    /// The text before the key.
+    pub before_key: &'static str,
+    /// The text between the key and the value.
+    pub after_key: &'static str,
+    /// The text after the value: the tag pattern's value ends at the first `end_tag`.
+    pub end_tag: &'static str,
+    /// What the value's text ends with before `end_tag` (layout).
+    pub before_end: &'static str,
+    /// The text after each parameter.
+    pub between: &'static str,
+    /// Text the tag pattern ignores that may end the body (Qwen3-Coder and Nemotron 3 write
+    /// `</function>` after the last parameter), or `""`.
+    pub end: &'static str,
+}
+
+impl XmlStyle {
+    /// One parameter as written.
+    pub fn tag(&self, key: &str, value: &str) -> String {
+        format!(
+            "{}{key}{}{value}{}{}{}",
+            self.before_key, self.after_key, self.before_end, self.end_tag, self.between
+        )
+    }
+
+    /// Whether `tag_pattern` reads `key` and `value` back from [`Self::tag`].
+    pub fn reads_back(&self, tag_pattern: &fancy_regex::Regex, key: &str, value: &str) -> bool {
+        matches!(tag_pattern.captures(&self.tag(key, value)), Ok(Some(c))
+            if c.name("key").map(|m| m.as_str()) == Some(key)
+                && c.name("value").map(|m| m.as_str()) == Some(value))
+    }
+}
+
+/// The parameter tags constrained generation writes, in preference order: Qwen3-Coder's
+/// (and Nemotron 3's) `<parameter=K>\nV\n</parameter>`, MiniMax M2's
+/// `<parameter name="K">V</parameter>`, GLM 4.5's `<arg_key>K</arg_key>\n<arg_value>V</arg_value>`.
+pub const XML_STYLES: [XmlStyle; 3] = [
+    XmlStyle {
+        start: "\n",
+        before_key: "<parameter=",
+        after_key: ">\n",
+        end_tag: "</parameter>",
+        before_end: "\n",
+        between: "\n",
+        end: "</function>\n",
+    },
+    XmlStyle {
+        start: "\n",
+        before_key: "<parameter name=\"",
+        after_key: "\">",
+        end_tag: "</parameter>",
+        before_end: "",
+        between: "\n",
+        end: "",
+    },
+    XmlStyle {
+        start: "\n",
+        before_key: "<arg_key>",
+        after_key: "</arg_key>\n<arg_value>",
+        end_tag: "</arg_value>",
+        before_end: "",
+        between: "\n",
+        end: "",
+    },
+];
+
+/// The first of [`XML_STYLES`] whose tags `tag_pattern` reads back.
+pub fn xml_style(tag_pattern: &fancy_regex::Regex) -> Option<&'static XmlStyle> {
+    XML_STYLES
+        .iter()
+        .find(|s| s.reads_back(tag_pattern, "k_1", "v a"))
+}
+
+/// The key a whole-string placeholder `"{key}"` reads, when it is one top-level key of the
+/// parsed value (not `{content}`, the value itself, nor a dotted path).
+fn placeholder_key(value: Option<&Value>) -> Option<&str> {
+    let key = value?.as_str()?.strip_prefix('{')?.strip_suffix('}')?;
+    (!key.is_empty() && key != "content" && !key.contains(['.', '{', '}'])).then_some(key)
+}
+
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
-/// generation writes (see [`ToolFamily`]). Content parsers that give several calls per region
-/// (`python-call-list`, `json-call-list`) have none.
+/// generation writes (see [`ToolFamily`]). `python-call-list` has none.
 fn family(field: &FieldModel) -> Option<ToolFamily> {
     let has_name = |d: Option<&crate::model::DelimiterSpec>| {
         d.is_some_and(|d| d.group_names().iter().any(|n| n == "name"))
@@ -48,7 +132,32 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
     let whole = serde_json::json!({"type": "function", "function": "{content}"});
     let named = transform.pointer("/function/name") == Some(&Value::from("{name}"))
         && transform.pointer("/function/arguments") == Some(&Value::from("{content}"));
+    // Each call of a list: the name and the arguments from keys of the call.
+    let keyed = |name: &str, arguments: &str| {
+        placeholder_key(transform.pointer("/function/name")) == Some(name)
+            && placeholder_key(transform.pointer("/function/arguments")) == Some(arguments)
+    };
+    let listed = |name: Option<&str>, arguments: Option<&str>| {
+        field.transform_each
+            && !open_has_name
+            && name.zip(arguments).is_some_and(|(n, a)| keyed(n, a))
+    };
     match &field.content {
+        Content::JsonCallList { .. } if listed(Some("name"), Some("arguments")) => {
+            Some(ToolFamily::JsonCallList)
+        }
+        Content::Json {
+            allow_non_json: false,
+            string_delims,
+            ..
+        } if string_delims.is_empty()
+            && listed(
+                placeholder_key(transform.pointer("/function/name")),
+                placeholder_key(transform.pointer("/function/arguments")),
+            ) =>
+        {
+            Some(ToolFamily::JsonList)
+        }
         Content::Json {
             allow_non_json: false,
             ..
@@ -59,15 +168,16 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
         } if named && open_has_name => Some(ToolFamily::NamedJson),
         Content::XmlInline {
             tag_pattern: Some(re),
-            value_parser: None,
+            value_parser,
             ..
-        } if named && open_has_name => {
+        } if named
+            && open_has_name
+            && value_parser
+                .as_deref()
+                .is_none_or(|p| matches!(p, Content::Text { .. })) =>
+        {
             // The parameter tags this family writes must read back as (key, value).
-            let probe = "<parameter=k_1>\nv a\n</parameter>\n";
-            let reads_back = matches!(re.captures(probe), Ok(Some(c))
-                if c.name("key").map(|m| m.as_str()) == Some("k_1")
-                    && c.name("value").map(|m| m.as_str()) == Some("v a"));
-            reads_back.then_some(ToolFamily::XmlParameters)
+            xml_style(re).map(|_| ToolFamily::XmlParameters)
         }
         _ => None,
     }
@@ -140,21 +250,87 @@ mod tests {
     }
 
     #[test]
-    fn call_lists_are_tool_calls_without_a_family() {
-        // Constrained generation writes none of the families as Python calls, nor several JSON
-        // calls in one region.
-        for parser in ["python-call-list", "json-call-list"] {
-            let got = roles(serde_json::json!({
-                "start_anchor": "<|im_start|>assistant\n",
-                "fields": {"tool_calls": {
-                    "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
-                    "content": parser, "transform_each": true,
-                    "transform": {"type": "function",
-                                  "function": {"name": "{name}", "arguments": "{arguments}"}}
-                }}
-            }));
-            assert_eq!(got[0].1, Role::ToolCalls { family: None }, "{parser}");
+    fn python_call_lists_are_tool_calls_without_a_family() {
+        // Constrained generation writes none of the families as Python calls.
+        let got = roles(serde_json::json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {"tool_calls": {
+                "open": "<|tool_call_start|>", "close": "<|tool_call_end|>",
+                "content": "python-call-list", "transform_each": true,
+                "transform": {"type": "function",
+                              "function": {"name": "{name}", "arguments": "{arguments}"}}
+            }}
+        }));
+        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+    }
+
+    #[test]
+    fn lists_of_json_calls_have_their_families() {
+        let family = |content: Value, transform: Value| {
+            roles(serde_json::json!({
+                "start_anchor": "<s>",
+                "fields": {"tool_calls": {"open": "<a>", "close": "</a>", "content": content,
+                                          "transform_each": true, "transform": transform}}
+            }))[0]
+                .1
+        };
+        let keys = |name: &str, arguments: &str| {
+            serde_json::json!({"type": "function",
+                               "function": {"name": name, "arguments": arguments}})
+        };
+        assert_eq!(
+            family("json-call-list".into(), keys("{name}", "{arguments}")),
+            Role::ToolCalls {
+                family: Some(ToolFamily::JsonCallList)
+            }
+        );
+        assert_eq!(
+            family("json".into(), keys("{tool_name}", "{parameters}")),
+            Role::ToolCalls {
+                family: Some(ToolFamily::JsonList)
+            }
+        );
+        // A dotted path or the whole element is not one key of a call.
+        for (name, arguments) in [("{call.name}", "{arguments}"), ("{name}", "{content}")] {
+            assert_eq!(
+                family("json".into(), keys(name, arguments)),
+                Role::ToolCalls { family: None }
+            );
         }
+    }
+
+    #[test]
+    fn xml_parameters_in_three_tag_styles() {
+        let family = |tag_pattern: &str, value_parser: Value| {
+            roles(serde_json::json!({
+                "start_anchor": "<s>",
+                "fields": {"tool_calls": {"open_pattern": "<call (?P<name>\\w+)>",
+                    "close": "</call>", "content": "xml-inline",
+                    "content_args": {"tag_pattern": tag_pattern, "value_parser": value_parser},
+                    "transform": {"function": {"name": "{name}", "arguments": "{content}"}}}}
+            }))[0]
+                .1
+        };
+        let xml = Role::ToolCalls {
+            family: Some(ToolFamily::XmlParameters),
+        };
+        let text = serde_json::json!({"name": "text"});
+        // Qwen3-Coder / Nemotron 3, MiniMax M2, GLM 4.5.
+        for pattern in [
+            "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>",
+            "<parameter name=\"(?P<key>[^\"]+)\">(?P<value>.*?)</parameter>",
+            "<arg_key>(?P<key>[^<]+)</arg_key>\\s*(?:<arg_value>)?(?P<value>.*?)</arg_value>",
+        ] {
+            assert_eq!(family(pattern, text.clone()), xml, "{pattern}");
+        }
+        // A value parser other than text, or tags of another shape: none.
+        let qwen = "<parameter=(?P<key>[^>\\n]+)>\\s*(?P<value>.*?)\\s*</parameter>";
+        let json = serde_json::json!({"name": "json"});
+        assert_eq!(family(qwen, json), Role::ToolCalls { family: None });
+        assert_eq!(
+            family("<p k=(?P<key>\\w+)>(?P<value>.*?)</p>", text),
+            Role::ToolCalls { family: None }
+        );
     }
 
     #[test]

@@ -109,3 +109,54 @@ pub fn word_boundary_templates() -> Vec<WordBoundaryTemplate> {
         },
     ]
 }
+
+/// JSON-argument tools with nested objects, arrays, formats, patterns, anyOf and $ref.
+pub fn rich() -> Vec<Value> {
+    vec![
+        json!({"type": "function", "function": {"name": "search_flights", "parameters": {
+            "type": "object",
+            "properties": {
+                "origin": {"type": "string", "pattern": "[A-Z]{3}"},
+                "date": {"type": "string", "format": "date"},
+                "passengers": {"type": "object", "properties": {
+                    "adults": {"type": "integer"}, "children": {"type": "integer"}},
+                    "required": ["adults"]},
+                "cabin": {"anyOf": [{"enum": ["economy", "business"]}, {"type": "null"}]},
+                "max_price": {"type": "number"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "flexible": {"type": "boolean"}
+            },
+            "required": ["origin", "date", "passengers"]}}}),
+        json!({"type": "function", "function": {"name": "create_event", "parameters": {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "start": {"type": "string", "format": "date-time"},
+                "attendees": {"type": "array", "items": {"$ref": "#/$defs/person"}},
+                "id": {"type": "string", "format": "uuid"}
+            },
+            "required": ["title", "start"],
+            "$defs": {"person": {"type": "object", "properties": {
+                "name": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["name"]}}}}}),
+    ]
+}
+
+/// Tools for XML parameters (one type per parameter, values as text).
+pub fn xml_tools() -> Vec<Value> {
+    vec![
+        weather(),
+        json!({"type": "function", "function": {"name": "set_alarm", "parameters": {
+            "type": "object",
+            "properties": {
+                "hour": {"$ref": "#/$defs/hour"}, "minute": {"type": "integer"},
+                "repeat": {"enum": [1, 2, 7]}, "label": {"type": "string"},
+                "loud": {"type": "boolean"}, "volume": {"type": "number"},
+                "days": {"type": "array", "items": {"type": "string"}},
+                "snooze": {"type": "object", "properties": {"minutes": {"type": "integer"}},
+                           "required": ["minutes"]}
+            },
+            "required": ["hour", "minute"],
+            "$defs": {"hour": {"type": "integer"}}}}}),
+    ]
+}

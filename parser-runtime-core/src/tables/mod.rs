@@ -180,6 +180,14 @@ pub enum ToolFamily {
     /// The name in the open delimiter, `<parameter=K>\nV\n</parameter>` tags in the body
     /// (Qwen3-Coder).
     XmlParameters,
+    /// Several JSON call objects in one region, read by `json-call-list` (transform
+    /// `function: {"name": "{name}", "arguments": "{arguments}"}` on each): Granite 3,
+    /// Llama 3.1, Mistral before v11.
+    JsonCallList,
+    /// A JSON array of call objects read by `json` with `transform_each`, the transform's
+    /// `function.name` and `function.arguments` each one top-level key of a call (Command A
+    /// and R7B's `tool_name` / `parameters`, Phi-4-mini's `name` / `arguments`).
+    JsonList,
 }
 
 /// One watched delimiter: the `kind` delimiter of `field`.
