@@ -198,9 +198,14 @@ def test_required_tool_choice_refuses_to_end_without_a_call(o200k):
     text = o200k.encode("Hello<|im_end|>")
     assert auto.consume_tokens(text) and auto.is_accepting()
     assert auto.consume_token(eos)
-    assert m.validate_tokens(text) < len(text)
-    assert not m.consume_tokens(text)
+    # "<|im_end|>" here is text (o200k has no such special token). The parser reads the
+    # implicit field's close wherever no region is open, so a call may still follow it
+    # (transformers 5.24 parses "Hello<|im_end|><tool_call>...</tool_call>" as content plus
+    # the call): the text is a valid start, but the turn may not end there.
+    assert m.consume_tokens(text)
     assert not m.is_accepting() and not m.consume_token(eos)
+    assert m.consume_tokens(o200k.encode(QWEN3_CALL)) and m.is_accepting()
+    assert m.consume_token(eos)
 
 
 def test_named_tool_choice_refuses_another_tool(o200k):
