@@ -72,7 +72,7 @@ use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
 use crate::dfa::{Budget, BuildError, Limits, Table, DEAD, START};
 use crate::graph::{Graph, Machine, SegmentKind};
-use crate::json::{JsonOptions, SchemaHir, SchemaLanguage, SchemaMode, Slots};
+use crate::json::{JsonOptions, Literals, SchemaHir, SchemaLanguage, SchemaMode, Slots};
 
 /// Which tools the response may call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -791,13 +791,17 @@ impl Builder {
         }
         let around = b.ws_around();
         match family {
-            Family::JsonCall | Family::JsonCallList | Family::JsonList => {
+            Family::JsonCall | Family::JsonCallList | Family::JsonList | Family::PythonCallList => {
                 let shape = CallShape::of(field, family)?;
                 let ws = ws_hir(options.json.whitespace);
                 let mut calls = Vec::new();
                 let mut slots = Slots::default();
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let at = format!("tools/{i}/function/parameters");
+                    if family == Family::PythonCallList {
+                        calls.push(python_call(name, parameters, &options, &mut slots, i)?);
+                        continue;
+                    }
                     let args = language(parameters, &options)
                         .and_then(|l| slots.adopt(l))
                         .map_err(|e| schema_error(&at, e))?;
@@ -1243,6 +1247,12 @@ impl CallShape {
                 arguments_keys: vec![key("/function/arguments")?],
                 list: Some((",".to_string(), true)),
             },
+            // The calls are written by [`python_call`]; only the list is shaped here.
+            (Family::PythonCallList, _) => CallShape {
+                name_key: String::new(),
+                arguments_keys: Vec::new(),
+                list: Some((",".to_string(), true)),
+            },
             _ => CallShape {
                 name_key: "name".into(),
                 arguments_keys: vec!["arguments".into()],
@@ -1333,6 +1343,115 @@ impl CallShape {
             calls
         }
     }
+}
+
+/// Whether `name` is a whole name of the `python-call-list` grammar
+/// (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`), which the parser reads back as it is.
+fn python_name(name: &str) -> bool {
+    let mut parts = name.split(['-', '.']);
+    let first = parts.next().unwrap_or_default();
+    let word = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    first
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && word(first)
+        && parts.all(word)
+}
+
+/// One Python call of tool `i`, `name(k=v, ...)`, as `python-call-list` reads it: the
+/// parameters as keyword arguments in declared order (required ones always, optional ones
+/// may be left out), each value a Python literal of its schema ([`Literals::Python`]), `,`
+/// with up to `max(1, whitespace)` whitespace bytes on each side between them, `=` with up
+/// to `whitespace` (the JSON whitespace option). Strict mode only: general mode writes
+/// values (integers past 2^53, open objects that may repeat a key) the parser refuses.
+fn python_call(
+    name: &str,
+    parameters: &Value,
+    options: &Options,
+    slots: &mut Slots,
+    i: usize,
+) -> Result<Hir, ConstrainError> {
+    let at = format!("tools/{i}/function");
+    if options.json.mode != SchemaMode::Strict {
+        return Err(cerr(
+            &at,
+            "python-call-list calls are generated in strict mode only (general mode writes \
+             values the parser refuses: integers past 2^53, objects that may repeat a key)",
+        ));
+    }
+    if !python_name(name) {
+        return Err(cerr(
+            format!("{at}/name"),
+            format!(
+                "the tool name {name:?} is not a python-call-list name \
+                 (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`)"
+            ),
+        ));
+    }
+    let at = format!("{at}/parameters");
+    let mut python = *options;
+    python.json.literals = Literals::Python;
+    let lit = |text: &str| Hir::literal(text.as_bytes());
+    let ws = ws_hir(options.json.whitespace);
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    if let Some(missing) = required
+        .iter()
+        .find(|r| !properties.is_some_and(|p| p.contains_key(**r)))
+    {
+        return Err(cerr(
+            format!("{at}/required"),
+            format!("required parameter {missing:?} is not declared in properties"),
+        ));
+    }
+    let mut members = Vec::new();
+    for (key, schema) in properties.into_iter().flatten() {
+        let p_at = format!(
+            "{at}/properties/{}",
+            structured_outputs::schema::escape_token(key)
+        );
+        if !python_name(key) {
+            return Err(cerr(
+                p_at,
+                "the parameter name is not a python-call-list keyword argument \
+                 (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`)",
+            ));
+        }
+        let value = language(&wrap_with_defs(schema, parameters), &python)
+            .and_then(|l| slots.adopt(l))
+            .map_err(|e| schema_error(&p_at, e))?;
+        let member = Hir::concat(vec![lit(key), ws.clone(), lit("="), ws.clone(), value]);
+        members.push((member, required.contains(&key.as_str())));
+    }
+    let args = if members.is_empty() {
+        Hir::empty()
+    } else {
+        let writer = crate::json::Writer {
+            ws: ws_hir(options.json.whitespace.max(1)),
+            max_nodes: options.json.max_nodes,
+        };
+        let (body, may_be_empty) = writer
+            .members(members, "")
+            .map_err(|e| schema_error(&at, e))?;
+        if may_be_empty {
+            Hir::alternation(vec![Hir::empty(), body])
+        } else {
+            body
+        }
+    };
+    Ok(Hir::concat(vec![
+        lit(name),
+        lit("("),
+        ws.clone(),
+        args,
+        ws,
+        lit(")"),
+    ]))
 }
 
 /// The parsed tool list: name -> parameters schema (closed, as strict tools read them).
@@ -1758,9 +1877,10 @@ impl<'t> Layout<'t> {
                     }
                     _ if matches!(f.content, ContentSpec::PythonCallList) => {
                         return Err(cerr(
-                            field_path(f, "content"),
-                            "the python-call-list content parser is not generated: calls in \
-                             Python syntax need Python literals for the schema's values",
+                            field_path(f, "transform"),
+                            "a python-call-list field is generated with `transform_each` and the \
+                             transform `function: {\"name\": \"{name}\", \"arguments\": \
+                             \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
                     _ => return Err(cerr(
