@@ -2704,6 +2704,123 @@ mod tests {
         assert!(compiled(template(false), &Request::default()).is_ok());
     }
 
+    #[test]
+    fn python_calls_are_written_as_lfm2_reads_them() {
+        let tools = vec![
+            serde_json::json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"},
+                "unit": {"enum": ["C", "F"]}},
+                "required": ["city"]}}}),
+            serde_json::json!({"type": "function", "function": {"name": "book",
+            "parameters": {"type": "object", "properties": {
+                "flexible": {"type": "boolean"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "seats": {"type": "array", "items": {"type": "integer"}},
+                "who": {"type": "object", "properties": {"name": {"type": "string"}},
+                        "required": ["name"]},
+                "price": {"type": "number"}},
+                "required": ["flexible", "note"]}}}),
+        ];
+        let request = Request {
+            tools,
+            ..Request::default()
+        };
+        let model = template("lfm2");
+        let c = compile(&model, &request, &Options::default()).unwrap();
+        assert_eq!(c.family, Some(Family::PythonCallList));
+        let region = |body: &str| format!("<|tool_call_start|>{body}<|tool_call_end|><|im_end|>");
+        // Each body with its reading by transformers 5.24's `_python_call_list` (run in the
+        // oracle venv): the real parser must read the same calls.
+        let read = [
+            (
+                r#"[get_weather(city="Paris", days=3)]"#,
+                serde_json::json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]),
+            ),
+            (
+                r#"[get_weather(city='It\'s "here"', days=-12, unit="F"),get_weather(city="Z\u00fcrich\n")]"#,
+                serde_json::json!([
+                    {"name": "get_weather", "arguments": {"city": "It's \"here\"", "days": -12, "unit": "F"}},
+                    {"name": "get_weather", "arguments": {"city": "Zürich\n"}}]),
+            ),
+            (
+                r#"[book(flexible=True, note=None, seats=[1,-0], who={"name":'Ann'}, price=2.5e3), book(flexible=false, note='x')]"#,
+                serde_json::json!([
+                    {"name": "book", "arguments": {"flexible": true, "note": null, "seats": [1, 0],
+                                                   "who": {"name": "Ann"}, "price": 2500.0}},
+                    {"name": "book", "arguments": {"flexible": false, "note": "x"}}]),
+            ),
+        ];
+        let parser = templates::by_name("lfm2").unwrap().unwrap();
+        for (body, want) in &read {
+            let text = region(body);
+            assert!(c.machine.table.matches(text.as_bytes()), "{text}");
+            let message = parser_runtime::__private::parse_response(parser, &text, "", &request.tools)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got: Vec<Value> = message["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["function"].clone())
+                .collect();
+            assert_eq!(Value::Array(got), *want, "{text}");
+        }
+        language(
+            &c.machine.table,
+            &[] as &[&str],
+            &[
+                // The reference reads these, but they break the contract or are not written:
+                // a required argument missing, arguments out of declared order, an integer
+                // as a float, an enum value in single quotes, `TRUE`.
+                region("[get_weather(days=3)]"),
+                region(r#"[get_weather(days=3, city="P")]"#),
+                region(r#"[get_weather(city="P", days=3.0)]"#),
+                region(r#"[get_weather(city="P", unit='C')]"#),
+                region("[book(flexible=TRUE, note=None)]"),
+                // The reference refuses these: a positional argument, a trailing comma, an
+                // integer past 2^53 - 1, a repeated keyword, an empty list (no call).
+                region(r#"[get_weather("Paris")]"#),
+                region(r#"[get_weather(city="P",)]"#),
+                region(r#"[get_weather(city="P", days=12345678901234567)]"#),
+                region(r#"[get_weather(city="P", city="Q")]"#),
+                region("[]"),
+                // A raw line break in a string; an undeclared tool.
+                region("[get_weather(city=\"P\nQ\")]"),
+                region(r#"[set_alarm(hour=7)]"#),
+            ],
+        );
+        // What stays refused names the tools pointer.
+        let refused = |tool: Value| {
+            compile(
+                &model,
+                &Request {
+                    tools: vec![tool],
+                    ..Request::default()
+                },
+                &Options::default(),
+            )
+            .err()
+            .unwrap()
+        };
+        let e = refused(serde_json::json!({"type": "function", "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"my key": {"type": "string"}},
+                           "required": ["my key"]}}}));
+        assert_eq!(e.at, "tools/0/function/parameters/properties/my key");
+        let e = refused(serde_json::json!({"type": "function", "function": {"name": "9lives",
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}},
+                           "required": ["x"]}}}));
+        assert_eq!(e.at, "tools/0/function/name");
+        let general = Options {
+            json: JsonOptions {
+                mode: SchemaMode::general(),
+                ..JsonOptions::default()
+            },
+            ..Options::default()
+        };
+        let e = compile(&model, &request, &general).err().unwrap();
+        assert_eq!(e.at, "tools/0/function");
+    }
+
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.
     pub(crate) fn invoke_template() -> Value {
         serde_json::json!({"start_anchor": "]~b]ai\n", "fields": {
