@@ -72,8 +72,8 @@ pub enum Literals {
     /// `_python_call_list`, which it follows) reads back into the same JSON value: JSON
     /// itself, which that parser reads (`true`, `null`, double-quoted strings with JSON's
     /// escapes, dicts with string keys), plus `True`/`False`/`None` and single-quoted strings
-    /// (`'...'`, a `'` inside escaped as `\'`) where a string has no `enum`, `pattern` or
-    /// `format`. Integers have at most 15 digits (the parser refuses integers past
+    /// (`'...'`, a `'` inside escaped as `\'`; `enum`/`const` strings too) where a string has
+    /// no `pattern` or `format` (those, and dict keys, stay double-quoted). Integers have at most 15 digits (the parser refuses integers past
     /// 2^53 - 1); an `enum`/`const` value holding a larger integer is left out. Values without
     /// a type are refused: an untyped object could repeat a key, which the parser refuses.
     Python,
@@ -613,6 +613,28 @@ fn python_string_char() -> Hir {
         r"|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})",
         r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}",
     ))
+}
+
+/// `s` as a single-quoted Python string ([`Literals::Python`]): `'` and `\\` escaped, control
+/// characters escaped as serde_json escapes them, everything else raw.
+fn python_single_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push('"'),
+            c if (c as u32) < 0x20 => {
+                // serde_json's escape of the control character, without its quotes.
+                let json = Value::String(c.to_string()).to_string();
+                out.push_str(&json[1..json.len() - 1]);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// Whether every integer in `v` is within [`PYTHON_MAX_INTEGER`] (floats are read as floats).
@@ -1161,6 +1183,9 @@ impl<'a> SchemaLanguage<'a> {
             let text = v.to_string();
             if !seen.contains(&text) {
                 parts.push(lit(&text));
+                if let (true, Value::String(s)) = (python, v) {
+                    parts.push(lit(&python_single_quoted(s)));
+                }
                 seen.insert(text);
             }
         }

@@ -2738,6 +2738,10 @@ mod tests {
                 serde_json::json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]),
             ),
             (
+                r#"[get_weather(city="P", unit='C')]"#,
+                serde_json::json!([{"name": "get_weather", "arguments": {"city": "P", "unit": "C"}}]),
+            ),
+            (
                 r#"[get_weather(city='It\'s "here"', days=-12, unit="F"),get_weather(city="Z\u00fcrich\n")]"#,
                 serde_json::json!([
                     {"name": "get_weather", "arguments": {"city": "It's \"here\"", "days": -12, "unit": "F"}},
@@ -2771,11 +2775,11 @@ mod tests {
             &[
                 // The reference reads these, but they break the contract or are not written:
                 // a required argument missing, arguments out of declared order, an integer
-                // as a float, an enum value in single quotes, `TRUE`.
+                // as a float, an enum value not declared, `TRUE`.
                 region("[get_weather(days=3)]"),
                 region(r#"[get_weather(days=3, city="P")]"#),
                 region(r#"[get_weather(city="P", days=3.0)]"#),
-                region(r#"[get_weather(city="P", unit='C')]"#),
+                region(r#"[get_weather(city="P", unit='K')]"#),
                 region("[book(flexible=TRUE, note=None)]"),
                 // The reference refuses these: a positional argument, a trailing comma, an
                 // integer past 2^53 - 1, a repeated keyword, an empty list (no call).
