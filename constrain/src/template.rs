@@ -1675,6 +1675,7 @@ pub fn compile(
             .iter()
             .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
+        text_after_calls: layout.family == Some(Family::PythonCallList),
     };
     b.graph.starts = match layout.implicit {
         Some(field) => b.implicit_turn(field, &turn)?,
@@ -1875,6 +1876,19 @@ impl<'t> Layout<'t> {
                              \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
+                    _ if matches!(&f.content, ContentSpec::XmlInline {
+                        value_parser: Some(p),
+                        ..
+                    } if !matches!(**p, ContentSpec::Text { .. })) =>
+                    {
+                        return Err(cerr(
+                            field_path(f, "content_args"),
+                            "xml-inline parameters are generated with a `text` value parser \
+                             only: a value parser that reads each value again (LFM2.5's `json` \
+                             with `'` string delimiters and `allow_non_json` over `k=v` tags, \
+                             inside calls that end at the first `)`) is not a generated family",
+                        ))
+                    }
                     _ if matches!(f.content, ContentSpec::PythonCallList) => {
                         return Err(cerr(
                             field_path(f, "transform"),
@@ -1927,6 +1941,9 @@ struct Turn<'t> {
     json_content: Option<Table>,
     /// Every explicit open delimiter with its template path.
     opens: Vec<(&'t DelimiterSpec, String)>,
+    /// Whether text content may also follow the calls (an implicit field's text, read as more
+    /// content): LFM2 writes a sentence after its call block (`python-call-list`).
+    text_after_calls: bool,
 }
 
 impl Builder {
@@ -2000,6 +2017,14 @@ impl Builder {
             }
         };
         self.graph.segments[end.1].last = true;
+        // Text after the calls (LFM2's layout), the same free text.
+        let after_calls = (turn.text_after_calls && turn.json_content.is_none()).then(|| {
+            self.graph.add(
+                format!("{}.text(after calls)", field.name),
+                SegmentKind::Body,
+                free.clone(),
+            )
+        });
         let content = match &turn.json_content {
             None => self
                 .graph
@@ -2092,6 +2117,10 @@ impl Builder {
                 self.graph.link(gap, o);
             }
             self.graph.link(gap, calls_end);
+            if let Some(after) = after_calls {
+                self.graph.link(gap, after);
+                self.graph.link(after, calls_end);
+            }
         }
         Ok(starts)
     }
@@ -2759,8 +2788,9 @@ mod tests {
         for (body, want) in &read {
             let text = region(body);
             assert!(c.machine.table.matches(text.as_bytes()), "{text}");
-            let message = parser_runtime::__private::parse_response(parser, &text, "", &request.tools)
-                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            let message =
+                parser_runtime::__private::parse_response(parser, &text, "", &request.tools)
+                    .unwrap_or_else(|e| panic!("{text}: {e}"));
             let got: Vec<Value> = message["tool_calls"]
                 .as_array()
                 .unwrap()
@@ -2769,9 +2799,10 @@ mod tests {
                 .collect();
             assert_eq!(Value::Array(got), *want, "{text}");
         }
+        // LFM2 writes a sentence after its call block: more content.
         language(
             &c.machine.table,
-            &[] as &[&str],
+            &["<|tool_call_start|>[get_weather(city=\"P\")]<|tool_call_end|>Checking.<|im_end|>"],
             &[
                 // The reference reads these, but they break the contract or are not written:
                 // a required argument missing, arguments out of declared order, an integer
@@ -2806,13 +2837,17 @@ mod tests {
             .err()
             .unwrap()
         };
-        let e = refused(serde_json::json!({"type": "function", "function": {"name": "f",
+        let e = refused(
+            serde_json::json!({"type": "function", "function": {"name": "f",
             "parameters": {"type": "object", "properties": {"my key": {"type": "string"}},
-                           "required": ["my key"]}}}));
+                           "required": ["my key"]}}}),
+        );
         assert_eq!(e.at, "tools/0/function/parameters/properties/my key");
-        let e = refused(serde_json::json!({"type": "function", "function": {"name": "9lives",
+        let e = refused(
+            serde_json::json!({"type": "function", "function": {"name": "9lives",
             "parameters": {"type": "object", "properties": {"x": {"type": "string"}},
-                           "required": ["x"]}}}));
+                           "required": ["x"]}}}),
+        );
         assert_eq!(e.at, "tools/0/function/name");
         let general = Options {
             json: JsonOptions {
@@ -2823,6 +2858,11 @@ mod tests {
         };
         let e = compile(&model, &request, &general).err().unwrap();
         assert_eq!(e.at, "tools/0/function");
+        // LFM2.5 reads its calls as `xml-inline` tags with a `json` value parser.
+        let e = compile(&template("lfm2.5"), &request, &Options::default())
+            .err()
+            .unwrap();
+        assert_eq!(e.at, "fields.tool_calls.content_args");
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.
