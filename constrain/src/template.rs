@@ -1659,7 +1659,7 @@ pub fn compile(
         (Some(tools), Some(field), Some(family)) => b.tool_calls(tools, field, family)?,
         _ => (Vec::new(), Vec::new()),
     };
-    let turn = Turn {
+    let mut turn = Turn {
         reasoning,
         reasoning_at_start: layout
             .reasoning
@@ -1675,8 +1675,19 @@ pub fn compile(
             .iter()
             .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
-        text_after_calls: layout.family == Some(Family::PythonCallList),
+        calls_first: None,
+        one_region: layout.family == Some(Family::PythonCallList)
+            && layout.tool_field.is_some_and(|f| !f.repeats),
     };
+    if let (Some(tools), Some(field), Some(Family::PythonCallList), Some(_), Format::Text) = (
+        &asked.tools,
+        layout.tool_field,
+        layout.family,
+        layout.implicit,
+        &asked.format,
+    ) {
+        turn.calls_first = Some(b.tool_calls(tools, field, Family::PythonCallList)?);
+    }
     b.graph.starts = match layout.implicit {
         Some(field) => b.implicit_turn(field, &turn)?,
         None => b.region_turn(layout.content_field, &turn)?,
@@ -1941,9 +1952,15 @@ struct Turn<'t> {
     json_content: Option<Table>,
     /// Every explicit open delimiter with its template path.
     opens: Vec<(&'t DelimiterSpec, String)>,
-    /// Whether text content may also follow the calls (an implicit field's text, read as more
-    /// content): LFM2 writes a sentence after its call block (`python-call-list`).
-    text_after_calls: bool,
+    /// A second copy of the call segments (`(opens, closes)`) for turns that start with the
+    /// calls and may end with text after them (an implicit field's text): LFM2 writes a
+    /// sentence after its call block (`python-call-list`), and its parser keeps only the text
+    /// after the block when text stands on both sides.
+    calls_first: Option<(Vec<usize>, Vec<usize>)>,
+    /// Whether the turn holds one call region at most: a `python-call-list` field that does
+    /// not repeat (the parser keeps the calls of its last region only, so a second block
+    /// would drop the first one's calls).
+    one_region: bool,
 }
 
 impl Builder {
@@ -2018,7 +2035,7 @@ impl Builder {
         };
         self.graph.segments[end.1].last = true;
         // Text after the calls (LFM2's layout), the same free text.
-        let after_calls = (turn.text_after_calls && turn.json_content.is_none()).then(|| {
+        let after_calls = turn.calls_first.as_ref().map(|_| {
             self.graph.add(
                 format!("{}.text(after calls)", field.name),
                 SegmentKind::Body,
@@ -2047,6 +2064,9 @@ impl Builder {
         }
         if !text_content {
             entries.extend(turn.call_opens.iter().copied());
+        }
+        if let Some((opens, _)) = &turn.calls_first {
+            entries.extend(opens.iter().copied());
         }
         let mut starts = entries.clone();
         if let Some((o, c)) = turn.reasoning {
@@ -2113,14 +2133,32 @@ impl Builder {
             for &c in &turn.call_closes {
                 self.graph.link(c, gap);
             }
-            for &o in &turn.call_opens {
-                self.graph.link(gap, o);
+            if !turn.one_region {
+                for &o in &turn.call_opens {
+                    self.graph.link(gap, o);
+                }
             }
             self.graph.link(gap, calls_end);
-            if let Some(after) = after_calls {
-                self.graph.link(gap, after);
-                self.graph.link(after, calls_end);
+        }
+        // Calls first, then text (the parser keeps only the text after the calls when there
+        // is text on both sides, so text stands on one side only).
+        if let (Some((opens, closes)), Some(after)) = (&turn.calls_first, after_calls) {
+            let gap = self.table(&self.ws_around(), "tool_calls")?;
+            let gap = self
+                .graph
+                .add("tool_calls.gap(text after)", SegmentKind::Body, gap);
+            for &c in closes {
+                self.graph.segments[c].last = true;
+                self.graph.link(c, gap);
             }
+            if !turn.one_region {
+                for &o in opens {
+                    self.graph.link(gap, o);
+                }
+            }
+            self.graph.link(gap, calls_end);
+            self.graph.link(gap, after);
+            self.graph.link(after, calls_end);
         }
         Ok(starts)
     }
@@ -2172,8 +2210,10 @@ impl Builder {
             let g = self.graph.add("glue", SegmentKind::Glue, glue.clone());
             self.graph.segments[g].last = true;
             self.graph.link(c, g);
-            for &o in &turn.call_opens {
-                self.graph.link(g, o);
+            if !turn.one_region {
+                for &o in &turn.call_opens {
+                    self.graph.link(g, o);
+                }
             }
         }
         Ok(starts)
@@ -2799,11 +2839,21 @@ mod tests {
                 .collect();
             assert_eq!(Value::Array(got), *want, "{text}");
         }
-        // LFM2 writes a sentence after its call block: more content.
+        // LFM2 writes a sentence after its call block: content, on one side of the calls only
+        // (with text on both sides the parser keeps the text after).
+        let call = r#"<|tool_call_start|>[get_weather(city="P")]<|tool_call_end|>"#;
         language(
             &c.machine.table,
-            &["<|tool_call_start|>[get_weather(city=\"P\")]<|tool_call_end|>Checking.<|im_end|>"],
             &[
+                format!("{call}Checking.<|im_end|>"),
+                format!("Hi.{call}<|im_end|>"),
+                format!("<think>x</think>{call} Checking.<|im_end|>"),
+            ],
+            &[
+                format!("Hi.{call}Checking.<|im_end|>"),
+                // One block: the field does not repeat, a second block replaces the first.
+                format!("{call}{call}<|im_end|>"),
+                format!("Hi.{call}\n{call}<|im_end|>"),
                 // The reference reads these, but they break the contract or are not written:
                 // a required argument missing, arguments out of declared order, an integer
                 // as a float, an enum value not declared, `TRUE`.
