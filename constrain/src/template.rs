@@ -29,6 +29,13 @@
 //!     `call; call`, Mistral before v11), or `json` with `transform_each` reading the name and
 //!     the arguments from two keys of each call (Command A's `tool_name` / `parameters`,
 //!     Phi-4-mini);
+//!   - lists of Python calls: `python-call-list` (LFM2), `[name(k=v, ...), ...]`, keyword
+//!     arguments in declared order, values as Python literals that parser (and transformers
+//!     5.24's `_python_call_list`) reads back into the schema's JSON value
+//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); one call block
+//!     per turn when the field does not repeat (the parser keeps the last block's calls), and
+//!     text before the block or after it (LFM2's layout), not both (the parser then keeps only
+//!     the text after);
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
 //!   after the content region or a tool call. The implicit field's close may also stand
 //!   between the content and the calls, and twice after them (the parser reads it wherever no
@@ -1634,7 +1641,9 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// format outside the subset; a template whose tool-call field is not one of the
 /// [`Family`]s, whose content is not text, or whose delimiters end in a negative look-ahead
 /// or have an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
-/// tables past [`Options::limits`].
+/// for `python-call-list`, a tool or parameter name outside its name grammar
+/// (`tools/N/function/name`, `.../parameters/properties/K`), a value without a type, or general
+/// schema mode (`tools/N/function`); tables past [`Options::limits`].
 pub fn compile(
     template: &TemplateModel,
     request: &Request,
