@@ -14,6 +14,7 @@ fn samples_parse_and_keep_the_contract() {
         ("qwen3", "o200k_base"),
         ("gpt-oss", "o200k_harmony"),
         ("qwen3-coder", "o200k_base"),
+        ("lfm2", "o200k_base"),
     ] {
         let (code, stdout, stderr) = rtpl(&[
             "constrain",
@@ -119,12 +120,15 @@ fn errors_are_typed() {
     let (code, _, stderr) = rtpl(&[
         "constrain",
         "--model",
-        "lfm2",
+        "lfm2.5",
         "--tools",
         tools,
         "--vocab",
         "o200k_base",
     ]);
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("lfm2: fields."), "{stderr}");
+    assert!(
+        stderr.contains("lfm2.5: fields.tool_calls.content_args"),
+        "{stderr}"
+    );
 }

@@ -29,7 +29,7 @@ fn main() {
         let elapsed = start.elapsed();
         match result {
             Ok(c) => println!(
-                "{name:18} {:>13} {tools:6} tools {:>7} states {:>10.1?}",
+                "{name:18} {:>14} {tools:6} tools {:>7} states {:>10.1?}",
                 format!("{:?}", c.family.unwrap_or(Family::JsonCall)),
                 c.machine.table.len(),
                 elapsed

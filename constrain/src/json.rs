@@ -57,6 +57,26 @@ pub struct JsonOptions {
     /// this many (fewer instances, never an invalid one); a larger minimum is an error
     /// ([`Budget::SchemaNodes`]): each counted character or item is a copy in the automaton.
     pub max_count: u32,
+    /// How values are spelled: JSON (default) or the Python literals the `python-call-list`
+    /// content parser reads ([`Literals`]; strict mode only).
+    pub literals: Literals,
+}
+
+/// How a strict-mode language spells its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Literals {
+    /// JSON.
+    #[default]
+    Json,
+    /// Python literals that the `python-call-list` content parser (and transformers 5.24's
+    /// `_python_call_list`, which it follows) reads back into the same JSON value: JSON
+    /// itself, which that parser reads (`true`, `null`, double-quoted strings with JSON's
+    /// escapes, dicts with string keys), plus `True`/`False`/`None` and single-quoted strings
+    /// (`'...'`, a `'` inside escaped as `\'`; `enum`/`const` strings too) where a string has
+    /// no `pattern` or `format` (those, and dict keys, stay double-quoted). Integers have at most 15 digits (the parser refuses integers past
+    /// 2^53 - 1); an `enum`/`const` value holding a larger integer is left out. Values without
+    /// a type are refused: an untyped object could repeat a key, which the parser refuses.
+    Python,
 }
 
 impl Default for JsonOptions {
@@ -68,6 +88,7 @@ impl Default for JsonOptions {
             max_nodes: MAX_HIR_NODES,
             mode: SchemaMode::Strict,
             max_count: 256,
+            literals: Literals::Json,
         }
     }
 }
@@ -577,6 +598,59 @@ pub fn any_string() -> Hir {
 }
 
 const INTEGER: &str = r"-?(?:0|[1-9][0-9]{0,17})";
+/// [`Literals::Python`]'s integers: at most 15 digits, within the parser's 2^53 - 1.
+const PYTHON_INTEGER: &str = r"-?(?:0|[1-9][0-9]{0,14})";
+/// The largest integer magnitude [`Literals::Python`] writes in an `enum`/`const` (the
+/// parser's bound).
+const PYTHON_MAX_INTEGER: u64 = (1 << 53) - 1;
+
+/// One character of a single-quoted Python string ([`Literals::Python`]): an unescaped
+/// character (a raw `"` included) or an escape the parser reads as JSON does, `\'` too.
+fn python_string_char() -> Hir {
+    re(concat!(
+        r#"[^'\\\x00-\x1f]"#,
+        r#"|\\['"\\/bfnrt]"#,
+        r"|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})",
+        r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}",
+    ))
+}
+
+/// `s` as a single-quoted Python string ([`Literals::Python`]): `'` and `\\` escaped, control
+/// characters escaped as serde_json escapes them, everything else raw.
+fn python_single_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push('"'),
+            c if (c as u32) < 0x20 => {
+                // serde_json's escape of the control character, without its quotes.
+                let json = Value::String(c.to_string()).to_string();
+                out.push_str(&json[1..json.len() - 1]);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Whether every integer in `v` is within [`PYTHON_MAX_INTEGER`] (floats are read as floats).
+fn python_integers(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u <= PYTHON_MAX_INTEGER,
+            (None, Some(i)) => i.unsigned_abs() <= PYTHON_MAX_INTEGER,
+            _ => true,
+        },
+        Value::Array(items) => items.iter().all(python_integers),
+        Value::Object(members) => members.values().all(python_integers),
+        _ => true,
+    }
+}
+
 const NUMBER: &str = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?(?:[eE][+-]?[0-9]{1,2})?";
 pub(crate) const DATE: &str = concat!(
     r"(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])",
@@ -918,7 +992,7 @@ impl<'a> SchemaLanguage<'a> {
 
     fn value(&mut self, schema: &Value, pointer: &str) -> Result<Option<Hir>, CompileError> {
         let map = match schema {
-            Value::Bool(true) => return Ok(Some(untyped())),
+            Value::Bool(true) => return self.untyped(pointer).map(Some),
             Value::Bool(false) => return Ok(None),
             Value::Object(map) => map,
             _ => return Err(err(pointer, "a schema is an object or a boolean")),
@@ -973,17 +1047,21 @@ impl<'a> SchemaLanguage<'a> {
         if map.contains_key("enum") || map.contains_key("const") {
             return Ok(self.literals(map, &types));
         }
+        let python = self.options.literals == Literals::Python;
         let mut branches = Vec::new();
         for t in &types {
             let h = match *t {
                 "string" => Some(self.string(map, pointer)?),
+                "integer" if python => Some(re(PYTHON_INTEGER)),
                 "integer" => Some(re(INTEGER)),
                 "number" => Some(re(NUMBER)),
+                "boolean" if python => Some(re("true|false|True|False")),
                 "boolean" => Some(re("true|false")),
+                "null" if python => Some(re("null|None")),
                 "null" => Some(lit("null")),
                 "object" => self.object(map, pointer)?,
                 "array" => Some(self.array(map, pointer)?),
-                "any" => Some(untyped()),
+                "any" => Some(self.untyped(pointer)?),
                 other => return Err(err(pointer, format!("unknown type {other:?}"))),
             };
             branches.extend(h);
@@ -1054,6 +1132,18 @@ impl<'a> SchemaLanguage<'a> {
         Ok(out)
     }
 
+    /// An untyped value's placeholder ([`untyped`]); an error for [`Literals::Python`].
+    fn untyped(&self, pointer: &str) -> Result<Hir, CompileError> {
+        if self.options.literals == Literals::Python {
+            return Err(err(
+                pointer,
+                "a value without a type is not generated as a Python literal (an untyped \
+                 object could repeat a key, which python-call-list refuses)",
+            ));
+        }
+        Ok(untyped())
+    }
+
     /// `enum` and/or `const` as literals, keeping the values of the schema's types.
     fn literals(&self, map: &Map<String, Value>, types: &[&str]) -> Option<Hir> {
         let mut values: Vec<&Value> = match map.get("enum") {
@@ -1085,10 +1175,17 @@ impl<'a> SchemaLanguage<'a> {
         // A set, not a list: `{"enum": [100,000 strings]}` was quadratic here (over 40 s).
         let mut seen = std::collections::HashSet::new();
         let mut parts = Vec::new();
-        for v in values.into_iter().filter(|v| fits(v)) {
+        let python = self.options.literals == Literals::Python;
+        for v in values
+            .into_iter()
+            .filter(|v| fits(v) && (!python || python_integers(v)))
+        {
             let text = v.to_string();
             if !seen.contains(&text) {
                 parts.push(lit(&text));
+                if let (true, Value::String(s)) = (python, v) {
+                    parts.push(lit(&python_single_quoted(s)));
+                }
                 seen.insert(text);
             }
         }
@@ -1122,6 +1219,16 @@ impl<'a> SchemaLanguage<'a> {
                     .map_err(|what| err(&at, format!("the pattern has {what}")))?;
                 let free = repeat(string_char(), 0, None);
                 cat(vec![free.clone(), encoded, free])
+            }
+            (None, None) if self.options.literals == Literals::Python => {
+                return Ok(alt(vec![
+                    any_string(),
+                    cat(vec![
+                        lit("'"),
+                        repeat(python_string_char(), 0, None),
+                        lit("'"),
+                    ]),
+                ]));
             }
             (None, None) => repeat(string_char(), 0, None),
         };
@@ -1207,7 +1314,7 @@ impl<'a> SchemaLanguage<'a> {
     fn array(&mut self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
         let item = match map.get("items") {
             Some(schema) => self.value(schema, &format!("{pointer}/items"))?,
-            None => Some(untyped()),
+            None => Some(self.untyped(pointer)?),
         };
         if let Some(item) = &item {
             self.check_size(std::slice::from_ref(item), 2, pointer)?;

@@ -29,6 +29,13 @@
 //!     `call; call`, Mistral before v11), or `json` with `transform_each` reading the name and
 //!     the arguments from two keys of each call (Command A's `tool_name` / `parameters`,
 //!     Phi-4-mini);
+//!   - lists of Python calls: `python-call-list` (LFM2), `[name(k=v, ...), ...]`, keyword
+//!     arguments in declared order, values as Python literals that parser (and transformers
+//!     5.24's `_python_call_list`) reads back into the schema's JSON value
+//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); one call block
+//!     per turn when the field does not repeat (the parser keeps the last block's calls), and
+//!     text before the block or after it (LFM2's layout), not both (the parser then keeps only
+//!     the text after);
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
 //!   after the content region or a tool call. The implicit field's close may also stand
 //!   between the content and the calls, and twice after them (the parser reads it wherever no
@@ -72,7 +79,7 @@ use template_build::model::{DelimiterSpec, FieldModel, TemplateModel};
 
 use crate::dfa::{Budget, BuildError, Limits, Table, DEAD, START};
 use crate::graph::{Graph, Machine, SegmentKind};
-use crate::json::{JsonOptions, SchemaHir, SchemaLanguage, SchemaMode, Slots};
+use crate::json::{JsonOptions, Literals, SchemaHir, SchemaLanguage, SchemaMode, Slots};
 
 /// Which tools the response may call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -791,13 +798,17 @@ impl Builder {
         }
         let around = b.ws_around();
         match family {
-            Family::JsonCall | Family::JsonCallList | Family::JsonList => {
+            Family::JsonCall | Family::JsonCallList | Family::JsonList | Family::PythonCallList => {
                 let shape = CallShape::of(field, family)?;
                 let ws = ws_hir(options.json.whitespace);
                 let mut calls = Vec::new();
                 let mut slots = Slots::default();
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
                     let at = format!("tools/{i}/function/parameters");
+                    if family == Family::PythonCallList {
+                        calls.push(python_call(name, parameters, &options, &mut slots, i)?);
+                        continue;
+                    }
                     let args = language(parameters, &options)
                         .and_then(|l| slots.adopt(l))
                         .map_err(|e| schema_error(&at, e))?;
@@ -1243,6 +1254,12 @@ impl CallShape {
                 arguments_keys: vec![key("/function/arguments")?],
                 list: Some((",".to_string(), true)),
             },
+            // The calls are written by [`python_call`]; only the list is shaped here.
+            (Family::PythonCallList, _) => CallShape {
+                name_key: String::new(),
+                arguments_keys: Vec::new(),
+                list: Some((",".to_string(), true)),
+            },
             _ => CallShape {
                 name_key: "name".into(),
                 arguments_keys: vec!["arguments".into()],
@@ -1333,6 +1350,115 @@ impl CallShape {
             calls
         }
     }
+}
+
+/// Whether `name` is a whole name of the `python-call-list` grammar
+/// (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`), which the parser reads back as it is.
+fn python_name(name: &str) -> bool {
+    let mut parts = name.split(['-', '.']);
+    let first = parts.next().unwrap_or_default();
+    let word = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    first
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && word(first)
+        && parts.all(word)
+}
+
+/// One Python call of tool `i`, `name(k=v, ...)`, as `python-call-list` reads it: the
+/// parameters as keyword arguments in declared order (required ones always, optional ones
+/// may be left out), each value a Python literal of its schema ([`Literals::Python`]), `,`
+/// with up to `max(1, whitespace)` whitespace bytes on each side between them, `=` with up
+/// to `whitespace` (the JSON whitespace option). Strict mode only: general mode writes
+/// values (integers past 2^53, open objects that may repeat a key) the parser refuses.
+fn python_call(
+    name: &str,
+    parameters: &Value,
+    options: &Options,
+    slots: &mut Slots,
+    i: usize,
+) -> Result<Hir, ConstrainError> {
+    let at = format!("tools/{i}/function");
+    if options.json.mode != SchemaMode::Strict {
+        return Err(cerr(
+            &at,
+            "python-call-list calls are generated in strict mode only (general mode writes \
+             values the parser refuses: integers past 2^53, objects that may repeat a key)",
+        ));
+    }
+    if !python_name(name) {
+        return Err(cerr(
+            format!("{at}/name"),
+            format!(
+                "the tool name {name:?} is not a python-call-list name \
+                 (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`)"
+            ),
+        ));
+    }
+    let at = format!("{at}/parameters");
+    let mut python = *options;
+    python.json.literals = Literals::Python;
+    let lit = |text: &str| Hir::literal(text.as_bytes());
+    let ws = ws_hir(options.json.whitespace);
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    if let Some(missing) = required
+        .iter()
+        .find(|r| !properties.is_some_and(|p| p.contains_key(**r)))
+    {
+        return Err(cerr(
+            format!("{at}/required"),
+            format!("required parameter {missing:?} is not declared in properties"),
+        ));
+    }
+    let mut members = Vec::new();
+    for (key, schema) in properties.into_iter().flatten() {
+        let p_at = format!(
+            "{at}/properties/{}",
+            structured_outputs::schema::escape_token(key)
+        );
+        if !python_name(key) {
+            return Err(cerr(
+                p_at,
+                "the parameter name is not a python-call-list keyword argument \
+                 (`[A-Za-z_][A-Za-z0-9_]*([-.][A-Za-z0-9_]+)*`)",
+            ));
+        }
+        let value = language(&wrap_with_defs(schema, parameters), &python)
+            .and_then(|l| slots.adopt(l))
+            .map_err(|e| schema_error(&p_at, e))?;
+        let member = Hir::concat(vec![lit(key), ws.clone(), lit("="), ws.clone(), value]);
+        members.push((member, required.contains(&key.as_str())));
+    }
+    let args = if members.is_empty() {
+        Hir::empty()
+    } else {
+        let writer = crate::json::Writer {
+            ws: ws_hir(options.json.whitespace.max(1)),
+            max_nodes: options.json.max_nodes,
+        };
+        let (body, may_be_empty) = writer
+            .members(members, "")
+            .map_err(|e| schema_error(&at, e))?;
+        if may_be_empty {
+            Hir::alternation(vec![Hir::empty(), body])
+        } else {
+            body
+        }
+    };
+    Ok(Hir::concat(vec![
+        lit(name),
+        lit("("),
+        ws.clone(),
+        args,
+        ws,
+        lit(")"),
+    ]))
 }
 
 /// The parsed tool list: name -> parameters schema (closed, as strict tools read them).
@@ -1515,7 +1641,9 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// format outside the subset; a template whose tool-call field is not one of the
 /// [`Family`]s, whose content is not text, or whose delimiters end in a negative look-ahead
 /// or have an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
-/// tables past [`Options::limits`].
+/// for `python-call-list`, a tool or parameter name outside its name grammar
+/// (`tools/N/function/name`, `.../parameters/properties/K`), a value without a type, or general
+/// schema mode (`tools/N/function`); tables past [`Options::limits`].
 pub fn compile(
     template: &TemplateModel,
     request: &Request,
@@ -1540,7 +1668,7 @@ pub fn compile(
         (Some(tools), Some(field), Some(family)) => b.tool_calls(tools, field, family)?,
         _ => (Vec::new(), Vec::new()),
     };
-    let turn = Turn {
+    let mut turn = Turn {
         reasoning,
         reasoning_at_start: layout
             .reasoning
@@ -1556,7 +1684,19 @@ pub fn compile(
             .iter()
             .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
+        calls_first: None,
+        one_region: layout.family == Some(Family::PythonCallList)
+            && layout.tool_field.is_some_and(|f| !f.repeats),
     };
+    if let (Some(tools), Some(field), Some(Family::PythonCallList), Some(_), Format::Text) = (
+        &asked.tools,
+        layout.tool_field,
+        layout.family,
+        layout.implicit,
+        &asked.format,
+    ) {
+        turn.calls_first = Some(b.tool_calls(tools, field, Family::PythonCallList)?);
+    }
     b.graph.starts = match layout.implicit {
         Some(field) => b.implicit_turn(field, &turn)?,
         None => b.region_turn(layout.content_field, &turn)?,
@@ -1756,11 +1896,25 @@ impl<'t> Layout<'t> {
                              \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
+                    _ if matches!(&f.content, ContentSpec::XmlInline {
+                        value_parser: Some(p),
+                        ..
+                    } if !matches!(**p, ContentSpec::Text { .. })) =>
+                    {
+                        return Err(cerr(
+                            field_path(f, "content_args"),
+                            "xml-inline parameters are generated with a `text` value parser \
+                             only: a value parser that reads each value again (LFM2.5's `json` \
+                             with `'` string delimiters and `allow_non_json` over `k=v` tags, \
+                             inside calls that end at the first `)`) is not a generated family",
+                        ))
+                    }
                     _ if matches!(f.content, ContentSpec::PythonCallList) => {
                         return Err(cerr(
-                            field_path(f, "content"),
-                            "the python-call-list content parser is not generated: calls in \
-                             Python syntax need Python literals for the schema's values",
+                            field_path(f, "transform"),
+                            "a python-call-list field is generated with `transform_each` and the \
+                             transform `function: {\"name\": \"{name}\", \"arguments\": \
+                             \"{arguments}\"}` (what the parser's calls hold)",
                         ))
                     }
                     _ => return Err(cerr(
@@ -1807,6 +1961,15 @@ struct Turn<'t> {
     json_content: Option<Table>,
     /// Every explicit open delimiter with its template path.
     opens: Vec<(&'t DelimiterSpec, String)>,
+    /// A second copy of the call segments (`(opens, closes)`) for turns that start with the
+    /// calls and may end with text after them (an implicit field's text): LFM2 writes a
+    /// sentence after its call block (`python-call-list`), and its parser keeps only the text
+    /// after the block when text stands on both sides.
+    calls_first: Option<(Vec<usize>, Vec<usize>)>,
+    /// Whether the turn holds one call region at most: a `python-call-list` field that does
+    /// not repeat (the parser keeps the calls of its last region only, so a second block
+    /// would drop the first one's calls).
+    one_region: bool,
 }
 
 impl Builder {
@@ -1880,6 +2043,14 @@ impl Builder {
             }
         };
         self.graph.segments[end.1].last = true;
+        // Text after the calls (LFM2's layout), the same free text.
+        let after_calls = turn.calls_first.as_ref().map(|_| {
+            self.graph.add(
+                format!("{}.text(after calls)", field.name),
+                SegmentKind::Body,
+                free.clone(),
+            )
+        });
         let content = match &turn.json_content {
             None => self
                 .graph
@@ -1902,6 +2073,9 @@ impl Builder {
         }
         if !text_content {
             entries.extend(turn.call_opens.iter().copied());
+        }
+        if let Some((opens, _)) = &turn.calls_first {
+            entries.extend(opens.iter().copied());
         }
         let mut starts = entries.clone();
         if let Some((o, c)) = turn.reasoning {
@@ -1968,10 +2142,32 @@ impl Builder {
             for &c in &turn.call_closes {
                 self.graph.link(c, gap);
             }
-            for &o in &turn.call_opens {
-                self.graph.link(gap, o);
+            if !turn.one_region {
+                for &o in &turn.call_opens {
+                    self.graph.link(gap, o);
+                }
             }
             self.graph.link(gap, calls_end);
+        }
+        // Calls first, then text (the parser keeps only the text after the calls when there
+        // is text on both sides, so text stands on one side only).
+        if let (Some((opens, closes)), Some(after)) = (&turn.calls_first, after_calls) {
+            let gap = self.table(&self.ws_around(), "tool_calls")?;
+            let gap = self
+                .graph
+                .add("tool_calls.gap(text after)", SegmentKind::Body, gap);
+            for &c in closes {
+                self.graph.segments[c].last = true;
+                self.graph.link(c, gap);
+            }
+            if !turn.one_region {
+                for &o in opens {
+                    self.graph.link(gap, o);
+                }
+            }
+            self.graph.link(gap, calls_end);
+            self.graph.link(gap, after);
+            self.graph.link(after, calls_end);
         }
         Ok(starts)
     }
@@ -2023,8 +2219,10 @@ impl Builder {
             let g = self.graph.add("glue", SegmentKind::Glue, glue.clone());
             self.graph.segments[g].last = true;
             self.graph.link(c, g);
-            for &o in &turn.call_opens {
-                self.graph.link(g, o);
+            if !turn.one_region {
+                for &o in &turn.call_opens {
+                    self.graph.link(g, o);
+                }
             }
         }
         Ok(starts)
@@ -2582,6 +2780,148 @@ mod tests {
         assert_eq!(e.at, "fields.tool_calls.transform");
         assert!(e.reason.contains("json-call-list"), "{}", e.reason);
         assert!(compiled(template(false), &Request::default()).is_ok());
+    }
+
+    #[test]
+    fn python_calls_are_written_as_lfm2_reads_them() {
+        let tools = vec![
+            serde_json::json!({"type": "function", "function": {"name": "get_weather",
+            "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"},
+                "unit": {"enum": ["C", "F"]}},
+                "required": ["city"]}}}),
+            serde_json::json!({"type": "function", "function": {"name": "book",
+            "parameters": {"type": "object", "properties": {
+                "flexible": {"type": "boolean"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "seats": {"type": "array", "items": {"type": "integer"}},
+                "who": {"type": "object", "properties": {"name": {"type": "string"}},
+                        "required": ["name"]},
+                "price": {"type": "number"}},
+                "required": ["flexible", "note"]}}}),
+        ];
+        let request = Request {
+            tools,
+            ..Request::default()
+        };
+        let model = template("lfm2");
+        let c = compile(&model, &request, &Options::default()).unwrap();
+        assert_eq!(c.family, Some(Family::PythonCallList));
+        let region = |body: &str| format!("<|tool_call_start|>{body}<|tool_call_end|><|im_end|>");
+        // Each body with its reading by transformers 5.24's `_python_call_list` (run in the
+        // oracle venv): the real parser must read the same calls.
+        let read = [
+            (
+                r#"[get_weather(city="Paris", days=3)]"#,
+                serde_json::json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]),
+            ),
+            (
+                r#"[get_weather(city="P", unit='C')]"#,
+                serde_json::json!([{"name": "get_weather", "arguments": {"city": "P", "unit": "C"}}]),
+            ),
+            (
+                r#"[get_weather(city='It\'s "here"', days=-12, unit="F"),get_weather(city="Z\u00fcrich\n")]"#,
+                serde_json::json!([
+                    {"name": "get_weather", "arguments": {"city": "It's \"here\"", "days": -12, "unit": "F"}},
+                    {"name": "get_weather", "arguments": {"city": "Zürich\n"}}]),
+            ),
+            (
+                r#"[book(flexible=True, note=None, seats=[1,-0], who={"name":'Ann'}, price=2.5e3), book(flexible=false, note='x')]"#,
+                serde_json::json!([
+                    {"name": "book", "arguments": {"flexible": true, "note": null, "seats": [1, 0],
+                                                   "who": {"name": "Ann"}, "price": 2500.0}},
+                    {"name": "book", "arguments": {"flexible": false, "note": "x"}}]),
+            ),
+        ];
+        let parser = templates::by_name("lfm2").unwrap().unwrap();
+        for (body, want) in &read {
+            let text = region(body);
+            assert!(c.machine.table.matches(text.as_bytes()), "{text}");
+            let message =
+                parser_runtime::__private::parse_response(parser, &text, "", &request.tools)
+                    .unwrap_or_else(|e| panic!("{text}: {e}"));
+            let got: Vec<Value> = message["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["function"].clone())
+                .collect();
+            assert_eq!(Value::Array(got), *want, "{text}");
+        }
+        // LFM2 writes a sentence after its call block: content, on one side of the calls only
+        // (with text on both sides the parser keeps the text after).
+        let call = r#"<|tool_call_start|>[get_weather(city="P")]<|tool_call_end|>"#;
+        language(
+            &c.machine.table,
+            &[
+                format!("{call}Checking.<|im_end|>"),
+                format!("Hi.{call}<|im_end|>"),
+                format!("<think>x</think>{call} Checking.<|im_end|>"),
+            ],
+            &[
+                format!("Hi.{call}Checking.<|im_end|>"),
+                // One block: the field does not repeat, a second block replaces the first.
+                format!("{call}{call}<|im_end|>"),
+                format!("Hi.{call}\n{call}<|im_end|>"),
+                // The reference reads these, but they break the contract or are not written:
+                // a required argument missing, arguments out of declared order, an integer
+                // as a float, an enum value not declared, `TRUE`.
+                region("[get_weather(days=3)]"),
+                region(r#"[get_weather(days=3, city="P")]"#),
+                region(r#"[get_weather(city="P", days=3.0)]"#),
+                region(r#"[get_weather(city="P", unit='K')]"#),
+                region("[book(flexible=TRUE, note=None)]"),
+                // The reference refuses these: a positional argument, a trailing comma, an
+                // integer past 2^53 - 1, a repeated keyword, an empty list (no call).
+                region(r#"[get_weather("Paris")]"#),
+                region(r#"[get_weather(city="P",)]"#),
+                region(r#"[get_weather(city="P", days=12345678901234567)]"#),
+                region(r#"[get_weather(city="P", city="Q")]"#),
+                region("[]"),
+                // A raw line break in a string; an undeclared tool.
+                region("[get_weather(city=\"P\nQ\")]"),
+                region(r#"[set_alarm(hour=7)]"#),
+            ],
+        );
+        // What stays refused names the tools pointer.
+        let refused = |tool: Value| {
+            compile(
+                &model,
+                &Request {
+                    tools: vec![tool],
+                    ..Request::default()
+                },
+                &Options::default(),
+            )
+            .err()
+            .unwrap()
+        };
+        let e = refused(
+            serde_json::json!({"type": "function", "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"my key": {"type": "string"}},
+                           "required": ["my key"]}}}),
+        );
+        assert_eq!(e.at, "tools/0/function/parameters/properties/my key");
+        let e = refused(
+            serde_json::json!({"type": "function", "function": {"name": "9lives",
+            "parameters": {"type": "object", "properties": {"x": {"type": "string"}},
+                           "required": ["x"]}}}),
+        );
+        assert_eq!(e.at, "tools/0/function/name");
+        let general = Options {
+            json: JsonOptions {
+                mode: SchemaMode::general(),
+                ..JsonOptions::default()
+            },
+            ..Options::default()
+        };
+        let e = compile(&model, &request, &general).err().unwrap();
+        assert_eq!(e.at, "tools/0/function");
+        // LFM2.5 reads its calls as `xml-inline` tags with a `json` value parser.
+        let e = compile(&template("lfm2.5"), &request, &Options::default())
+            .err()
+            .unwrap();
+        assert_eq!(e.at, "fields.tool_calls.content_args");
     }
 
     /// A MiniMax-style open (`\b` inside only) with JSON arguments.

@@ -407,6 +407,8 @@ const FIXTURE_TEMPLATES: &[&str] = &[
     "glm-4.5",
     "minimax-m2",
     "nemotron-3",
+    // Python calls (`python-call-list`).
+    "lfm2",
 ];
 
 /// Fixtures with calls valid for their tools whose text the grammar does not take, and why.
@@ -427,6 +429,9 @@ const FIXTURE_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ),
     // GLM 4.7 writes its tags without newlines; the generated form is GLM 4.5's, a newline
     // after the name and after each tag.
+    // A small model's quoted integer (`days="5"`): the tools' typing casts it, generation
+    // writes integers as integers.
+    ("lfm2", "quoted-number", "an integer written as a string"),
     (
         "glm-4.5",
         "glm47-tool-call",

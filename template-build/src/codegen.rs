@@ -548,6 +548,9 @@ fn role(role: Role) -> TokenStream {
                 quote!(::parser_runtime::__private::ToolFamily::JsonCallList)
             }
             ToolFamily::JsonList => quote!(::parser_runtime::__private::ToolFamily::JsonList),
+            ToolFamily::PythonCallList => {
+                quote!(::parser_runtime::__private::ToolFamily::PythonCallList)
+            }
         }))
     };
     match role {

@@ -120,7 +120,7 @@ fn placeholder_key(value: Option<&Value>) -> Option<&str> {
 }
 
 /// The tool-call family of a `tool_calls` field, when it is one of the shapes constrained
-/// generation writes (see [`ToolFamily`]). `python-call-list` has none.
+/// generation writes (see [`ToolFamily`]).
 fn family(field: &FieldModel) -> Option<ToolFamily> {
     let has_name = |d: Option<&crate::model::DelimiterSpec>| {
         d.is_some_and(|d| d.group_names().iter().any(|n| n == "name"))
@@ -145,6 +145,9 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
     match &field.content {
         Content::JsonCallList { .. } if listed(Some("name"), Some("arguments")) => {
             Some(ToolFamily::JsonCallList)
+        }
+        Content::PythonCallList if listed(Some("name"), Some("arguments")) => {
+            Some(ToolFamily::PythonCallList)
         }
         Content::Json {
             allow_non_json: false,
@@ -250,8 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn python_call_lists_are_tool_calls_without_a_family() {
-        // Constrained generation writes none of the families as Python calls.
+    fn python_call_lists_have_their_family() {
         let got = roles(serde_json::json!({
             "start_anchor": "<|im_start|>assistant\n",
             "fields": {"tool_calls": {
@@ -261,7 +263,12 @@ mod tests {
                               "function": {"name": "{name}", "arguments": "{arguments}"}}
             }}
         }));
-        assert_eq!(got[0].1, Role::ToolCalls { family: None });
+        assert_eq!(
+            got[0].1,
+            Role::ToolCalls {
+                family: Some(ToolFamily::PythonCallList)
+            }
+        );
     }
 
     #[test]

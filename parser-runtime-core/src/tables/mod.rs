@@ -188,6 +188,10 @@ pub enum ToolFamily {
     /// `function.name` and `function.arguments` each one top-level key of a call (Command A
     /// and R7B's `tool_name` / `parameters`, Phi-4-mini's `name` / `arguments`).
     JsonList,
+    /// A list of Python keyword-argument calls, `[get_weather(city="Paris"), f()]`, read by
+    /// `python-call-list` (transform `function: {"name": "{name}", "arguments":
+    /// "{arguments}"}` on each): LFM2.
+    PythonCallList,
 }
 
 /// One watched delimiter: the `kind` delimiter of `field`.
