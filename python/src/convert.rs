@@ -310,6 +310,8 @@ pub struct EventConverter {
     fields: Vec<ConvertedField>,
     /// The list the last [`Self::feed_events`] returned.
     spare_list: Option<Py<PyList>>,
+    /// The index in `fields` of the last event's field.
+    last_field: usize,
 }
 
 struct ConvertedField {
@@ -331,6 +333,20 @@ fn only_ours(object: &Bound<'_, PyAny>) -> bool {
 
 impl EventConverter {
     fn field(&mut self, py: Python<'_>, name: &std::sync::Arc<str>) -> usize {
+        // Consecutive events are mostly of one field: the last one is looked at first.
+        if self
+            .fields
+            .get(self.last_field)
+            .is_some_and(|f| std::sync::Arc::ptr_eq(&f.name, name))
+        {
+            return self.last_field;
+        }
+        let i = self.find_field(py, name);
+        self.last_field = i;
+        i
+    }
+
+    fn find_field(&mut self, py: Python<'_>, name: &std::sync::Arc<str>) -> usize {
         if let Some(i) = self
             .fields
             .iter()
