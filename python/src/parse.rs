@@ -601,9 +601,11 @@ impl StreamParser {
         py: Python<'py>,
         text: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        // The str's UTF-8, read in place (CPython keeps it with an ASCII str, and caches it
-        // for others); a lone surrogate is a UnicodeEncodeError.
-        let utf8 = text.to_str()?;
+        // The UTF-8 bytes Python encodes, borrowed (no second copy); they are valid UTF-8, as
+        // Python's encoder refuses lone surrogates (a UnicodeEncodeError).
+        let bytes = text.encode_utf8()?;
+        let utf8 = std::str::from_utf8(bytes.as_bytes())
+            .map_err(|e| PyValueError::new_err(format!("feed: text is not UTF-8: {e}")))?;
         let fed = self.parser.feed_into(utf8, &mut self.scratch);
         let events = fed.map_err(|e| errors::parse_error(py, &e)).and_then(|()| {
             let plain = text.is_exact_instance_of::<PyString>();
