@@ -293,28 +293,32 @@ pub fn violations_to_py<'py>(
 }
 
 /// Event dicts for one streaming parser, built cheaply: each field's name is one Python string
-/// made once, and the `region_chunk` dict and the list a feed handed out last are reused by the
-/// next feed when nothing else refers to them any more (a feed of a few characters usually
-/// gives one such event, so building these objects is most of what `feed` costs besides the
-/// call itself).
+/// made once, a `region_chunk` dict is a copy of a prototype made once per field (`PyDict_Copy`
+/// of a four-key dict copies its table in one piece, far cheaper than four insertions) given
+/// its text, and the list a feed handed out last is reused by the next feed when nothing else
+/// refers to it any more (a feed of a few characters usually gives one chunk event, so
+/// building these objects is most of what `feed` costs besides the call itself).
 ///
 /// Reuse follows CPython's own rule for `zip`'s and `enumerate`'s result tuples: an object
 /// whose only reference is ours cannot be seen by anyone, so changing it and handing it out
-/// again is the same, to every observer, as handing out a new one. A dict is reused only when
-/// it still has exactly the four keys, in order, with the field's name, type and `dirty`
-/// values (a caller that changed it and let it go gets a new one next time).
+/// again is the same, to every observer, as handing out a new one. Dicts are never reused:
+/// checking that a dict handed out came back unchanged (keys in order, the same values) cost
+/// more than copying a prototype.
 #[derive(Default)]
 pub struct EventConverter {
-    /// The field names seen so far with their Python strings and the `region_chunk` dicts last
-    /// handed out (`[clean, dirty]`).
+    /// The field names seen so far with their Python strings and `region_chunk` prototypes.
     fields: Vec<ConvertedField>,
     /// The list the last [`Self::feed_events`] returned.
     spare_list: Option<Py<PyList>>,
+    /// The index in `fields` of the last event's field.
+    last_field: usize,
 }
 
 struct ConvertedField {
     name: std::sync::Arc<str>,
     py_name: Py<PyString>,
+    /// `{"type": "region_chunk", "field": name, "text": "", "dirty": D}` for `D` false and
+    /// true (made when first needed), never handed out: each chunk dict is a copy.
     chunk: [Option<Py<PyDict>>; 2],
 }
 
@@ -327,41 +331,22 @@ fn only_ours(object: &Bound<'_, PyAny>) -> bool {
     count == 1
 }
 
-/// Whether a `region_chunk` dict we handed out is still as we made it: the keys `type`,
-/// `field`, `text`, `dirty` in this order (the same interned strings), with `region_chunk`,
-/// `field` and `dirty` as values (the same objects); `text` may be anything.
-fn chunk_intact(
-    py: Python<'_>,
-    dict: &Bound<'_, PyDict>,
-    field: &Bound<'_, PyString>,
-    dirty: bool,
-) -> bool {
-    if dict.len() != 4 {
-        return false;
-    }
-    let dirty = PyBool::new(py, dirty).to_owned().into_any();
-    let expected: [(&Bound<'_, PyString>, Option<&Bound<'_, PyAny>>); 4] = [
-        (
-            intern!(py, "type"),
-            Some(intern!(py, "region_chunk").as_any()),
-        ),
-        (intern!(py, "field"), Some(field.as_any())),
-        (intern!(py, "text"), None),
-        (intern!(py, "dirty"), Some(&dirty)),
-    ];
-    // `expected` first: the dict's iterator is not asked for a fifth item.
-    let intact =
-        expected
-            .into_iter()
-            .zip(dict.iter())
-            .all(|((want_key, want_value), (key, value))| {
-                key.is(want_key) && want_value.is_none_or(|want| value.is(want))
-            });
-    intact
-}
-
 impl EventConverter {
     fn field(&mut self, py: Python<'_>, name: &std::sync::Arc<str>) -> usize {
+        // Consecutive events are mostly of one field: the last one is looked at first.
+        if self
+            .fields
+            .get(self.last_field)
+            .is_some_and(|f| std::sync::Arc::ptr_eq(&f.name, name))
+        {
+            return self.last_field;
+        }
+        let i = self.find_field(py, name);
+        self.last_field = i;
+        i
+    }
+
+    fn find_field(&mut self, py: Python<'_>, name: &std::sync::Arc<str>) -> usize {
         if let Some(i) = self
             .fields
             .iter()
@@ -401,10 +386,7 @@ impl EventConverter {
             self.spare_list = Some(list.clone().unbind());
             return Ok(list);
         };
-        // The list lets go of its dicts first, so that they can be reused.
-        for i in 0..events.len() {
-            list.set_item(i, py.None())?;
-        }
+        // Each item replaced lets go of the dict the caller dropped with the list.
         for (i, event) in events.iter().enumerate() {
             list.set_item(i, self.event_dict(py, event, fed)?)?;
         }
@@ -424,8 +406,8 @@ impl EventConverter {
         Ok(list)
     }
 
-    /// The dict of one event; a `region_chunk` dict handed out before is reused when only we
-    /// refer to it and it is intact, and a chunk of exactly the text `fed` carries its `str`.
+    /// The dict of one event (a `region_chunk` is a copy of its field's prototype), and a
+    /// chunk of exactly the text `fed` carries its `str`.
     fn event_dict<'py>(
         &mut self,
         py: Python<'py>,
@@ -434,32 +416,24 @@ impl EventConverter {
     ) -> PyResult<Bound<'py, PyDict>> {
         Ok(match event {
             Event::RegionChunk { field, text, dirty } => {
-                let text = match fed {
-                    Some((fed, py_fed)) if fed == text => py_fed.clone(),
-                    _ => PyString::new(py, text),
-                };
                 let i = self.field(py, field);
                 let converted = &mut self.fields[i];
-                let py_name = converted.py_name.bind(py);
                 let slot = &mut converted.chunk[usize::from(*dirty)];
-                let reusable = slot.as_ref().map(|spare| spare.bind(py)).filter(|spare| {
-                    only_ours(spare.as_any()) && chunk_intact(py, spare, py_name, *dirty)
-                });
-                match reusable {
-                    Some(spare) => {
-                        spare.set_item(intern!(py, "text"), &text)?;
-                        spare.clone()
-                    }
+                let dict = match slot {
+                    Some(prototype) => prototype.bind(py).copy()?,
                     None => {
-                        let dict = PyDict::new(py);
-                        dict.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
-                        dict.set_item(intern!(py, "field"), py_name)?;
-                        dict.set_item(intern!(py, "text"), &text)?;
-                        dict.set_item(intern!(py, "dirty"), *dirty)?;
-                        *slot = Some(dict.clone().unbind());
+                        let prototype = PyDict::new(py);
+                        prototype.set_item(intern!(py, "type"), intern!(py, "region_chunk"))?;
+                        prototype.set_item(intern!(py, "field"), converted.py_name.bind(py))?;
+                        prototype.set_item(intern!(py, "text"), intern!(py, ""))?;
+                        prototype.set_item(intern!(py, "dirty"), *dirty)?;
+                        let dict = prototype.copy()?;
+                        *slot = Some(prototype.unbind());
                         dict
                     }
-                }
+                };
+                dict.set_item(intern!(py, "text"), text_object(py, text, fed))?;
+                dict
             }
             Event::RegionOpen { field } => {
                 let i = self.field(py, field);
@@ -470,5 +444,18 @@ impl EventConverter {
             }
             other => event_to_py(py, other)?,
         })
+    }
+}
+
+/// The Python string of a chunk's `text`: the `str` fed when the chunk is exactly the text fed
+/// (the usual event of a token-sized feed), else a new `str`.
+fn text_object<'py>(
+    py: Python<'py>,
+    text: &str,
+    fed: Option<(&str, &Bound<'py, PyString>)>,
+) -> Bound<'py, PyString> {
+    match fed {
+        Some((fed, py_fed)) if fed == text => py_fed.clone(),
+        _ => PyString::new(py, text),
     }
 }

@@ -526,8 +526,8 @@ pub struct StreamParser {
     initial_events: Py<PyList>,
     checked: bool,
     converter: convert::EventConverter,
-    /// The events of one `feed`, converted and cleared before it returns (kept for its
-    /// capacity).
+    /// The events of one `feed`, converted and recycled before it returns (kept for its
+    /// capacity, and its chunk texts' allocations go back to the parser).
     scratch: Vec<parser_runtime::Event>,
 }
 
@@ -612,7 +612,7 @@ impl StreamParser {
             let fed = plain.then_some((utf8, text));
             self.converter.feed_events(py, &self.scratch, fed)
         });
-        self.scratch.clear();
+        self.parser.recycle(&mut self.scratch);
         events
     }
 
