@@ -11,6 +11,7 @@
 //! [`DEAD`], so a live state always has a way to finish.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -156,6 +157,43 @@ pub struct Table {
     /// Known to be trimmed (every state reachable, numbered breadth first, and able to
     /// finish): [`Table::trim`] has nothing to do.
     trimmed: bool,
+    /// Values read in place instead of copied ([`Table::splice_shared`]): the states from
+    /// `accept.len()` on, computed from a shared value table and a return state.
+    calls: Option<Arc<Calls>>,
+}
+
+/// The shared part of a table built by [`Table::splice_shared`]: each *call* is a place
+/// where a word of a value table is read and the table then goes on from a return state.
+/// State `starts[c] + r - 1` is call `c` with its value in state `r` (`r >= 1`); its
+/// transitions are computed (the value's, then, once the value accepts, the return
+/// state's, which never overlap), so one value table serves every place that reads it.
+#[derive(Debug)]
+struct Calls {
+    /// First state of each call (ascending; the first is the number of stored states).
+    starts: Vec<u32>,
+    /// Per call: its value (index into `values`).
+    value: Vec<u32>,
+    /// Per call: the stored state it goes on from after the value.
+    ret: Vec<u32>,
+    /// The value tables (complete, trimmed, without calls of their own).
+    values: Vec<Arc<Table>>,
+    /// States in all (stored and computed).
+    end: u32,
+}
+
+impl Calls {
+    /// The call a computed state belongs to, and its value state.
+    #[inline]
+    fn locate(&self, state: u32) -> Option<(usize, u32)> {
+        if state >= self.end {
+            return None;
+        }
+        let c = self
+            .starts
+            .partition_point(|&s| s <= state)
+            .checked_sub(1)?;
+        Some((c, state - self.starts[c] + 1))
+    }
 }
 
 impl std::fmt::Debug for Table {
@@ -249,6 +287,19 @@ pub(crate) fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
 impl Table {
     /// Number of states, the dead state included.
     pub fn len(&self) -> usize {
+        match &self.calls {
+            Some(calls) => calls.end as usize,
+            None => self.accept.len(),
+        }
+    }
+
+    /// Whether some states are computed from shared value tables ([`Self::splice_shared`]).
+    pub fn is_shared(&self) -> bool {
+        self.calls.is_some()
+    }
+
+    /// States stored as rows (the others are computed from shared values).
+    pub fn stored_states(&self) -> usize {
         self.accept.len()
     }
 
@@ -268,14 +319,88 @@ impl Table {
     }
 
     /// Heap bytes of the table.
+    /// Heap bytes of the table, shared value tables included ([`Self::shared_memory`]).
     pub fn memory(&self) -> usize {
-        self.trans.len() * 4 + self.accept.len()
+        self.trans.len() * 4 + self.accept.len() + self.shared_memory()
+    }
+
+    /// Heap bytes of the shared value tables this table reads ([`Self::splice_shared`];
+    /// they are shared with other tables, e.g. the cached any-value readers), and of the
+    /// calls that read them.
+    pub fn shared_memory(&self) -> usize {
+        self.calls.as_ref().map_or(0, |c| {
+            c.starts.len() * 12 + c.values.iter().map(|v| v.memory()).sum::<usize>()
+        })
     }
 
     /// The state after `byte` from `state`.
     #[inline]
     pub fn next(&self, state: u32, byte: u8) -> u32 {
-        self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
+        match self
+            .trans
+            .get(state as usize * self.stride + self.classes[byte as usize] as usize)
+        {
+            Some(&t) => t,
+            None => self.next_computed(state, byte),
+        }
+    }
+
+    /// [`Self::next`] from a computed state (past the stored rows).
+    #[inline(never)]
+    fn next_computed(&self, state: u32, byte: u8) -> u32 {
+        let Some((c, r)) = self
+            .calls
+            .as_ref()
+            .and_then(|k| k.locate(state).map(|l| (k, l)))
+        else {
+            return DEAD;
+        };
+        let (call, r) = r;
+        let value = &c.values[c.value[call] as usize];
+        let t = value.next(r, byte);
+        if t != DEAD {
+            c.starts[call] + t - 1
+        } else if value.is_accepting(r) {
+            self.next(c.ret[call], byte)
+        } else {
+            DEAD
+        }
+    }
+
+    /// [`Self::is_accepting`] of a computed state.
+    #[inline(never)]
+    fn accepting_computed(&self, state: u32) -> bool {
+        self.calls.as_ref().is_some_and(|c| {
+            c.locate(state).is_some_and(|(call, r)| {
+                c.values[c.value[call] as usize].is_accepting(r)
+                    && self.accept[c.ret[call] as usize]
+            })
+        })
+    }
+
+    /// The same table with every state stored as a row (the shared values copied in).
+    pub fn stored(self) -> Self {
+        if self.calls.is_none() {
+            return self;
+        }
+        let n = self.len();
+        let reps = representatives(&self.classes, self.stride);
+        let mut trans = Vec::with_capacity(n * self.stride);
+        trans.extend_from_slice(&self.trans);
+        let mut accept = Vec::with_capacity(n);
+        accept.extend_from_slice(&self.accept);
+        for s in self.accept.len() as u32..n as u32 {
+            accept.push(self.is_accepting(s));
+            trans.extend(reps.iter().map(|&b| self.next(s, b)));
+        }
+        Self {
+            classes: self.classes,
+            stride: self.stride,
+            trans,
+            accept,
+            trimmed: self.trimmed,
+            calls: None,
+        }
     }
 
     /// One byte per column among the bytes `lo..=hi` (bytes of one column act alike in every
@@ -296,7 +421,10 @@ impl Table {
     /// Whether the bytes that led to `state` form a word of the language.
     #[inline]
     pub fn is_accepting(&self, state: u32) -> bool {
-        self.accept[state as usize]
+        match self.accept.get(state as usize) {
+            Some(&a) => a,
+            None => self.accepting_computed(state),
+        }
     }
 
     /// The state after `bytes` from `state` ([`DEAD`] once dead).
@@ -336,6 +464,7 @@ impl Table {
             trans,
             accept,
             trimmed,
+            calls: None,
         }
     }
 
@@ -410,6 +539,7 @@ impl Table {
             trans: vec![DEAD; stride],
             accept: vec![false],
             trimmed: false,
+            calls: None,
         }
     }
 
@@ -900,6 +1030,295 @@ impl Table {
         )
     }
 
+    /// [`Self::splice_many`], but each value of at least `share_from` states is read in
+    /// place rather than copied: the result's states past its stored rows are *calls*
+    /// (a value table shared by every place that reads it, and the state to go on from),
+    /// computed on demand by [`Self::next`]. A value is shared at a continuation `q` when the
+    /// value has no empty word, `q` has no placeholder of its own, and no byte `q` reads can
+    /// also go on with the value from one of its accepting states (so the value's end is
+    /// decided by the byte after it, as in JSON, where a value is followed by `,`, `}`, `]`
+    /// or the end); and where a value starts, nothing else may read the same byte. Where
+    /// these fail, the result is [`Self::splice_many`]'s (same language).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub(crate) fn splice_shared<F>(
+        self,
+        markers: &[u8],
+        find: F,
+        values: &[Arc<Self>],
+        share_from: usize,
+        limits: &Limits,
+    ) -> Result<Self, BuildError>
+    where
+        F: Fn(&Self, u32) -> Vec<(usize, u32)>,
+    {
+        match self.try_splice_shared(markers, &find, values, share_from, limits)? {
+            Some(t) => Ok(t),
+            None => {
+                let refs: Vec<&Self> = values.iter().map(|v| v.as_ref()).collect();
+                self.splice_many(markers, find, &refs, limits)
+            }
+        }
+    }
+
+    /// [`Self::splice_shared`]; `None` where a value cannot be shared after all.
+    fn try_splice_shared<F>(
+        &self,
+        markers: &[u8],
+        find: &F,
+        values: &[Arc<Self>],
+        share_from: usize,
+        limits: &Limits,
+    ) -> Result<Option<Self>, BuildError>
+    where
+        F: Fn(&Self, u32) -> Vec<(usize, u32)>,
+    {
+        if self.calls.is_some() || self.len() < 2 {
+            return Ok(None);
+        }
+        let mut exits: Vec<Vec<(usize, u32)>> = vec![Vec::new(); self.len()];
+        let mut copies: HashMap<(usize, u32), u32> = HashMap::default();
+        let mut continuations: Vec<(usize, u32)> = Vec::new();
+        for s in 1..self.len() as u32 {
+            let found = find(self, s);
+            for &(k, q) in &found {
+                if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((k, q)) {
+                    e.insert(continuations.len() as u32 + 1);
+                    continuations.push((k, q));
+                }
+            }
+            exits[s as usize] = found;
+        }
+        // Per value: the bytes it may still read from an accepting state.
+        let mut after: Vec<Option<[bool; 256]>> = vec![None; values.len()];
+        let mut shared = vec![false; continuations.len()];
+        for (i, &(k, q)) in continuations.iter().enumerate() {
+            let v = &values[k];
+            if v.len() < share_from.max(2)
+                || v.calls.is_some()
+                || v.is_empty()
+                || !v.trimmed
+                || v.is_accepting(START)
+                || !exits[q as usize].is_empty()
+            {
+                continue;
+            }
+            let bytes = after[k].get_or_insert_with(|| {
+                let mut live = vec![false; v.stride];
+                for r in 1..v.len() {
+                    if v.accept[r] {
+                        for (c, &t) in v.trans[r * v.stride..(r + 1) * v.stride].iter().enumerate()
+                        {
+                            live[c] |= t != DEAD;
+                        }
+                    }
+                }
+                std::array::from_fn(|x| live[v.classes[x] as usize])
+            });
+            shared[i] = (0..=255u8)
+                .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
+        }
+        if !shared.contains(&true) {
+            return Ok(None);
+        }
+        // Computed states of call i (before renumbering): `offset[i]..offset[i] + len - 1`.
+        let mut offset = vec![0u64; continuations.len() + 1];
+        for (i, &(k, _)) in continuations.iter().enumerate() {
+            let size = if shared[i] {
+                values[k].len() as u64 - 1
+            } else {
+                0
+            };
+            offset[i + 1] = offset[i] + size;
+        }
+        const HIGH: u32 = 1 << 31;
+        if offset[continuations.len()] >= HIGH as u64 {
+            return Ok(None);
+        }
+        let closure = |set: &mut Vec<(u32, u32)>| {
+            let mut i = 0;
+            while i < set.len() {
+                let (tag, state) = set[i];
+                if tag == 0 {
+                    for exit in &exits[state as usize] {
+                        let c = copies[exit];
+                        if shared[c as usize - 1] {
+                            continue;
+                        }
+                        let e = (c, START);
+                        if !set.contains(&e) {
+                            set.push(e);
+                        }
+                    }
+                } else {
+                    let (k, q) = continuations[tag as usize - 1];
+                    if values[k].is_accepting(state) && !set.contains(&(0, q)) {
+                        set.push((0, q));
+                    }
+                }
+                i += 1;
+            }
+            set.sort_unstable();
+            set.dedup();
+        };
+        let mut used_value = vec![false; values.len()];
+        for &(k, _) in &continuations {
+            used_value[k] = true;
+        }
+        let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
+        maps.extend(
+            values
+                .iter()
+                .zip(&used_value)
+                .filter(|(_, u)| **u)
+                .map(|(v, _)| &v.classes),
+        );
+        let (classes, _) = merge_classes(&maps);
+        let (classes, stride) = Self::merge_columns(classes, markers);
+        let reps = representatives(&classes, stride);
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow: Grow<PairSet> = Grow::new();
+        let mut start = vec![(0, START)];
+        closure(&mut start);
+        grow.id(PairSet::of(start));
+        // Per continuation: the stored state its calls return to (0: not called).
+        let mut ret = vec![0u32; continuations.len()];
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        while let Some(key) = grow.queue.pop_front() {
+            let accepting = key
+                .pairs()
+                .iter()
+                .any(|&(tag, state)| tag == 0 && self.is_accepting(state));
+            table.push_state(accepting);
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            for (c, &byte) in reps.iter().enumerate() {
+                if markers.contains(&byte) {
+                    continue;
+                }
+                scratch.clear();
+                let mut call: Option<(usize, u32)> = None;
+                for &(tag, state) in key.pairs() {
+                    let t = if tag == 0 {
+                        for exit in &exits[state as usize] {
+                            let i = copies[exit] as usize - 1;
+                            if !shared[i] {
+                                continue;
+                            }
+                            let r = values[exit.0].next(START, byte);
+                            if r != DEAD {
+                                if call.is_some() {
+                                    return Ok(None);
+                                }
+                                call = Some((i, r));
+                            }
+                        }
+                        self.next(state, byte)
+                    } else {
+                        values[continuations[tag as usize - 1].0].next(state, byte)
+                    };
+                    if t != DEAD {
+                        scratch.push((tag, t));
+                    }
+                }
+                table.trans[row * stride + c] = match call {
+                    Some(_) if !scratch.is_empty() => return Ok(None),
+                    Some((i, r)) => {
+                        if ret[i] == 0 {
+                            ret[i] = grow.id(PairSet::One([(0, continuations[i].1)]));
+                        }
+                        HIGH | (offset[i] + r as u64 - 1) as u32
+                    }
+                    None if scratch.is_empty() => DEAD,
+                    None => {
+                        closure(&mut scratch);
+                        grow.id(PairSet::of_slice(&scratch))
+                    }
+                };
+            }
+        }
+        // Number the calls after the stored states; keep only the called ones.
+        let stored = table.accept.len() as u32;
+        let mut starts = Vec::new();
+        let mut value_of = Vec::new();
+        let mut rets = Vec::new();
+        let mut new_start = vec![0u32; continuations.len()];
+        let mut next_id = stored as u64;
+        let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
+        let mut kept_values = Vec::new();
+        for (i, &(k, _)) in continuations.iter().enumerate() {
+            if ret[i] == 0 {
+                continue;
+            }
+            new_start[i] = next_id as u32;
+            starts.push(next_id as u32);
+            let vi = *value_index[k].get_or_insert_with(|| {
+                kept_values.push(values[k].clone());
+                kept_values.len() as u32 - 1
+            });
+            value_of.push(vi);
+            rets.push(ret[i]);
+            next_id += values[k].len() as u64 - 1;
+        }
+        if next_id >= HIGH as u64 {
+            return Ok(None);
+        }
+        limits.check(next_id as usize)?;
+        for t in table.trans.iter_mut() {
+            if *t & HIGH != 0 {
+                let o = (*t & !HIGH) as u64;
+                let i = offset.partition_point(|&x| x <= o) - 1;
+                *t = new_start[i] + (o - offset[i]) as u32;
+            }
+        }
+        // Every stored state must be able to finish (a call finishes where its return state
+        // does): otherwise the table needs trimming, which copies the values.
+        let n = stored as usize;
+        let call_of = |t: u32| -> usize {
+            if t < stored {
+                t as usize
+            } else {
+                let c = starts.partition_point(|&s| s <= t) - 1;
+                rets[c] as usize
+            }
+        };
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n {
+            for &t in &table.trans[s * stride..(s + 1) * stride] {
+                if t != DEAD {
+                    reverse[call_of(t)].push(s as u32);
+                }
+            }
+        }
+        let mut live = vec![false; n];
+        let mut stack: Vec<u32> = (1..n as u32)
+            .filter(|&s| table.accept[s as usize])
+            .collect();
+        for &s in &stack {
+            live[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            for &p in &reverse[s as usize] {
+                if !live[p as usize] {
+                    live[p as usize] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        if !live[1..].iter().all(|&l| l) {
+            return Ok(None);
+        }
+        table.trimmed = true;
+        table.calls = Some(Arc::new(Calls {
+            starts,
+            value: value_of,
+            ret: rets,
+            values: kept_values,
+            end: next_id as u32,
+        }));
+        Ok(Some(table))
+    }
+
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
     /// has it).
     ///
@@ -975,6 +1394,9 @@ impl Table {
     /// a spliced value followed by equivalent text, the states of a number automaton that
     /// remember more than its language needs. `O(columns * states * log states)`.
     pub fn minimize(self) -> Self {
+        if self.calls.is_some() {
+            return self.stored().minimize();
+        }
         let n = self.len();
         let k = self.stride;
         if n <= 2 {
@@ -1126,6 +1548,9 @@ impl Table {
 
     /// Merges byte columns that every state treats alike (fewer columns, same language).
     pub fn compact(self) -> Self {
+        if self.calls.is_some() {
+            return self.stored().compact();
+        }
         let n = self.len();
         let mut columns: HashMap<Vec<u32>, u8> = HashMap::default();
         let mut classes = [0u8; 256];
@@ -1152,6 +1577,7 @@ impl Table {
             trans,
             accept: self.accept,
             trimmed: self.trimmed,
+            calls: None,
         }
     }
 
@@ -1167,6 +1593,9 @@ impl Table {
     /// [`Self::trim`], also giving the old id of each new state from 1 on (`order[i]` is the
     /// old id of new state `i + 1`).
     pub(crate) fn trim_map(self) -> (Self, Vec<u32>) {
+        if self.calls.is_some() {
+            return self.stored().trim_map();
+        }
         let n = self.len();
         // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`),
         // then a backward search from the accepting states.

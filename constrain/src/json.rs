@@ -296,7 +296,27 @@ impl SchemaHir {
     ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
         language_table(&self.hir, &self.slots, options, limits)
     }
+
+    /// [`Self::table`] with large values (untyped readers, slot tables of at least
+    /// [`SHARE_FROM`] states) read in place from one shared table instead of copied at
+    /// each place ([`crate::dfa::Table::splice_shared`]): the same language, fewer stored
+    /// states. For a compiled constraint's final table (not for further products, which
+    /// would copy them).
+    ///
+    /// Errors: as [`language_table`].
+    pub fn shared_table(
+        &self,
+        options: JsonOptions,
+        limits: &crate::dfa::Limits,
+    ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+        let table = crate::dfa::Table::from_hir(&self.hir, limits)?;
+        splice_slots_with(table, &self.slots, options, limits, true)
+    }
 }
+
+/// Values of at least this many states are shared rather than copied by
+/// [`SchemaHir::shared_table`].
+pub const SHARE_FROM: usize = 64;
 
 /// The table of a HIR holding schema languages: [`crate::dfa::Table::from_hir`], then each
 /// [`UNTYPED`] placeholder replaced by an untyped value (the reader of [`any_value_table`],
@@ -342,6 +362,17 @@ pub(crate) fn splice_slots(
     options: JsonOptions,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    splice_slots_with(table, slots, options, limits, false)
+}
+
+/// [`splice_slots`]; `share`: large values shared ([`SchemaHir::shared_table`]).
+fn splice_slots_with(
+    table: crate::dfa::Table,
+    slots: &Slots,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+    share: bool,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
     use crate::dfa::DEAD;
     let states = 1..table.len() as u32;
     let untyped = states.clone().any(|s| table.next(s, UNTYPED) != DEAD);
@@ -368,6 +399,13 @@ pub(crate) fn splice_slots(
     };
     let mut values: Vec<&crate::dfa::Table> = vec![&reader];
     values.extend(slots.tables.iter().map(|t| t.as_ref()));
+    let shared: Vec<std::sync::Arc<crate::dfa::Table>> = if share {
+        std::iter::once(reader.clone())
+            .chain(slots.tables.iter().cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let find = |t: &crate::dfa::Table, s: u32| {
         let mut out = Vec::new();
         let q = t.next(s, UNTYPED);
@@ -401,6 +439,9 @@ pub(crate) fn splice_slots(
         }
         out
     };
+    if share {
+        return table.splice_shared(&[UNTYPED, SLOT], find, &shared, SHARE_FROM, limits);
+    }
     table.splice_many(&[UNTYPED, SLOT], find, &values, limits)
 }
 
