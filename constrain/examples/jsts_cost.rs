@@ -4,7 +4,8 @@
 //! slowest groups, then p50/p99/max and memory percentiles.
 //!
 //! `cargo run --release -p constrain --example jsts_cost [-- TOP]`
-//! (`JSTS_DIR`: the suite's `tests` folder, default ../shared/jsts-full/tests).
+//! (`JSTS_DIR`: the suite's `tests` folder, default ../shared/jsts-full/tests; `JSTS_FILTER`:
+//! only groups whose name holds it; `JSTS_COPY`: values copied, not shared).
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,8 @@ fn main() {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/jsts-full/tests")
         });
     let filter = std::env::var("JSTS_FILTER").ok();
+    // JSTS_COPY: values copied at each place, as before they were shared.
+    constrain::dfa::set_sharing(std::env::var("JSTS_COPY").is_err());
     let mut rows: Vec<(Duration, usize, usize, String)> = Vec::new();
     for (dir, draft) in [
         ("draft2020-12", Draft::Draft2020),

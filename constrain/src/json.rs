@@ -297,11 +297,7 @@ impl SchemaHir {
         language_table(&self.hir, &self.slots, options, limits)
     }
 
-    /// [`Self::table`] with large values (untyped readers, slot tables of at least
-    /// [`SHARE_FROM`] states) read in place from one shared table instead of copied at
-    /// each place ([`crate::dfa::Table::splice_shared`]): the same language, fewer stored
-    /// states. For a compiled constraint's final table (not for further products, which
-    /// would copy them).
+    /// [`Self::table`] built from the HIR in every case (also when it is one placeholder).
     ///
     /// Errors: as [`language_table`].
     pub fn shared_table(
@@ -314,14 +310,17 @@ impl SchemaHir {
     }
 }
 
-/// Values of at least this many states are shared rather than copied by
-/// [`SchemaHir::shared_table`].
+/// Values of at least this many states are shared rather than copied by [`language_table`]
+/// ([`crate::dfa::Table::splice_shared`]).
 pub const SHARE_FROM: usize = 64;
 
 /// The table of a HIR holding schema languages: [`crate::dfa::Table::from_hir`], then each
 /// [`UNTYPED`] placeholder replaced by an untyped value (the reader of [`any_value_table`],
 /// or its general-mode form) and each [`SLOT`] placeholder by a word of its table in
-/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value.
+/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value. Values of at least
+/// [`SHARE_FROM`] states are read in place from one shared table rather than copied at each
+/// place ([`crate::dfa::Table::splice_shared`]; intersections and differences keep them
+/// shared where both sides read them in step).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`, or regex-automata's errors.
 pub fn language_table(
@@ -362,7 +361,7 @@ pub(crate) fn splice_slots(
     options: JsonOptions,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    splice_slots_with(table, slots, options, limits, false)
+    splice_slots_with(table, slots, options, limits, true)
 }
 
 /// [`splice_slots`]; `share`: large values shared ([`SchemaHir::shared_table`]).

@@ -54,7 +54,14 @@ fn shared_tables_have_the_copied_language() {
             let language = SchemaLanguage::new(&schema, options)
                 .compile_language()
                 .unwrap();
-            let copied = language.table(options, &limits).unwrap();
+            constrain::dfa::set_sharing(false);
+            let copied = SchemaLanguage::new(&schema, options)
+                .compile_language()
+                .unwrap()
+                .table(options, &limits)
+                .unwrap();
+            constrain::dfa::set_sharing(true);
+            assert!(!copied.is_shared());
             let t = language.shared_table(options, &limits).unwrap();
             assert_eq!(t.len(), t.clone().stored().len(), "{schema}");
             assert!(t.same_language(&copied), "{schema}");
