@@ -11,6 +11,8 @@ fn main() {
         },
         ..Options::default()
     };
+    // PROFILE_COPY: values copied at each place, not shared.
+    constrain::dfa::set_sharing(std::env::var("PROFILE_COPY").is_err());
     if let Ok(text) = std::env::var("PROFILE_SCHEMA") {
         let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         let mut options = options;

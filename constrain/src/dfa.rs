@@ -11,6 +11,7 @@
 //! [`DEAD`], so a live state always has a way to finish.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -156,6 +157,43 @@ pub struct Table {
     /// Known to be trimmed (every state reachable, numbered breadth first, and able to
     /// finish): [`Table::trim`] has nothing to do.
     trimmed: bool,
+    /// Values read in place instead of copied ([`Table::splice_shared`]): the states from
+    /// `accept.len()` on, computed from a shared value table and a return state.
+    calls: Option<Arc<Calls>>,
+}
+
+/// The shared part of a table built by [`Table::splice_shared`]: each *call* is a place
+/// where a word of a value table is read and the table then goes on from a return state.
+/// State `starts[c] + r - 1` is call `c` with its value in state `r` (`r >= 1`); its
+/// transitions are computed (the value's, then, once the value accepts, the return
+/// state's, which never overlap), so one value table serves every place that reads it.
+#[derive(Debug)]
+struct Calls {
+    /// First state of each call (ascending; the first is the number of stored states).
+    starts: Vec<u32>,
+    /// Per call: its value (index into `values`).
+    value: Vec<u32>,
+    /// Per call: the stored state it goes on from after the value.
+    ret: Vec<u32>,
+    /// The value tables (complete, trimmed, without calls of their own).
+    values: Vec<Arc<Table>>,
+    /// States in all (stored and computed).
+    end: u32,
+}
+
+impl Calls {
+    /// The call a computed state belongs to, and its value state.
+    #[inline]
+    fn locate(&self, state: u32) -> Option<(usize, u32)> {
+        if state >= self.end {
+            return None;
+        }
+        let c = self
+            .starts
+            .partition_point(|&s| s <= state)
+            .checked_sub(1)?;
+        Some((c, state - self.starts[c] + 1))
+    }
 }
 
 impl std::fmt::Debug for Table {
@@ -165,6 +203,31 @@ impl std::fmt::Debug for Table {
             .field("classes", &self.stride)
             .finish()
     }
+}
+
+/// Most determinizations [`Table::splice_shared`] tries before it copies every value.
+const SHARE_RETRIES: usize = 6;
+
+thread_local! {
+    static SHARING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Whether [`Table::splice_shared`] shares values on this thread (default `true`; `false`:
+/// it copies them as [`Table::splice`] does). For tests and measurements that compare
+/// with copied tables.
+#[doc(hidden)]
+pub fn set_sharing(on: bool) {
+    SHARING.with(|s| s.set(on));
+}
+
+/// One step of [`Table::build_with_calls`]'s machine.
+enum Step<K> {
+    /// No way on.
+    Dead,
+    /// To a state.
+    To(K),
+    /// Into a shared value (its state after the byte), then on from a state.
+    Call(Arc<Table>, u32, K),
 }
 
 /// A sorted set of `(tag, state)` pairs, one pair without a heap allocation.
@@ -249,6 +312,19 @@ pub(crate) fn representatives(classes: &[u8; 256], stride: usize) -> Vec<u8> {
 impl Table {
     /// Number of states, the dead state included.
     pub fn len(&self) -> usize {
+        match &self.calls {
+            Some(calls) => calls.end as usize,
+            None => self.accept.len(),
+        }
+    }
+
+    /// Whether some states are computed from shared value tables ([`Self::splice_shared`]).
+    pub fn is_shared(&self) -> bool {
+        self.calls.is_some()
+    }
+
+    /// States stored as rows (the others are computed from shared values).
+    pub fn stored_states(&self) -> usize {
         self.accept.len()
     }
 
@@ -268,14 +344,88 @@ impl Table {
     }
 
     /// Heap bytes of the table.
+    /// Heap bytes of the table, shared value tables included ([`Self::shared_memory`]).
     pub fn memory(&self) -> usize {
-        self.trans.len() * 4 + self.accept.len()
+        self.trans.len() * 4 + self.accept.len() + self.shared_memory()
+    }
+
+    /// Heap bytes of the shared value tables this table reads ([`Self::splice_shared`];
+    /// they are shared with other tables, e.g. the cached any-value readers), and of the
+    /// calls that read them.
+    pub fn shared_memory(&self) -> usize {
+        self.calls.as_ref().map_or(0, |c| {
+            c.starts.len() * 12 + c.values.iter().map(|v| v.memory()).sum::<usize>()
+        })
     }
 
     /// The state after `byte` from `state`.
     #[inline]
     pub fn next(&self, state: u32, byte: u8) -> u32 {
-        self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
+        match self
+            .trans
+            .get(state as usize * self.stride + self.classes[byte as usize] as usize)
+        {
+            Some(&t) => t,
+            None => self.next_computed(state, byte),
+        }
+    }
+
+    /// [`Self::next`] from a computed state (past the stored rows).
+    #[inline(never)]
+    fn next_computed(&self, state: u32, byte: u8) -> u32 {
+        let Some((c, r)) = self
+            .calls
+            .as_ref()
+            .and_then(|k| k.locate(state).map(|l| (k, l)))
+        else {
+            return DEAD;
+        };
+        let (call, r) = r;
+        let value = &c.values[c.value[call] as usize];
+        let t = value.next(r, byte);
+        if t != DEAD {
+            c.starts[call] + t - 1
+        } else if value.is_accepting(r) {
+            self.next(c.ret[call], byte)
+        } else {
+            DEAD
+        }
+    }
+
+    /// [`Self::is_accepting`] of a computed state.
+    #[inline(never)]
+    fn accepting_computed(&self, state: u32) -> bool {
+        self.calls.as_ref().is_some_and(|c| {
+            c.locate(state).is_some_and(|(call, r)| {
+                c.values[c.value[call] as usize].is_accepting(r)
+                    && self.accept[c.ret[call] as usize]
+            })
+        })
+    }
+
+    /// The same table with every state stored as a row (the shared values copied in).
+    pub fn stored(self) -> Self {
+        if self.calls.is_none() {
+            return self;
+        }
+        let n = self.len();
+        let reps = representatives(&self.classes, self.stride);
+        let mut trans = Vec::with_capacity(n * self.stride);
+        trans.extend_from_slice(&self.trans);
+        let mut accept = Vec::with_capacity(n);
+        accept.extend_from_slice(&self.accept);
+        for s in self.accept.len() as u32..n as u32 {
+            accept.push(self.is_accepting(s));
+            trans.extend(reps.iter().map(|&b| self.next(s, b)));
+        }
+        Self {
+            classes: self.classes,
+            stride: self.stride,
+            trans,
+            accept,
+            trimmed: self.trimmed,
+            calls: None,
+        }
     }
 
     /// One byte per column among the bytes `lo..=hi` (bytes of one column act alike in every
@@ -296,7 +446,10 @@ impl Table {
     /// Whether the bytes that led to `state` form a word of the language.
     #[inline]
     pub fn is_accepting(&self, state: u32) -> bool {
-        self.accept[state as usize]
+        match self.accept.get(state as usize) {
+            Some(&a) => a,
+            None => self.accepting_computed(state),
+        }
     }
 
     /// The state after `bytes` from `state` ([`DEAD`] once dead).
@@ -336,6 +489,7 @@ impl Table {
             trans,
             accept,
             trimmed,
+            calls: None,
         }
     }
 
@@ -410,6 +564,7 @@ impl Table {
             trans: vec![DEAD; stride],
             accept: vec![false],
             trimmed: false,
+            calls: None,
         }
     }
 
@@ -682,10 +837,261 @@ impl Table {
         table
     }
 
+    /// The call a state is in, if it is computed: its value, its value state and its
+    /// return state.
+    fn call_at(&self, state: u32) -> Option<(&Arc<Self>, u32, u32)> {
+        let calls = self.calls.as_ref()?;
+        if (state as usize) < self.accept.len() {
+            return None;
+        }
+        let (c, r) = calls.locate(state)?;
+        Some((&calls.values[calls.value[c] as usize], r, calls.ret[c]))
+    }
+
+    /// [`Self::intersect`] (`minus`: [`Self::difference`]) of tables with shared values:
+    /// where both sides read the same shared value in step (or, for a difference, `other`
+    /// is dead), the result reads it too, from its own call returning to the pair of
+    /// return states; elsewhere pairs of states are built as usual.
+    fn product_shared(
+        &self,
+        other: &Self,
+        minus: bool,
+        limits: &Limits,
+    ) -> Result<Self, BuildError> {
+        let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
+        Self::build_with_calls(
+            classes,
+            stride,
+            (START, START),
+            |&(a, b): &(u32, u32), byte| {
+                let na = self.next(a, byte);
+                let nb = other.next(b, byte);
+                if na == DEAD || (nb == DEAD && !minus) {
+                    return Step::Dead;
+                }
+                if let Some((v, r, ra)) = self.call_at(na) {
+                    let rb = match other.call_at(nb) {
+                        Some((w, r2, rb)) if Arc::ptr_eq(v, w) && r2 == r => Some(rb),
+                        None if nb == DEAD => Some(DEAD),
+                        _ => None,
+                    };
+                    if let Some(rb) = rb {
+                        return Step::Call(v.clone(), r, (ra, rb));
+                    }
+                }
+                Step::To((na, nb))
+            },
+            |&(a, b): &(u32, u32)| self.is_accepting(a) && (other.is_accepting(b) != minus),
+            limits,
+        )
+    }
+
+    /// Builds a trimmed table from a deterministic machine whose states are keys, where
+    /// `step` may also enter a shared value ([`Step::Call`]: the value, its state after the
+    /// byte, and the key to go on from once it has read a word). Calls to the same value
+    /// with the same return key are one call. The value's end must be decided by the byte
+    /// after it (no byte the return key reads goes on with the value from an accepting
+    /// state): callers pass values and returns taken from tables that share them.
+    fn build_with_calls<K, S, A>(
+        classes: [u8; 256],
+        stride: usize,
+        start: K,
+        mut step: S,
+        accepting: A,
+        limits: &Limits,
+    ) -> Result<Self, BuildError>
+    where
+        K: std::hash::Hash + Eq + Clone,
+        S: FnMut(&K, u8) -> Step<K>,
+        A: Fn(&K) -> bool,
+    {
+        const HIGH: u32 = 1 << 31;
+        let reps = representatives(&classes, stride);
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow = Grow::new();
+        grow.id(start);
+        // Calls: (value, return state id); targets into them: (call, value state).
+        let mut values: Vec<Arc<Self>> = Vec::new();
+        let mut calls: Vec<(u32, u32)> = Vec::new();
+        let mut call_ids: HashMap<(usize, u32), u32> = HashMap::default();
+        let mut targets: Vec<(u32, u32)> = Vec::new();
+        let mut target_ids: HashMap<(u32, u32), u32> = HashMap::default();
+        while let Some(key) = grow.queue.pop_front() {
+            table.push_state(accepting(&key));
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            for (c, &byte) in reps.iter().enumerate() {
+                table.trans[row * stride + c] = match step(&key, byte) {
+                    Step::Dead => DEAD,
+                    Step::To(next) => grow.id(next),
+                    Step::Call(value, r, ret) => {
+                        let ret = grow.id(ret);
+                        let vi = match values.iter().position(|v| Arc::ptr_eq(v, &value)) {
+                            Some(i) => i,
+                            None => {
+                                values.push(value);
+                                values.len() - 1
+                            }
+                        };
+                        let n = calls.len() as u32;
+                        let call = *call_ids.entry((vi, ret)).or_insert_with(|| {
+                            calls.push((vi as u32, ret));
+                            n
+                        });
+                        let n = targets.len() as u32;
+                        let t = *target_ids.entry((call, r)).or_insert_with(|| {
+                            targets.push((call, r));
+                            n
+                        });
+                        if t >= HIGH {
+                            return Err(BuildError::TooLarge {
+                                budget: Budget::States,
+                                what: "too many calls".into(),
+                            });
+                        }
+                        HIGH | t
+                    }
+                };
+            }
+        }
+        let n = table.accept.len();
+        // Liveness: a call finishes where its return state does (values are trimmed).
+        let edge = |t: u32| -> u32 {
+            if t & HIGH != 0 {
+                calls[targets[(t & !HIGH) as usize].0 as usize].1
+            } else {
+                t
+            }
+        };
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n {
+            for &t in &table.trans[s * stride..(s + 1) * stride] {
+                if t != DEAD {
+                    reverse[edge(t) as usize].push(s as u32);
+                }
+            }
+        }
+        let mut live = vec![false; n];
+        let mut stack: Vec<u32> = (1..n as u32)
+            .filter(|&s| table.accept[s as usize])
+            .collect();
+        for &s in &stack {
+            live[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            for &p in &reverse[s as usize] {
+                if !live[p as usize] {
+                    live[p as usize] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        let mut out = Self::with_classes(classes, stride);
+        if n <= 1 || !live[START as usize] {
+            out.push_state(false);
+            out.trimmed = true;
+            return Ok(out);
+        }
+        // Live states reachable from the start, breadth first (through calls to their
+        // returns), then the calls they make, in order of first use.
+        let mut ids = vec![DEAD; n];
+        let mut order = vec![START];
+        ids[START as usize] = START;
+        let mut call_order: Vec<u32> = Vec::new();
+        let mut call_new = vec![u32::MAX; calls.len()];
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i] as usize;
+            i += 1;
+            for &t in &table.trans[s * stride..(s + 1) * stride] {
+                if t == DEAD {
+                    continue;
+                }
+                let e = edge(t);
+                if !live[e as usize] {
+                    continue;
+                }
+                if t & HIGH != 0 {
+                    let call = targets[(t & !HIGH) as usize].0 as usize;
+                    if call_new[call] == u32::MAX {
+                        call_new[call] = call_order.len() as u32;
+                        call_order.push(call as u32);
+                    }
+                }
+                if ids[e as usize] == DEAD {
+                    ids[e as usize] = order.len() as u32 + 1;
+                    order.push(e);
+                }
+            }
+        }
+        let stored = order.len() as u32 + 1;
+        let mut starts = Vec::with_capacity(call_order.len());
+        let mut next_id = stored as u64;
+        for &call in &call_order {
+            starts.push(next_id as u32);
+            next_id += values[calls[call as usize].0 as usize].len() as u64 - 1;
+        }
+        if next_id >= HIGH as u64 {
+            return Err(BuildError::TooLarge {
+                budget: Budget::States,
+                what: format!("more than {HIGH} states"),
+            });
+        }
+        limits.check(next_id as usize)?;
+        for &s in &order {
+            let s = s as usize;
+            out.push_state(table.accept[s]);
+            let row = out.len() - 1;
+            for c in 0..stride {
+                let t = table.trans[s * stride + c];
+                out.trans[row * stride + c] = if t == DEAD || !live[edge(t) as usize] {
+                    DEAD
+                } else if t & HIGH != 0 {
+                    let (call, r) = targets[(t & !HIGH) as usize];
+                    starts[call_new[call as usize] as usize] + r - 1
+                } else {
+                    ids[t as usize]
+                };
+            }
+        }
+        out.trimmed = true;
+        if call_order.is_empty() {
+            return Ok(out);
+        }
+        // Keep the values used, renumbered.
+        let mut kept: Vec<Arc<Self>> = Vec::new();
+        let mut value_of = Vec::with_capacity(call_order.len());
+        let mut rets = Vec::with_capacity(call_order.len());
+        for &call in &call_order {
+            let (vi, ret) = calls[call as usize];
+            let v = &values[vi as usize];
+            let k = match kept.iter().position(|x| Arc::ptr_eq(x, v)) {
+                Some(k) => k,
+                None => {
+                    kept.push(v.clone());
+                    kept.len() - 1
+                }
+            };
+            value_of.push(k as u32);
+            rets.push(ids[ret as usize]);
+        }
+        out.calls = Some(Arc::new(Calls {
+            starts,
+            value: value_of,
+            ret: rets,
+            values: kept,
+            end: next_id as u32,
+        }));
+        Ok(out)
+    }
+
     /// The texts both tables accept.
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits.max_states`.
     pub fn intersect(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        if self.calls.is_some() || other.calls.is_some() {
+            return self.product_shared(other, false, limits);
+        }
         let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
         let reps = representatives(&classes, stride);
         let mut table = Self::with_classes(classes, stride);
@@ -900,6 +1306,312 @@ impl Table {
         )
     }
 
+    /// [`Self::splice_many`], but each value of at least `share_from` states is read in
+    /// place rather than copied: the result's states past its stored rows are *calls*
+    /// (a value table shared by every place that reads it, and the state to go on from),
+    /// computed on demand by [`Self::next`]. A value is shared at a continuation `q` when the
+    /// value has no empty word, `q` has no placeholder of its own, and no byte `q` reads can
+    /// also go on with the value from one of its accepting states (so the value's end is
+    /// decided by the byte after it, as in JSON, where a value is followed by `,`, `}`, `]`
+    /// or the end); and where a value starts, nothing else may read the same byte. Where
+    /// these fail, the result is [`Self::splice_many`]'s (same language).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`.
+    pub(crate) fn splice_shared<F>(
+        self,
+        markers: &[u8],
+        find: F,
+        values: &[Arc<Self>],
+        share_from: usize,
+        limits: &Limits,
+    ) -> Result<Self, BuildError>
+    where
+        F: Fn(&Self, u32) -> Vec<(usize, u32)>,
+    {
+        let sharing = SHARING.with(|s| s.get());
+        match sharing
+            .then(|| self.try_splice_shared(markers, &find, values, share_from, limits))
+            .transpose()?
+            .flatten()
+        {
+            Some(t) => Ok(t),
+            None => {
+                let refs: Vec<&Self> = values.iter().map(|v| v.as_ref()).collect();
+                self.splice_many(markers, find, &refs, limits)
+            }
+        }
+    }
+
+    /// [`Self::splice_shared`]; `None` where a value cannot be shared after all.
+    fn try_splice_shared<F>(
+        &self,
+        markers: &[u8],
+        find: &F,
+        values: &[Arc<Self>],
+        share_from: usize,
+        limits: &Limits,
+    ) -> Result<Option<Self>, BuildError>
+    where
+        F: Fn(&Self, u32) -> Vec<(usize, u32)>,
+    {
+        if self.calls.is_some() || self.len() < 2 {
+            return Ok(None);
+        }
+        let mut exits: Vec<Vec<(usize, u32)>> = vec![Vec::new(); self.len()];
+        let mut copies: HashMap<(usize, u32), u32> = HashMap::default();
+        let mut continuations: Vec<(usize, u32)> = Vec::new();
+        for s in 1..self.len() as u32 {
+            let found = find(self, s);
+            for &(k, q) in &found {
+                if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((k, q)) {
+                    e.insert(continuations.len() as u32 + 1);
+                    continuations.push((k, q));
+                }
+            }
+            exits[s as usize] = found;
+        }
+        // Per value: the bytes it may still read from an accepting state.
+        let mut after: Vec<Option<[bool; 256]>> = vec![None; values.len()];
+        let mut shared = vec![false; continuations.len()];
+        for (i, &(k, q)) in continuations.iter().enumerate() {
+            let v = &values[k];
+            if v.len() < share_from.max(2)
+                || v.is_empty()
+                || !v.trimmed
+                || v.is_accepting(START)
+                || !exits[q as usize].is_empty()
+            {
+                continue;
+            }
+            let bytes = after[k].get_or_insert_with(|| {
+                let reps = representatives(&v.classes, v.stride);
+                let mut live = vec![false; v.stride];
+                for r in 1..v.len() as u32 {
+                    if v.is_accepting(r) {
+                        for (c, &b) in reps.iter().enumerate() {
+                            live[c] |= v.next(r, b) != DEAD;
+                        }
+                    }
+                }
+                std::array::from_fn(|x| live[v.classes[x] as usize])
+            });
+            shared[i] = (0..=255u8)
+                .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
+        }
+        if !shared.contains(&true) {
+            return Ok(None);
+        }
+        // Where a shared value starts on a byte something else reads too, that place is
+        // copied after all (and the determinization starts over, a few times at most).
+        'retry: for _ in 0..SHARE_RETRIES {
+            if !shared.contains(&true) {
+                return Ok(None);
+            }
+            // Computed states of call i (before renumbering): `offset[i]..offset[i] + len - 1`.
+            let mut offset = vec![0u64; continuations.len() + 1];
+            for (i, &(k, _)) in continuations.iter().enumerate() {
+                let size = if shared[i] {
+                    values[k].len() as u64 - 1
+                } else {
+                    0
+                };
+                offset[i + 1] = offset[i] + size;
+            }
+            const HIGH: u32 = 1 << 31;
+            if offset[continuations.len()] >= HIGH as u64 {
+                return Ok(None);
+            }
+            let closure = |set: &mut Vec<(u32, u32)>| {
+                let mut i = 0;
+                while i < set.len() {
+                    let (tag, state) = set[i];
+                    if tag == 0 {
+                        for exit in &exits[state as usize] {
+                            let c = copies[exit];
+                            if shared[c as usize - 1] {
+                                continue;
+                            }
+                            let e = (c, START);
+                            if !set.contains(&e) {
+                                set.push(e);
+                            }
+                        }
+                    } else {
+                        let (k, q) = continuations[tag as usize - 1];
+                        if values[k].is_accepting(state) && !set.contains(&(0, q)) {
+                            set.push((0, q));
+                        }
+                    }
+                    i += 1;
+                }
+                set.sort_unstable();
+                set.dedup();
+            };
+            let mut used_value = vec![false; values.len()];
+            for &(k, _) in &continuations {
+                used_value[k] = true;
+            }
+            let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
+            maps.extend(
+                values
+                    .iter()
+                    .zip(&used_value)
+                    .filter(|(_, u)| **u)
+                    .map(|(v, _)| &v.classes),
+            );
+            let (classes, _) = merge_classes(&maps);
+            let (classes, stride) = Self::merge_columns(classes, markers);
+            let reps = representatives(&classes, stride);
+            let mut table = Self::with_classes(classes, stride);
+            let mut grow: Grow<PairSet> = Grow::new();
+            let mut start = vec![(0, START)];
+            closure(&mut start);
+            grow.id(PairSet::of(start));
+            // Per continuation: the stored state its calls return to (0: not called).
+            let mut ret = vec![0u32; continuations.len()];
+            let mut scratch: Vec<(u32, u32)> = Vec::new();
+            while let Some(key) = grow.queue.pop_front() {
+                let accepting = key
+                    .pairs()
+                    .iter()
+                    .any(|&(tag, state)| tag == 0 && self.is_accepting(state));
+                table.push_state(accepting);
+                table.check_size(limits)?;
+                let row = table.len() - 1;
+                for (c, &byte) in reps.iter().enumerate() {
+                    if markers.contains(&byte) {
+                        continue;
+                    }
+                    scratch.clear();
+                    let mut call: Option<(usize, u32)> = None;
+                    for &(tag, state) in key.pairs() {
+                        let t = if tag == 0 {
+                            for exit in &exits[state as usize] {
+                                let i = copies[exit] as usize - 1;
+                                if !shared[i] {
+                                    continue;
+                                }
+                                let r = values[exit.0].next(START, byte);
+                                if r != DEAD {
+                                    if let Some((j, _)) = call {
+                                        shared[j] = false;
+                                        shared[i] = false;
+                                        continue 'retry;
+                                    }
+                                    call = Some((i, r));
+                                }
+                            }
+                            self.next(state, byte)
+                        } else {
+                            values[continuations[tag as usize - 1].0].next(state, byte)
+                        };
+                        if t != DEAD {
+                            scratch.push((tag, t));
+                        }
+                    }
+                    table.trans[row * stride + c] = match call {
+                        Some((i, _)) if !scratch.is_empty() => {
+                            shared[i] = false;
+                            continue 'retry;
+                        }
+                        Some((i, r)) => {
+                            if ret[i] == 0 {
+                                ret[i] = grow.id(PairSet::One([(0, continuations[i].1)]));
+                            }
+                            HIGH | (offset[i] + r as u64 - 1) as u32
+                        }
+                        None if scratch.is_empty() => DEAD,
+                        None => {
+                            closure(&mut scratch);
+                            grow.id(PairSet::of_slice(&scratch))
+                        }
+                    };
+                }
+            }
+            // Number the calls after the stored states; keep only the called ones.
+            let stored = table.accept.len() as u32;
+            let mut starts = Vec::new();
+            let mut value_of = Vec::new();
+            let mut rets = Vec::new();
+            let mut new_start = vec![0u32; continuations.len()];
+            let mut next_id = stored as u64;
+            let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
+            let mut kept_values = Vec::new();
+            for (i, &(k, _)) in continuations.iter().enumerate() {
+                if ret[i] == 0 {
+                    continue;
+                }
+                new_start[i] = next_id as u32;
+                starts.push(next_id as u32);
+                let vi = *value_index[k].get_or_insert_with(|| {
+                    kept_values.push(values[k].clone());
+                    kept_values.len() as u32 - 1
+                });
+                value_of.push(vi);
+                rets.push(ret[i]);
+                next_id += values[k].len() as u64 - 1;
+            }
+            if next_id >= HIGH as u64 {
+                return Ok(None);
+            }
+            limits.check(next_id as usize)?;
+            for t in table.trans.iter_mut() {
+                if *t & HIGH != 0 {
+                    let o = (*t & !HIGH) as u64;
+                    let i = offset.partition_point(|&x| x <= o) - 1;
+                    *t = new_start[i] + (o - offset[i]) as u32;
+                }
+            }
+            // Every stored state must be able to finish (a call finishes where its return state
+            // does): otherwise the table needs trimming, which copies the values.
+            let n = stored as usize;
+            let call_of = |t: u32| -> usize {
+                if t < stored {
+                    t as usize
+                } else {
+                    let c = starts.partition_point(|&s| s <= t) - 1;
+                    rets[c] as usize
+                }
+            };
+            let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+            for s in 1..n {
+                for &t in &table.trans[s * stride..(s + 1) * stride] {
+                    if t != DEAD {
+                        reverse[call_of(t)].push(s as u32);
+                    }
+                }
+            }
+            let mut live = vec![false; n];
+            let mut stack: Vec<u32> = (1..n as u32)
+                .filter(|&s| table.accept[s as usize])
+                .collect();
+            for &s in &stack {
+                live[s as usize] = true;
+            }
+            while let Some(s) = stack.pop() {
+                for &p in &reverse[s as usize] {
+                    if !live[p as usize] {
+                        live[p as usize] = true;
+                        stack.push(p);
+                    }
+                }
+            }
+            if !live[1..].iter().all(|&l| l) {
+                return Ok(None);
+            }
+            table.trimmed = true;
+            table.calls = Some(Arc::new(Calls {
+                starts,
+                value: value_of,
+                ret: rets,
+                values: kept_values,
+                end: next_id as u32,
+            }));
+            return Ok(Some(table));
+        }
+        Ok(None)
+    }
+
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
     /// has it).
     ///
@@ -934,6 +1646,9 @@ impl Table {
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits`.
     pub fn difference(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        if self.calls.is_some() {
+            return self.product_shared(other, true, limits);
+        }
         let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
         let mut keys = Vec::new();
         Self::determinize_keyed(
@@ -975,6 +1690,11 @@ impl Table {
     /// a spliced value followed by equivalent text, the states of a number automaton that
     /// remember more than its language needs. `O(columns * states * log states)`.
     pub fn minimize(self) -> Self {
+        if self.calls.is_some() {
+            // Shared values stay shared: the table is returned as it is (its stored states
+            // come from determinizations of minimized parts).
+            return self;
+        }
         let n = self.len();
         let k = self.stride;
         if n <= 2 {
@@ -1126,6 +1846,9 @@ impl Table {
 
     /// Merges byte columns that every state treats alike (fewer columns, same language).
     pub fn compact(self) -> Self {
+        if self.calls.is_some() {
+            return self.stored().compact();
+        }
         let n = self.len();
         let mut columns: HashMap<Vec<u32>, u8> = HashMap::default();
         let mut classes = [0u8; 256];
@@ -1152,6 +1875,7 @@ impl Table {
             trans,
             accept: self.accept,
             trimmed: self.trimmed,
+            calls: None,
         }
     }
 
@@ -1167,6 +1891,9 @@ impl Table {
     /// [`Self::trim`], also giving the old id of each new state from 1 on (`order[i]` is the
     /// old id of new state `i + 1`).
     pub(crate) fn trim_map(self) -> (Self, Vec<u32>) {
+        if self.calls.is_some() {
+            return self.stored().trim_map();
+        }
         let n = self.len();
         // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`),
         // then a backward search from the accepting states.

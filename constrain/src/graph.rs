@@ -185,10 +185,12 @@ fn ahead_after(graph: &Graph, seg: u32, ahead: Ahead) -> Option<Ahead> {
 /// stands for.
 #[derive(Debug)]
 pub struct Machine {
-    /// The language of whole responses (trimmed: every live state can still finish).
-    pub table: Table,
+    /// The language of whole responses (trimmed: every live state can still finish). A
+    /// schema alone shares it with its one segment.
+    pub table: Arc<Table>,
     /// The `(segment, state)` pairs of table state `s` (sorted):
-    /// `elements[offsets[s]..offsets[s + 1]]`.
+    /// `elements[offsets[s]..offsets[s + 1]]`; both empty for a schema alone (one segment
+    /// whose table is the machine's: state `s` is pair `(0, s)`).
     elements: Vec<Element>,
     offsets: Vec<u32>,
     /// The graph.
@@ -204,16 +206,16 @@ impl Machine {
             if graph.starts == [0] && only.next.is_empty() && only.last && !only.marks.any() {
                 // One segment (a schema alone): its table, trimmed, is the machine, and the
                 // segment keeps the same trimmed table so that state `s` is pair `(0, s)`.
-                let was_trimmed = only.table.is_trimmed();
-                let table = only.table.as_ref().clone().trim();
-                let n = table.len() as u32;
+                let table = if only.table.is_trimmed() {
+                    only.table.clone()
+                } else {
+                    Arc::new(only.table.as_ref().clone().trim())
+                };
                 let mut graph = graph;
-                if !was_trimmed {
-                    graph.segments[0].table = Arc::new(table.clone());
-                }
+                graph.segments[0].table = table.clone();
                 return Ok(Self {
-                    elements: (0..n).map(|s| (0, s)).collect(),
-                    offsets: (0..=n).collect(),
+                    elements: Vec::new(),
+                    offsets: Vec::new(),
                     table,
                     graph,
                 });
@@ -333,7 +335,7 @@ impl Machine {
             offsets.push(elements.len() as u32);
         }
         Ok(Self {
-            table,
+            table: Arc::new(table),
             elements,
             offsets,
             graph,
@@ -341,14 +343,23 @@ impl Machine {
     }
 
     /// The `(segment, state)` pairs a table state stands for.
-    pub fn elements(&self, state: u32) -> &[Element] {
-        match (
-            self.offsets.get(state as usize),
-            self.offsets.get(state as usize + 1),
-        ) {
-            (Some(&a), Some(&b)) => &self.elements[a as usize..b as usize],
-            _ => &[],
+    pub fn elements(&self, state: u32) -> std::borrow::Cow<'_, [Element]> {
+        if self.offsets.is_empty() {
+            return if (state as usize) < self.table.len() {
+                std::borrow::Cow::Owned(vec![(0, state)])
+            } else {
+                std::borrow::Cow::Borrowed(&[])
+            };
         }
+        std::borrow::Cow::Borrowed(
+            match (
+                self.offsets.get(state as usize),
+                self.offsets.get(state as usize + 1),
+            ) {
+                (Some(&a), Some(&b)) => &self.elements[a as usize..b as usize],
+                _ => &[],
+            },
+        )
     }
 
     /// Whether a special token with text `text` may be written from `state`: some pair of the

@@ -13,7 +13,9 @@
 //! are computed on first use per state and cached; the index is `Send + Sync` and can serve
 //! concurrent requests.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use rustc_hash::FxHashMap;
 
 use crate::dfa::{Table, DEAD, START};
 use crate::graph::Machine;
@@ -268,28 +270,37 @@ impl VocabIndex {
 pub struct TokenIndex {
     constraint: Arc<Constraint>,
     vocab: Arc<VocabIndex>,
+    /// Per stored state of the machine's table.
     masks: Vec<OnceLock<Arc<Mask>>>,
+    /// States computed from shared values ([`Table::is_shared`]): cached by id.
+    computed: RwLock<FxHashMap<u32, Arc<Mask>>>,
 }
 
 impl TokenIndex {
     /// An index of `constraint` over a prepared vocabulary (cheap: one empty cache slot per
     /// machine state).
     pub fn new(constraint: Arc<Constraint>, vocab: Arc<VocabIndex>) -> Self {
-        let states = constraint.machine.table.len();
+        let states = constraint.machine.table.stored_states();
         Self {
             constraint,
             vocab,
             masks: (0..states).map(|_| OnceLock::new()).collect(),
+            computed: RwLock::default(),
         }
     }
 
     /// Heap bytes of the masks computed so far.
     pub fn mask_memory(&self) -> usize {
+        let computed: usize = self
+            .computed
+            .read()
+            .map_or(0, |c| c.values().map(|m| m.words.len() * 8).sum());
         self.masks
             .iter()
             .filter_map(OnceLock::get)
             .map(|m| m.words.len() * 8)
-            .sum()
+            .sum::<usize>()
+            + computed
     }
 
     /// The machine.
@@ -323,15 +334,31 @@ impl TokenIndex {
             Some(cell) if state != DEAD => {
                 cell.get_or_init(|| Arc::new(self.compute(state))).clone()
             }
+            None if (state as usize) < self.table().len() => {
+                if let Some(m) = self
+                    .computed
+                    .read()
+                    .ok()
+                    .and_then(|c| c.get(&state).cloned())
+                {
+                    return m;
+                }
+                let mask = Arc::new(self.compute(state));
+                match self.computed.write() {
+                    Ok(mut c) => c.entry(state).or_insert(mask).clone(),
+                    Err(_) => mask,
+                }
+            }
             _ => Arc::new(Mask::new(self.vocab().len())),
         }
     }
 
     /// Whether masks for `state` are already cached.
     pub fn is_cached(&self, state: u32) -> bool {
-        self.masks
-            .get(state as usize)
-            .is_some_and(|c| c.get().is_some())
+        match self.masks.get(state as usize) {
+            Some(c) => c.get().is_some(),
+            None => self.computed.read().is_ok_and(|c| c.contains_key(&state)),
+        }
     }
 
     /// The states every plain character of a tier (its ASCII bytes, or a non-ASCII character)

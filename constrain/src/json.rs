@@ -317,12 +317,31 @@ impl SchemaHir {
     ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
         language_table(&self.hir, &self.slots, options, limits)
     }
+
+    /// [`Self::table`] built from the HIR in every case (also when it is one placeholder).
+    ///
+    /// Errors: as [`language_table`].
+    pub fn shared_table(
+        &self,
+        options: JsonOptions,
+        limits: &crate::dfa::Limits,
+    ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+        let table = crate::dfa::Table::from_hir(&self.hir, limits)?;
+        splice_slots_with(table, &self.slots, options, limits, true)
+    }
 }
+
+/// Values of at least this many states are shared rather than copied by [`language_table`]
+/// ([`crate::dfa::Table::splice_shared`]).
+pub const SHARE_FROM: usize = 64;
 
 /// The table of a HIR holding schema languages: [`crate::dfa::Table::from_hir`], then each
 /// [`UNTYPED`] placeholder replaced by an untyped value (the reader of [`any_value_table`],
 /// or its general-mode form) and each [`SLOT`] placeholder by a word of its table in
-/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value.
+/// `slots`, spliced in like [`crate::dfa::Table::splice`] does one value. Values of at least
+/// [`SHARE_FROM`] states are read in place from one shared table rather than copied at each
+/// place ([`crate::dfa::Table::splice_shared`]; intersections and differences keep them
+/// shared where both sides read them in step).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`, or regex-automata's errors.
 pub fn language_table(
@@ -363,6 +382,17 @@ pub(crate) fn splice_slots(
     options: JsonOptions,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    splice_slots_with(table, slots, options, limits, true)
+}
+
+/// [`splice_slots`]; `share`: large values shared ([`SchemaHir::shared_table`]).
+fn splice_slots_with(
+    table: crate::dfa::Table,
+    slots: &Slots,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+    share: bool,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
     use crate::dfa::DEAD;
     let states = 1..table.len() as u32;
     let untyped = states.clone().any(|s| table.next(s, UNTYPED) != DEAD);
@@ -389,6 +419,13 @@ pub(crate) fn splice_slots(
     };
     let mut values: Vec<&crate::dfa::Table> = vec![&reader];
     values.extend(slots.tables.iter().map(|t| t.as_ref()));
+    let shared: Vec<std::sync::Arc<crate::dfa::Table>> = if share {
+        std::iter::once(reader.clone())
+            .chain(slots.tables.iter().cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let find = |t: &crate::dfa::Table, s: u32| {
         let mut out = Vec::new();
         let q = t.next(s, UNTYPED);
@@ -422,6 +459,9 @@ pub(crate) fn splice_slots(
         }
         out
     };
+    if share {
+        return table.splice_shared(&[UNTYPED, SLOT], find, &shared, SHARE_FROM, limits);
+    }
     table.splice_many(&[UNTYPED, SLOT], find, &values, limits)
 }
 

@@ -2272,7 +2272,9 @@ fn union(tables: Vec<Table>, limits: &Limits) -> Result<Table, BuildError> {
     if g.starts.is_empty() {
         return Table::literal(b"").intersect(&Table::literal(b"x"), limits);
     }
-    Ok(Machine::build(g, limits)?.table)
+    Ok(std::sync::Arc::unwrap_or_clone(
+        Machine::build(g, limits)?.table,
+    ))
 }
 
 /// The concatenation of `tables`.
@@ -2290,7 +2292,9 @@ fn concat(tables: Vec<Table>, limits: &Limits) -> Result<Table, BuildError> {
     if let Some(p) = prev {
         g.segments[p].last = true;
     }
-    Ok(Machine::build(g, limits)?.table)
+    Ok(std::sync::Arc::unwrap_or_clone(
+        Machine::build(g, limits)?.table,
+    ))
 }
 
 fn ws_hir(n: usize) -> Hir {
@@ -2397,7 +2401,9 @@ fn sequence(parts: Vec<(Table, bool)>, limits: &Limits) -> Result<Table, BuildEr
         junction = next;
     }
     g.segments[junction].last = true;
-    Ok(Machine::build(g, limits)?.table)
+    Ok(std::sync::Arc::unwrap_or_clone(
+        Machine::build(g, limits)?.table,
+    ))
 }
 
 /// A constraint for one JSON value of `schema` alone (no template): what JSON-Schema engines
@@ -2424,7 +2430,7 @@ pub fn compile_schema(
         Some(schema) => {
             let language = language(schema, options).map_err(|e| schema_error("schema", e))?;
             language
-                .table(options.json, &options.limits)
+                .shared_table(options.json, &options.limits)
                 .map_err(|e| build("schema", e))?
         }
     };

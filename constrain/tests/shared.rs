@@ -1,0 +1,110 @@
+//! Tables whose large values are shared ([`constrain::json::SchemaHir::shared_table`]) have
+//! the same language as the copied ones, store fewer states, and give the same masks.
+use std::sync::Arc;
+
+use constrain::dfa::Limits;
+use constrain::index::{TokenIndex, VocabIndex};
+use constrain::json::{JsonOptions, SchemaLanguage, SchemaMode};
+use constrain::template::{compile_schema, Options};
+use constrain::vocab::Vocabulary;
+use serde_json::{json, Value};
+
+fn schemas() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!(true),
+        json!({"type": "object"}),
+        json!({"properties": {"a": {"type": "integer"}}}),
+        json!({"properties": {"a": {"type": "integer"}, "b": {}}, "required": ["a"]}),
+        json!({"type": "array"}),
+        json!({"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}}),
+        json!({"anyOf": [{"type": "string", "pattern": "^a"}, {}]}),
+        json!({"properties": {"foo": {"type": "array", "maxItems": 3}, "bar": {"type": "array"}},
+               "patternProperties": {"f.o": {"minItems": 2}},
+               "additionalProperties": {"type": "integer"}}),
+        json!({"maxProperties": 2}),
+        json!({"contains": {"const": 1}, "minContains": 2}),
+        json!({"type": ["object", "array"], "properties": {"n": {"type": "number"}}}),
+        json!({"properties": {"a": {"properties": {"b": {"properties": {"c": {}}}}}}}),
+        json!({"items": [{"type": "integer"}, {}], "additionalItems": {"type": "object"}}),
+        json!({"oneOf": [{"type": "object", "required": ["a"]}, {"type": "array"}]}),
+    ]
+}
+
+fn modes() -> Vec<JsonOptions> {
+    vec![
+        JsonOptions {
+            mode: SchemaMode::general(),
+            ..JsonOptions::default()
+        },
+        JsonOptions {
+            mode: SchemaMode::general(),
+            whitespace: 1,
+            ..JsonOptions::default()
+        },
+    ]
+}
+
+#[test]
+fn shared_tables_have_the_copied_language() {
+    let limits = Limits::default();
+    let mut shared = 0;
+    for options in modes() {
+        for schema in schemas() {
+            let language = SchemaLanguage::new(&schema, options)
+                .compile_language()
+                .unwrap();
+            constrain::dfa::set_sharing(false);
+            let copied = SchemaLanguage::new(&schema, options)
+                .compile_language()
+                .unwrap()
+                .table(options, &limits)
+                .unwrap();
+            constrain::dfa::set_sharing(true);
+            assert!(!copied.is_shared());
+            let t = language.shared_table(options, &limits).unwrap();
+            assert_eq!(t.len(), t.clone().stored().len(), "{schema}");
+            assert!(t.same_language(&copied), "{schema}");
+            assert!(t.clone().stored().same_language(&copied), "{schema}");
+            assert!(
+                t.clone().stored().minimize().len() == copied.clone().minimize().len(),
+                "{schema}"
+            );
+            if t.is_shared() {
+                shared += 1;
+                assert!(t.stored_states() < copied.len(), "{schema}");
+            }
+        }
+    }
+    assert!(shared >= 10, "{shared} shared");
+}
+
+#[test]
+fn masks_of_shared_states_are_full_walks() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let options = Options {
+        json: modes()[0],
+        ..Options::default()
+    };
+    for schema in [
+        json!({"properties": {"a": {"type": "integer"}}}),
+        json!({"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}}),
+    ] {
+        let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+        assert!(c.machine.table.is_shared(), "{schema}");
+        let index = TokenIndex::new(c.clone(), vocab.clone());
+        let n = c.machine.table.len() as u32;
+        // Every stored state and a spread of computed ones.
+        let step = ((n - c.machine.table.stored_states() as u32) / 200).max(1);
+        let states = (1..c.machine.table.stored_states() as u32)
+            .chain((c.machine.table.stored_states() as u32..n).step_by(step as usize));
+        for s in states {
+            assert_eq!(
+                *index.allowed(s),
+                index.allowed_by_full_walk(s),
+                "{schema} state {s}"
+            );
+            assert!(index.is_cached(s));
+        }
+    }
+}
