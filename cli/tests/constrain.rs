@@ -249,7 +249,10 @@ fn general_schema_mode() {
             assert!(word.chars().count() <= 3, "{line}");
             // An integer by value (`2.0` and `2e0` are integers in JSON Schema).
             let times = arguments["times"].as_f64().expect("times");
-            assert!(times.fract() == 0.0 && (1.0..=4.0).contains(&times), "{line}");
+            assert!(
+                times.fract() == 0.0 && (1.0..=4.0).contains(&times),
+                "{line}"
+            );
         }
     }
     let (code, _, stderr) = tool_args("lax");
