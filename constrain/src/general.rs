@@ -60,6 +60,10 @@
 //!   the negated schema is a conjunction of negatable keywords (types, `enum`/`const` of
 //!   scalars and of objects with at most one member, string lengths and patterns, numeric
 //!   bounds and `multipleOf`, `required`, array lengths, nested `not`/`anyOf`/`allOf`);
+//!   a property's schema inside such a negation ("present, and not this") that cannot be
+//!   negated itself (`items`, `contains`, formats, ...) leaves out that alternative only
+//!   (**fewer instances**: e.g. a `oneOf` branch is not written with that property's value
+//!   outside the other branch's schema);
 //! * untyped values (`{}`, `true`, missing `items`, additional properties) nested at most
 //!   [`JsonOptions::any_depth`] levels.
 //!
@@ -1195,12 +1199,19 @@ impl<'a> General<'a> {
             for d in &disj {
                 let a = &d[k % d.len()];
                 k /= d.len();
-                n.merge(a.node.clone());
-                if n.types == 0 {
+                // The alternative's own schemas first, then what it adds (the negations of
+                // other `oneOf` branches): properties keep the branch's own order first.
+                // An alternative of no common type is not read at all.
+                if n.types & a.node.types == 0 {
+                    n.types = 0;
                     break;
                 }
                 for s in &a.schemas {
                     self.collect(&mut n, s)?;
+                }
+                n.merge(a.node.clone());
+                if n.types == 0 {
+                    break;
                 }
             }
             if let Some(h) = self.gen(n, pointer)? {
@@ -1244,10 +1255,17 @@ impl<'a> General<'a> {
             for s in schemas {
                 match s {
                     Sub::Is(at) => me.collect(&mut n, at)?,
-                    Sub::Not(at) => {
-                        let alts = me.negate(at).map_err(|e| refused(&at.pointer, "not", e))?;
-                        n.disj.push(alts);
-                    }
+                    // A place that must not meet a schema (a property's part of a negation:
+                    // `not`, the other branches of `oneOf`, `if` failing): where that schema
+                    // cannot be negated, no value is generated here, so the alternative that
+                    // needs one is left out (a subset of the valid instances, never a
+                    // superset: negations are complemented structurally before anything is
+                    // generated, so a generated `Not` is never negated again).
+                    Sub::Not(at) => match me.negate(at) {
+                        Ok(alts) => n.disj.push(alts),
+                        Err(e) if e.budget.is_none() => return Ok(None),
+                        Err(e) => return Err(refused(&at.pointer, "not", e)),
+                    },
                 }
             }
             me.gen(n, pointer)
@@ -2764,6 +2782,22 @@ mod tests {
         assert_eq!(
             super::split_lookaheads(r"^(?!a[)]\)|(b))x"),
             Some(("^x".to_string(), vec![r"^(?:a[)]\)|(b))".to_string()]))
+        );
+    }
+
+    #[test]
+    fn a_property_negation_that_cannot_be_generated_leaves_out_its_alternative() {
+        // Branch 1 of the oneOf must not meet branch 0: among the ways, `a` present and not
+        // an array of integers, which `items` cannot say; that way is left out, the others
+        // stay. Verdicts by the oneOf rule (exactly one branch).
+        let t = table(json!({"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+             "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]}));
+        check(
+            &t,
+            &[r#"{"a":[1]}"#, r#"{"b":"x"}"#, r#"{"a":[1],"b":1}"#],
+            &[r#"{"a":[1],"b":"x"}"#, r#"{"a":"s"}"#, r#"{}"#, "1"],
         );
     }
 
