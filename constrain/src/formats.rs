@@ -16,9 +16,11 @@
 //! * `email`: RFC 5321 dot-atom local part (no quoted local parts) `@` a hostname or an IPv4
 //!   address literal `[a.b.c.d]`;
 //! * `uri`, `uri-reference`: RFC 3986 `URI` and `URI-reference`, exactly;
-//! * `json-pointer`: RFC 6901 (reference tokens without the characters JSON escapes: `"`,
-//!   `\` and control characters); `relative-json-pointer`: its draft (a non-negative integer
-//!   without leading zeros, then `#` or a JSON pointer), with the same tokens;
+//! * `json-pointer`: RFC 6901, exactly; `relative-json-pointer`: its draft (a non-negative
+//!   integer without leading zeros, then `#` or a JSON pointer). Their tokens may hold any
+//!   character, so these two are written over the string's canonical JSON text (the
+//!   escapes serde_json writes for `"`, `\` and control characters), as general mode writes
+//!   strings;
 //! * `duration`: RFC 3339 appendix A (`P` with ASCII digits: date elements in order,
 //!   optionally then `T` and time elements in order, or weeks alone).
 //!
@@ -113,9 +115,13 @@ fn email() -> String {
     format!("{local}@(?:{}|\\[{}\\])", hostname(), ipv4())
 }
 
-/// An RFC 6901 JSON pointer whose tokens hold no character JSON escapes.
+/// An RFC 6901 JSON pointer, over canonical JSON string text: a token character is any
+/// canonical character but `~` and `/` (written as themselves), or `~0`/`~1`.
 fn json_pointer() -> &'static str {
-    r#"(?:/(?:[^~/"\\\x00-\x1F]|~[01])*)*"#
+    concat!(
+        r#"(?:/(?:[^~/"\\\x00-\x1F]|~[01]|\\["\\bfnrt]"#,
+        r"|\\u00(?:0[0-7bef]|1[0-9a-f]))*)*"
+    )
 }
 
 /// RFC 3339 appendix A `duration`.
@@ -261,8 +267,21 @@ mod tests {
             ),
             (
                 "json-pointer",
-                &["", "/", "/foo/0", "/a~1b/m~0n", "//", "/é 東"],
-                &["foo", "/~", "/~2", "#/a", "/a\"b", "/a\\b"],
+                // Canonical text: `/a\"b` is the pointer `/a"b`, `/\u0001` holds U+0001.
+                &[
+                    "",
+                    "/",
+                    "/foo/0",
+                    "/a~1b/m~0n",
+                    "//",
+                    "/é 東",
+                    r#"/a\"b"#,
+                    r"/\\",
+                    r"/\u0001",
+                ],
+                &[
+                    "foo", "/~", "/~2", "#/a", "/a\"b", "/a\\q", r"/\u0041", "/\u{1}",
+                ],
             ),
             (
                 "relative-json-pointer",
