@@ -8,18 +8,23 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bench_constrain::corpus::summary::{keywords, summarize};
-use bench_constrain::corpus::{compact, parse_entry, run, Config};
+use bench_constrain::corpus::{compact, draft_of, parse_entry, run, Config, SchemaMode};
+use constrain::json::Draft;
+
+fn config(engines: &[&str], schema_mode: SchemaMode) -> Config {
+    Config {
+        dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus")),
+        engines: engines.iter().map(|e| e.to_string()).collect(),
+        vocab: "o200k_base".into(),
+        cap: Duration::from_secs(120),
+        schema_mode,
+        exe: PathBuf::from(env!("CARGO_BIN_EXE_corpus")),
+    }
+}
 
 #[test]
 fn small_corpus_counts() {
-    let config = Config {
-        dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus")),
-        engines: vec!["ours".into(), "llguidance".into()],
-        vocab: "o200k_base".into(),
-        cap: Duration::from_secs(120),
-        exe: PathBuf::from(env!("CARGO_BIN_EXE_corpus")),
-    };
-    let run = run(&config).expect("corpus read");
+    let run = run(&config(&["ours", "llguidance"], SchemaMode::General)).expect("corpus read");
     let names: Vec<&str> = run.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -29,7 +34,8 @@ fn small_corpus_counts() {
             "c-mislabelled.json",
             "d-remote-ref.json",
             "e-no-valid-flag.json",
-            "f-not-json.json"
+            "f-not-json.json",
+            "g-open-object.json"
         ]
     );
     let unreadable: Vec<(&str, &str)> = run.unreadable().collect();
@@ -54,12 +60,12 @@ fn small_corpus_counts() {
             s.valid_refused,
             s.invalid_accepted,
         );
-        assert_eq!(counts, (6, 2, 3, 1, 0, 1, 7, 1, 1), "{}", s.table());
+        assert_eq!(counts, (7, 3, 4, 1, 0, 1, 9, 1, 1), "{}", s.table());
         // Every position of every walked instance has a mask, plus the one where EOS is
         // looked up after an accepted prefix: at least one per instance.
         assert!(s.mask_ns.len() >= s.instances);
-        assert_eq!(s.compile_ns.len(), 3);
-        let prefix = format!("{}: passed 2/6, compiled 3, compile p50 ", engine.engine);
+        assert_eq!(s.compile_ns.len(), 4);
+        let prefix = format!("{}: passed 3/7, compiled 4, compile p50 ", engine.engine);
         let line = s.line();
         assert!(line.starts_with(&prefix), "{line}");
         assert!(line.contains(" ms p99 ") && line.ends_with(" us"), "{line}");
@@ -71,8 +77,49 @@ fn small_corpus_counts() {
 
     let report = bench_constrain::corpus::summary::report(&run, 10);
     let last: Vec<&str> = report.lines().rev().take(2).collect();
-    assert!(last[1].starts_with("ours: passed 2/6"), "{report}");
-    assert!(last[0].starts_with("llguidance: passed 2/6"), "{report}");
+    assert!(report.contains("ours in general mode"), "{report}");
+    assert!(last[1].starts_with("ours: passed 3/7"), "{report}");
+    assert!(last[0].starts_with("llguidance: passed 3/7"), "{report}");
+}
+
+/// Ours in the strict subset (`--schema-mode strict`) refuses the open object with a
+/// `minLength` and judges the rest as in general mode.
+#[test]
+fn small_corpus_strict_mode() {
+    let run = run(&config(&["ours"], SchemaMode::Strict)).expect("corpus read");
+    assert_eq!(run.engines.len(), 1);
+    let s = summarize(&run, &run.engines[0]);
+    let counts = (
+        s.files,
+        s.passed,
+        s.compiled,
+        s.refused,
+        s.wrong,
+        s.instances,
+        s.valid_refused,
+        s.invalid_accepted,
+    );
+    assert_eq!(counts, (7, 2, 3, 2, 1, 7, 1, 1), "{}", s.table());
+    let mut reasons: Vec<(&str, usize)> =
+        s.reasons.iter().map(|(k, n, _)| (k.as_str(), *n)).collect();
+    reasons.sort();
+    assert_eq!(reasons, [("$ref", 1), ("minLength", 1)]);
+    let report = bench_constrain::corpus::summary::report(&run, 10);
+    assert!(report.contains("ours in strict mode"), "{report}");
+    assert!(report.trim_end().ends_with(&s.line()), "{report}");
+}
+
+#[test]
+fn draft_keys() {
+    assert_eq!(draft_of("draft2020-12"), Some(Draft::Draft2020));
+    assert_eq!(draft_of("draft7"), Some(Draft::Draft7));
+    assert_eq!(draft_of("draft-07"), Some(Draft::Draft7));
+    assert_eq!(draft_of("draft4"), Some(Draft::Draft4));
+    assert_eq!(draft_of("draft-04"), Some(Draft::Draft4));
+    assert_eq!(draft_of("draft-06"), Some(Draft::Draft6));
+    assert_eq!(draft_of("2019-09"), Some(Draft::Draft2019));
+    assert_eq!(draft_of("draft3"), None);
+    assert_eq!(draft_of("unknown"), None);
 }
 
 #[test]
@@ -126,6 +173,19 @@ fn errors_by_keyword() {
     assert_eq!(
         keywords("schema/unknown~1keyword: unknown/keyword: unsupported keyword"),
         ["unknown/keyword"]
+    );
+    // General mode: the pointer ends with the keyword, unless it names a property.
+    assert_eq!(
+        keywords(r#"schema/items/$ref: "x.json" refers to another document (x.json)"#),
+        ["$ref"]
+    );
+    assert_eq!(
+        keywords("schema/properties/a/maxProperties: maxProperties is not generated"),
+        ["maxProperties"]
+    );
+    assert_eq!(
+        keywords("schema/properties/not: the schema admits no value"),
+        Vec::<String>::new()
     );
     // A keyword in the prose of the reason, not in the pointer.
     assert_eq!(

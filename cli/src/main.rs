@@ -8,7 +8,7 @@
 //!             [--response-format F] --vocab V [--special TEXT=ID]... [--eos TEXT]...
 //!             [--sample N] [--seed S] [--whitespace N] [--token-cap N] [--max-states N]
 //!             [--max-automaton-mb N] [--max-work-mi N] [--max-schema-nodes N]
-//!             [--compile-budget-ms MS]
+//!             [--compile-budget-ms MS] [--schema-mode strict|general]
 //! rtpl check T...
 //! rtpl list
 //! rtpl run-cases [--merge-chunks] < cases.jsonl
@@ -197,6 +197,15 @@ struct ConstrainArgs {
     /// `"cut_off": true` (exit 4 when no sample broke the contract).
     #[arg(long, default_value_t = 4496, value_parser = clap::value_parser!(u64).range(1..))]
     token_cap: u64,
+    /// How tool and response-format schemas are read. `strict` (the default, the contract
+    /// mode): the structured-outputs subset, and every sample is checked against the contract
+    /// (`--response-format`, strict tools). `general`: general JSON Schema (drafts 2020-12
+    /// to 4; objects open unless `additionalProperties: false`, unknown keywords ignored,
+    /// `uniqueItems` not enforced and overlapping `oneOf` branches read as `anyOf`); every
+    /// sample is checked with a JSON Schema validator (formats not asserted), and an
+    /// instance it refuses is a violation.
+    #[arg(long, default_value = "strict", value_parser = ["strict", "general"])]
+    schema_mode: String,
 }
 
 /// A failure: message for stderr and exit code.
@@ -660,6 +669,102 @@ fn load_vocab(args: &ConstrainArgs) -> Result<constrain::vocab::Vocabulary, Fail
     vocab.map_err(|e| Failure::data(e.to_string()))
 }
 
+/// How `rtpl constrain` checks its samples.
+enum Check {
+    /// Strict mode: the contract (response format, strict tools), while parsing.
+    Contract(std::sync::Arc<Contract>),
+    /// General mode: a JSON Schema validator on the parsed content and call arguments.
+    General(GeneralCheck),
+}
+
+/// General mode's check of a parsed sample: the content (a `json_schema` response format)
+/// and each tool call's arguments, validated as JSON Schema (the draft its `$schema` names,
+/// else 2020-12; formats as annotations; no remote documents).
+struct GeneralCheck {
+    content: Option<jsonschema::Validator>,
+    tools: Vec<(String, jsonschema::Validator)>,
+}
+
+impl GeneralCheck {
+    fn new(tools: &[Value], response_format: Option<&Value>) -> Result<Self, Failure> {
+        let build = |at: &str, schema: &Value| {
+            jsonschema::options()
+                .should_validate_formats(false)
+                .build(schema)
+                .map_err(|e| Failure::data(format!("{at}: the validator refuses it: {e}")))
+        };
+        let content = match response_format.and_then(|f| f.pointer("/json_schema/schema")) {
+            Some(schema) => Some(build("response_format/json_schema/schema", schema)?),
+            None => None,
+        };
+        let mut validators = Vec::new();
+        for (i, tool) in tools.iter().enumerate() {
+            let function = tool.get("function").unwrap_or(tool);
+            let (Some(name), Some(parameters)) = (
+                function.get("name").and_then(Value::as_str),
+                function.get("parameters"),
+            ) else {
+                continue;
+            };
+            let at = format!("tools/{i}/function/parameters");
+            validators.push((name.to_string(), build(&at, parameters)?));
+        }
+        Ok(Self {
+            content,
+            tools: validators,
+        })
+    }
+
+    /// The violations of `message`: `{"at", "instance_path", "reason"}` each.
+    fn violations(&self, message: &serde_json::Map<String, Value>) -> Vec<Value> {
+        let mut out = Vec::new();
+        fn check(
+            out: &mut Vec<Value>,
+            at: String,
+            validator: &jsonschema::Validator,
+            value: &Value,
+        ) {
+            for e in validator.iter_errors(value) {
+                out.push(
+                    json!({"at": at, "instance_path": e.instance_path().as_str(),
+                    "reason": e.to_string()}),
+                );
+            }
+        }
+        if let Some(validator) = &self.content {
+            match message.get("content").and_then(Value::as_str) {
+                Some(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(value) => check(&mut out, "content".into(), validator, &value),
+                    Err(e) => {
+                        out.push(json!({"at": "content", "reason": format!("not JSON: {e}")}))
+                    }
+                },
+                None => out.push(json!({"at": "content", "reason": "no content"})),
+            }
+        }
+        let calls = message.get("tool_calls").and_then(Value::as_array);
+        for (i, call) in calls.into_iter().flatten().enumerate() {
+            let at = format!("tool_calls/{i}/function/arguments");
+            let name = call.pointer("/function/name").and_then(Value::as_str);
+            let Some((_, validator)) = self.tools.iter().find(|(n, _)| Some(n.as_str()) == name)
+            else {
+                out.push(json!({"at": format!("tool_calls/{i}/function/name"),
+                    "reason": "not a declared tool"}));
+                continue;
+            };
+            let arguments = match call.pointer("/function/arguments") {
+                Some(Value::String(text)) => serde_json::from_str(text).ok(),
+                other => other.cloned(),
+            };
+            match arguments {
+                Some(value) => check(&mut out, at, validator, &value),
+                None => out.push(json!({"at": at, "reason": "no JSON arguments"})),
+            }
+        }
+        out
+    }
+}
+
 fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     use constrain::template::{compile, Options, Request, ToolChoice};
     use std::sync::Arc;
@@ -704,7 +809,11 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
         tool_choice,
         response_format: response_format.clone(),
     };
+    let general = args.schema_mode == "general";
     let mut options = Options::default();
+    if general {
+        options.json.mode = constrain::json::SchemaMode::general();
+    }
     options.json.whitespace = args.whitespace;
     options.json.max_nodes = args.max_schema_nodes;
     options.limits.max_states = args.max_states;
@@ -715,19 +824,23 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     let constraint =
         compile(&model, &request, &options).map_err(|e| Failure::data(format!("{name}: {e}")))?;
     let vocab = load_vocab(args)?;
-    let contract = Arc::new(Contract {
-        response_format: match &response_format {
-            None => None,
-            Some(v) => {
-                Some(ResponseFormat::from_request(v).map_err(|e| Failure::data(e.to_string()))?)
-            }
-        },
-        strict_tools: if tools.is_empty() {
-            None
-        } else {
-            Some(StrictTools::new(&tools).map_err(|e| Failure::data(e.to_string()))?)
-        },
-    });
+    let check = if general {
+        Check::General(GeneralCheck::new(&tools, response_format.as_ref())?)
+    } else {
+        Check::Contract(Arc::new(Contract {
+            response_format: match &response_format {
+                None => None,
+                Some(v) => Some(
+                    ResponseFormat::from_request(v).map_err(|e| Failure::data(e.to_string()))?,
+                ),
+            },
+            strict_tools: if tools.is_empty() {
+                None
+            } else {
+                Some(StrictTools::new(&tools).map_err(|e| Failure::data(e.to_string()))?)
+            },
+        }))
+    };
     let index = constrain::index::TokenIndex::new(
         Arc::new(constraint),
         Arc::new(constrain::index::VocabIndex::new(vocab)),
@@ -757,12 +870,27 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
             line["incomplete"] = json!(true);
             broken = true;
         }
-        match parser_runtime::parse_response_checked(&compiled, &text, "", &tools, contract.clone())
-        {
+        let checked = match &check {
+            Check::Contract(contract) => parser_runtime::parse_response_checked(
+                &compiled,
+                &text,
+                "",
+                &tools,
+                contract.clone(),
+            )
+            .map(|(m, v)| (m, serde_json::to_value(&v).unwrap_or(Value::Null))),
+            Check::General(g) => {
+                parser_runtime::parse_response(&compiled, &text, "", &tools).map(|m| {
+                    let v = g.violations(&m);
+                    (m, Value::Array(v))
+                })
+            }
+        };
+        match checked {
             Ok((message, violations)) => {
-                broken |= !violations.is_empty();
+                broken |= violations.as_array().is_none_or(|v| !v.is_empty());
                 line["message"] = Value::Object(message);
-                line["violations"] = serde_json::to_value(&violations).unwrap_or(Value::Null);
+                line["violations"] = violations;
             }
             Err(e) => {
                 broken = true;

@@ -132,3 +132,134 @@ fn errors_are_typed() {
         "{stderr}"
     );
 }
+
+/// `--schema-mode general`: JSON Schema outside the strict subset (draft-4 definitions,
+/// lengths, patterns, bounds, open objects) in a response format and in tools; every sample
+/// passes the JSON Schema validator (no violations), and the values keep the keywords, read
+/// here by hand. The default (strict, the contract mode) refuses the same schemas.
+#[test]
+fn general_schema_mode() {
+    let dir = std::env::temp_dir().join(format!("rtpl-constrain-general-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let format = dir.join("format.json");
+    std::fs::write(
+        &format,
+        r##"{"type": "json_schema", "json_schema": {"name": "item", "schema": {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "definitions": {"code": {"type": "string", "pattern": "^[a-z]+$", "minLength": 2,
+                "maxLength": 5}},
+            "type": "object",
+            "properties": {"code": {"$ref": "#/definitions/code"},
+                "n": {"type": "integer", "minimum": 10, "maximum": 99},
+                "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 3}},
+            "required": ["code", "n"]}}}"##,
+    )
+    .unwrap();
+    let format = format.to_str().unwrap();
+    let args = |mode: Option<&'static str>| {
+        let mut a = vec![
+            "constrain",
+            "--model",
+            "qwen3",
+            "--response-format",
+            format,
+            "--vocab",
+            "o200k_base",
+            "--sample",
+            "8",
+            "--seed",
+            "3",
+        ];
+        if let Some(m) = mode {
+            a.extend(["--schema-mode", m]);
+        }
+        a
+    };
+    let (code, _, stderr) = rtpl(&args(None));
+    assert_eq!(code, 1, "strict is the default: {stderr}");
+    let (code, _, stderr) = rtpl(&args(Some("strict")));
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, stderr) = rtpl(&args(Some("general")));
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    for line in &lines {
+        assert_eq!(line["violations"], Value::Array(vec![]), "{line}");
+        let content = line["message"]["content"].as_str().expect("content");
+        let value: Value = serde_json::from_str(content).expect("JSON content");
+        let code = value["code"].as_str().expect("code is a string");
+        assert!(
+            (2..=5).contains(&code.chars().count()) && code.bytes().all(|b| b.is_ascii_lowercase()),
+            "{line}"
+        );
+        let n = value["n"].as_f64().expect("n is a number");
+        assert!(n.fract() == 0.0 && (10.0..=99.0).contains(&n), "{line}");
+        if let Some(tags) = value.get("tags") {
+            let tags = tags.as_array().expect("tags is an array");
+            assert!(
+                tags.len() <= 3 && tags.iter().all(|t| t == "x" || t == "y"),
+                "{line}"
+            );
+        }
+    }
+
+    // Tools: a call's arguments keep the bounds of its general-mode parameters.
+    let tools = dir.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"type": "function", "function": {"name": "repeat", "parameters": {
+            "type": "object",
+            "properties": {"word": {"type": "string", "maxLength": 3},
+                "times": {"type": "integer", "exclusiveMinimum": 0, "maximum": 4}},
+            "required": ["word", "times"], "additionalProperties": false}}}]"#,
+    )
+    .unwrap();
+    let tool_args = |mode: &str| {
+        rtpl(&[
+            "constrain",
+            "--model",
+            "qwen3",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--tool-choice",
+            "required",
+            "--vocab",
+            "o200k_base",
+            "--sample",
+            "5",
+            "--schema-mode",
+            mode,
+        ])
+    };
+    let (code, _, stderr) = tool_args("strict");
+    assert_eq!(code, 1, "{stderr}");
+    let (code, stdout, stderr) = tool_args("general");
+    assert_eq!(code, 0, "{stderr}");
+    for line in stdout.lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(line["violations"], Value::Array(vec![]), "{line}");
+        let calls = line["message"]["tool_calls"].as_array().expect("calls");
+        assert!(!calls.is_empty(), "{line}");
+        for call in calls {
+            let arguments = &call["function"]["arguments"];
+            let arguments: Value = match arguments {
+                Value::String(s) => serde_json::from_str(s).unwrap(),
+                other => other.clone(),
+            };
+            let word = arguments["word"].as_str().expect("word");
+            assert!(word.chars().count() <= 3, "{line}");
+            // An integer by value (`2.0` and `2e0` are integers in JSON Schema).
+            let times = arguments["times"].as_f64().expect("times");
+            assert!(
+                times.fract() == 0.0 && (1.0..=4.0).contains(&times),
+                "{line}"
+            );
+        }
+    }
+    let (code, _, stderr) = tool_args("lax");
+    assert_eq!(code, 2, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,7 +15,14 @@
 //!   30;
 //! * `email`: RFC 5321 dot-atom local part (no quoted local parts) `@` a hostname or an IPv4
 //!   address literal `[a.b.c.d]`;
-//! * `uri`, `uri-reference`: RFC 3986 `URI` and `URI-reference`, exactly.
+//! * `uri`, `uri-reference`: RFC 3986 `URI` and `URI-reference`, exactly;
+//! * `json-pointer`: RFC 6901, exactly; `relative-json-pointer`: its draft (a non-negative
+//!   integer without leading zeros, then `#` or a JSON pointer). Their tokens may hold any
+//!   character, so these two are written over the string's canonical JSON text (the
+//!   escapes serde_json writes for `"`, `\` and control characters), as general mode writes
+//!   strings;
+//! * `duration`: RFC 3339 appendix A (`P` with ASCII digits: date elements in order,
+//!   optionally then `T` and time elements in order, or weeks alone).
 //!
 //! Other formats are annotations in draft 2020-12 (and may be in the earlier drafts): their
 //! strings are any strings.
@@ -108,6 +115,25 @@ fn email() -> String {
     format!("{local}@(?:{}|\\[{}\\])", hostname(), ipv4())
 }
 
+/// An RFC 6901 JSON pointer, over canonical JSON string text: a token character is any
+/// canonical character but `~` and `/` (written as themselves), or `~0`/`~1`.
+fn json_pointer() -> &'static str {
+    concat!(
+        r#"(?:/(?:[^~/"\\\x00-\x1F]|~[01]|\\["\\bfnrt]"#,
+        r"|\\u00(?:0[0-7bef]|1[0-9a-f]))*)*"
+    )
+}
+
+/// RFC 3339 appendix A `duration`.
+fn duration() -> &'static str {
+    concat!(
+        r"P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)",
+        r"(?:T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S))?",
+        r"|T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)",
+        r"|[0-9]+W)"
+    )
+}
+
 /// The regular expression of a string format's text, if general mode asserts it.
 pub fn string_format(name: &str) -> Option<String> {
     Some(match name {
@@ -122,6 +148,9 @@ pub fn string_format(name: &str) -> Option<String> {
         "email" => email(),
         "uri" => uri(false),
         "uri-reference" => uri(true),
+        "json-pointer" => json_pointer().to_string(),
+        "relative-json-pointer" => format!("(?:0|[1-9][0-9]*)(?:#|{})", json_pointer()),
+        "duration" => duration().to_string(),
         _ => return None,
     })
 }
@@ -235,6 +264,70 @@ mod tests {
                 "uri-reference",
                 &["http://foo.bar/", "/abc", "abc", "#fragment", "", "../x?y"],
                 &["\\\\WINDOWS\\fileshare", "abc#fra#gment", "a b"],
+            ),
+            (
+                "json-pointer",
+                // Canonical text: `/a\"b` is the pointer `/a"b`, `/\u0001` holds U+0001.
+                &[
+                    "",
+                    "/",
+                    "/foo/0",
+                    "/a~1b/m~0n",
+                    "//",
+                    "/é 東",
+                    r#"/a\"b"#,
+                    r"/\\",
+                    r"/\u0001",
+                ],
+                &[
+                    "foo", "/~", "/~2", "#/a", "/a\"b", "/a\\q", r"/\u0041", "/\u{1}",
+                ],
+            ),
+            (
+                "relative-json-pointer",
+                &["0", "1/foo", "0#", "12/a~1b", "3"],
+                &["", "01", "-1/a", "/a", "0##", "1#/a"],
+            ),
+            (
+                "duration",
+                &[
+                    "P4DT12H30M5S",
+                    "P1Y",
+                    "P1M",
+                    "P2W",
+                    "PT1H",
+                    "PT1M",
+                    "PT36H",
+                    "P1Y2M3D",
+                    "P1DT2H",
+                    "PT1H2M3S",
+                    "P0D",
+                ],
+                &[
+                    "PT1D",
+                    "4DT12H30M5S",
+                    "P",
+                    "P1YT",
+                    "PT",
+                    "P2D1Y",
+                    "P1D2H",
+                    "P2S",
+                    "P1Y2W",
+                    "P\u{09e8}Y",
+                    "P1",
+                    "PT0.5S",
+                    " P1D",
+                    "P1D ",
+                    "",
+                    "P1Y2D",
+                    "PT1H2S",
+                    "-P1D",
+                    "P1D2T3H",
+                    "P1e2D",
+                    "P1D\n",
+                    "P1WT1H",
+                    "P0Y1W",
+                ],
             ),
             (
                 "uuid",

@@ -26,7 +26,10 @@
 //!   `minLength`/`maxLength` count characters (an escape is one); a maximum above
 //!   [`JsonOptions::max_count`] is generated as that many. `pattern` is ECMA-262 found
 //!   anywhere in the string; `^` at the start and `$` at the end of the pattern (or of a
-//!   top-level alternative) anchor it (other anchors and word boundaries are refused).
+//!   top-level alternative, also after alternations holding anchors are distributed:
+//!   `^(?:in|out)$`, `^a|^b$`) anchor it, and negative look-aheads right after a leading
+//!   `^` (`^(?!A)R`) are a difference of automata (other anchors, look-around and word
+//!   boundaries are refused).
 //!   Formats of [`crate::formats`] are asserted (as subsets of their RFC grammars); other
 //!   formats are annotations;
 //! * numbers in the written forms of [`crate::numeric`] (what `u64`/`i64`/`f64` readers
@@ -57,14 +60,18 @@
 //!   the negated schema is a conjunction of negatable keywords (types, `enum`/`const` of
 //!   scalars and of objects with at most one member, string lengths and patterns, numeric
 //!   bounds and `multipleOf`, `required`, array lengths, nested `not`/`anyOf`/`allOf`);
+//!   a property's schema inside such a negation ("present, and not this") that cannot be
+//!   negated itself (`items`, `contains`, formats, ...) leaves out that alternative only
+//!   (**fewer instances**: e.g. a `oneOf` branch is not written with that property's value
+//!   outside the other branch's schema);
 //! * untyped values (`{}`, `true`, missing `items`, additional properties) nested at most
 //!   [`JsonOptions::any_depth`] levels.
 //!
 //! Refused, with a [`CompileError`] whose pointer ends with the keyword: `$dynamicRef`,
 //! `$recursiveRef`, `unevaluatedProperties`/`unevaluatedItems` (unless `true`),
 //! `minProperties` above 0 and `maxProperties`, references to other documents, `not` or
-//! `if` of what cannot be negated, patterns with inner anchors, look-around or
-//! backreferences, and budgets.
+//! `if` of what cannot be negated, patterns with inner anchors, look-around (but for
+//! leading negative look-aheads) or backreferences, and budgets.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -1192,12 +1199,19 @@ impl<'a> General<'a> {
             for d in &disj {
                 let a = &d[k % d.len()];
                 k /= d.len();
-                n.merge(a.node.clone());
-                if n.types == 0 {
+                // The alternative's own schemas first, then what it adds (the negations of
+                // other `oneOf` branches): properties keep the branch's own order first.
+                // An alternative of no common type is not read at all.
+                if n.types & a.node.types == 0 {
+                    n.types = 0;
                     break;
                 }
                 for s in &a.schemas {
                     self.collect(&mut n, s)?;
+                }
+                n.merge(a.node.clone());
+                if n.types == 0 {
+                    break;
                 }
             }
             if let Some(h) = self.gen(n, pointer)? {
@@ -1241,10 +1255,17 @@ impl<'a> General<'a> {
             for s in schemas {
                 match s {
                     Sub::Is(at) => me.collect(&mut n, at)?,
-                    Sub::Not(at) => {
-                        let alts = me.negate(at).map_err(|e| refused(&at.pointer, "not", e))?;
-                        n.disj.push(alts);
-                    }
+                    // A place that must not meet a schema (a property's part of a negation:
+                    // `not`, the other branches of `oneOf`, `if` failing): where that schema
+                    // cannot be negated, no value is generated here, so the alternative that
+                    // needs one is left out (a subset of the valid instances, never a
+                    // superset: negations are complemented structurally before anything is
+                    // generated, so a generated `Not` is never negated again).
+                    Sub::Not(at) => match me.negate(at) {
+                        Ok(alts) => n.disj.push(alts),
+                        Err(e) if e.budget.is_none() => return Ok(None),
+                        Err(e) => return Err(refused(&at.pointer, "not", e)),
+                    },
                 }
             }
             me.gen(n, pointer)
@@ -1561,14 +1582,19 @@ impl<'a> General<'a> {
     }
 
     /// A pattern's language over canonical string text (between the quotes): found anywhere,
-    /// except where `^`/`$` anchor it.
+    /// except where `^`/`$` anchor it. Negative look-aheads right after a leading `^`
+    /// (`^(?!A)R`, "anything but these") are a difference of automata
+    /// ([`split_lookaheads`]).
     fn pattern(&mut self, pattern: &str, at: &str) -> Result<Hir, CompileError> {
-        let translated = jsonschema_regex::to_rust_regex(pattern)
-            .map_err(|()| err(at, format!("cannot translate the pattern {pattern:?}")))?;
-        let hir = regex_syntax::Parser::new()
-            .parse(&translated)
-            .map_err(|e| err(at, format!("invalid pattern {pattern:?}: {e}")))?;
-        anchored(&hir).map_err(|what| err(at, format!("the pattern {pattern:?} has {what}")))
+        let Some((positive, negatives)) = split_lookaheads(pattern) else {
+            return plain_pattern(pattern, pattern, at);
+        };
+        let mut table = self.table_of(&plain_pattern(&positive, pattern, at)?, at)?;
+        for n in &negatives {
+            let t = self.table_of(&plain_pattern(n, pattern, at)?, at)?;
+            table = table.minus_in(&t, &self.limits, at)?;
+        }
+        Ok(self.slot(table, at)?.unwrap_or_else(Hir::fail))
     }
 
     fn gen_number(&mut self, node: &Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
@@ -2405,6 +2431,127 @@ fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize) -> bool {
 
 /// A pattern's HIR (regex-syntax, from the ECMA-262 translation) as the language of string
 /// texts holding a match: free canonical characters around it, except at an anchored edge.
+/// The language of `pattern` (ECMA-262, without look-around) over canonical string text;
+/// errors name `original`, the pattern as the schema writes it.
+fn plain_pattern(pattern: &str, original: &str, at: &str) -> Result<Hir, CompileError> {
+    let translated = jsonschema_regex::to_rust_regex(pattern)
+        .map_err(|()| err(at, format!("cannot translate the pattern {original:?}")))?;
+    let hir = regex_syntax::Parser::new()
+        .parse(&translated)
+        .map_err(|e| err(at, format!("invalid pattern {original:?}: {e}")))?;
+    let mut budget = MAX_PATTERN_BRANCHES;
+    let branches = distribute(&hir, &mut budget).unwrap_or_else(|| vec![hir.clone()]);
+    let branches = branches
+        .iter()
+        .map(anchored)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|what| err(at, format!("the pattern {original:?} has {what}")))?;
+    Ok(alt(branches))
+}
+
+/// Most top-level alternatives [`distribute`] writes a pattern as.
+const MAX_PATTERN_BRANCHES: usize = 64;
+
+/// `hir` as alternatives whose union is its language, with every alternation that holds an
+/// anchor lifted to the top (`^(?:in$|out$)`, which regex-syntax makes of `^in$|^out$`, is
+/// `^in$` or `^out$`), so that [`anchored`] finds each anchor at the start or end of a
+/// branch. `None` past `budget` alternatives.
+fn distribute(hir: &Hir, budget: &mut usize) -> Option<Vec<Hir>> {
+    if hir.properties().look_set().is_empty() {
+        return Some(vec![hir.clone()]);
+    }
+    match hir.kind() {
+        HirKind::Capture(c) => distribute(&c.sub, budget),
+        HirKind::Alternation(branches) => {
+            let mut out = Vec::new();
+            for b in branches {
+                out.extend(distribute(b, budget)?);
+            }
+            Some(out)
+        }
+        HirKind::Concat(parts) => {
+            let mut out: Vec<Vec<Hir>> = vec![Vec::new()];
+            for part in parts {
+                let options = distribute(part, budget)?;
+                if out.len() * options.len() > *budget {
+                    return None;
+                }
+                out = out
+                    .into_iter()
+                    .flat_map(|prefix| {
+                        options.iter().map(move |o| {
+                            let mut p = prefix.clone();
+                            p.push(o.clone());
+                            p
+                        })
+                    })
+                    .collect();
+            }
+            Some(out.into_iter().map(Hir::concat).collect())
+        }
+        _ => Some(vec![hir.clone()]),
+    }
+}
+
+/// `^(?!A)(?!B)R` as the pattern `^R` and the patterns `^(?:A)`, `^(?:B)` a string must not
+/// match: a negative look-ahead at the start holds where its pattern matches no prefix of
+/// the string. `None` for any other pattern (also when `R` has a top-level `|`, where the
+/// look-ahead would cover one branch only).
+fn split_lookaheads(pattern: &str) -> Option<(String, Vec<String>)> {
+    let mut rest = pattern.strip_prefix('^')?;
+    let mut negatives = Vec::new();
+    while let Some(body) = rest.strip_prefix("(?!") {
+        let end = group_end(body)?;
+        negatives.push(format!("^(?:{})", &body[..end]));
+        rest = &body[end + 1..];
+    }
+    if negatives.is_empty() || top_level_bar(rest) {
+        return None;
+    }
+    Some((format!("^{rest}"), negatives))
+}
+
+/// The byte offset of the `)` that closes a group whose body starts `body` (escapes and
+/// character classes skipped), if there is one.
+fn group_end(body: &str) -> Option<usize> {
+    let b = body.as_bytes();
+    let (mut depth, mut i, mut class) = (0usize, 0, false);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b']' if class => class = false,
+            _ if class => {}
+            b'[' => class = true,
+            b'(' => depth += 1,
+            b')' if depth == 0 => return Some(i),
+            b')' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `pattern` has a `|` outside every group and class.
+fn top_level_bar(pattern: &str) -> bool {
+    let b = pattern.as_bytes();
+    let (mut depth, mut i, mut class) = (0usize, 0, false);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b']' if class => class = false,
+            _ if class => {}
+            b'[' => class = true,
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b'|' if depth == 0 => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 fn anchored(hir: &Hir) -> Result<Hir, String> {
     let free = || repeat(General::canonical_char(), 0, None);
     match hir.kind() {
@@ -2416,15 +2563,15 @@ fn anchored(hir: &Hir) -> Result<Hir, String> {
         HirKind::Look(Look::Start | Look::End) => Ok(free()),
         HirKind::Concat(parts) => {
             let mut parts: &[Hir] = parts;
-            let start = matches!(
-                parts.first().map(Hir::kind),
-                Some(HirKind::Look(Look::Start))
-            );
-            if start {
+            // Repeated anchors (`^(?:^a)`) are one.
+            let mut start = false;
+            while let Some(HirKind::Look(Look::Start)) = parts.first().map(Hir::kind) {
+                start = true;
                 parts = &parts[1..];
             }
-            let end = matches!(parts.last().map(Hir::kind), Some(HirKind::Look(Look::End)));
-            if end {
+            let mut end = false;
+            while let Some(HirKind::Look(Look::End)) = parts.last().map(Hir::kind) {
+                end = true;
                 parts = &parts[..parts.len() - 1];
             }
             let inner = encode_pattern(&Hir::concat(parts.to_vec()))?;
@@ -2554,6 +2701,104 @@ mod tests {
         check(&both, &[r#""xab""#, r#""aby""#], &[r#""axb""#, r#""xabc""#]);
         let email = table(json!({"format": "email", "type": "string"}));
         check(&email, &[r#""a.b@c.de""#], &[r#""a..b@c.de""#, r#""ab""#]);
+    }
+
+    #[test]
+    fn anchors_in_alternatives_and_leading_negative_lookaheads() {
+        // regex-syntax factors `^in$|^out$` into `^(?:in$|out$)`: anchors inside the
+        // alternation, lifted to the top.
+        let t = table(json!({"type": "string", "pattern": "^in$|^out$"}));
+        check(
+            &t,
+            &[r#""in""#, r#""out""#],
+            &[r#""inx""#, r#""xout""#, r#""""#],
+        );
+        // One branch anchored at the start only, the other at both ends (SARIF's language
+        // tag): the first matches any string starting with two letters.
+        let t = table(json!({"type": "string",
+            "pattern": "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}?$"}));
+        check(
+            &t,
+            &[r#""en""#, r#""en-US""#, r#""en-""#, r#""ab1""#],
+            &[r#""e""#, r#""1en""#],
+        );
+        let t = table(json!({"type": "string",
+            "pattern": "^(\\d{4})$|^([a-zA-Z]{2}(-[A-Za-z]{2})?)$|^neutral$"}));
+        check(
+            &t,
+            &[r#""1033""#, r#""en""#, r#""en-us""#, r#""neutral""#],
+            &[r#""103""#, r#""en-usa""#, r#""neutrals""#, r#""x1033""#],
+        );
+        // `^(?!A)(?!B)R`: R from the start, and no prefix matching A or B.
+        let t = table(json!({"type": "string", "pattern": "^(?!bundle::)(?!with$).*"}));
+        check(
+            &t,
+            &[
+                r#""""#,
+                r#""bundle:x""#,
+                r#""withx""#,
+                r#""wit""#,
+                r#""x bundle::""#,
+            ],
+            &[r#""bundle::a""#, r#""bundle::""#, r#""with""#],
+        );
+        let t = table(json!({"type": "string", "pattern": "^(?!@@)[@a-z]+$"}));
+        check(
+            &t,
+            &[r#""@a""#, r#""a@@""#],
+            &[r#""@@""#, r#""@@a""#, r#""""#, r#""A""#],
+        );
+        // A `^` inside the look-ahead, alternatives in it.
+        let t = table(json!({"type": "string",
+            "pattern": "^(?!^lucene\\.|builtin\\.|mongo(db)?\\.).*"}));
+        check(
+            &t,
+            &[r#""lucene""#, r#""my.builtin.x""#, r#""mongox.""#],
+            &[
+                r#""lucene.x""#,
+                r#""builtin.""#,
+                r#""mongo.a""#,
+                r#""mongodb.b""#,
+            ],
+        );
+        // Look-aheads in patternProperties: keys that are not `variables`.
+        let t = table(json!({"type": "object", "additionalProperties": false,
+            "patternProperties": {"^(?!variables$).+$": {"type": "integer"}}}));
+        check(
+            &t,
+            &[r#"{"a":1}"#, r#"{"variablesx":1,"b":2}"#],
+            &[r#"{"variables":1}"#, r#"{"":1}"#, r#"{"a":"x"}"#],
+        );
+        // Only at the very start, before no top-level `|`, and without nested look-around:
+        // otherwise refused as before.
+        for p in ["a(?!b)", "^(?!a)b|c", "^(?!a(?=b))c"] {
+            let schema = json!({"type": "string", "pattern": p});
+            let e = crate::json::SchemaLanguage::new(&schema, options(false, Draft::Draft2020))
+                .compile_language()
+                .err()
+                .unwrap_or_else(|| panic!("{p} compiles"));
+            assert!(e.pointer.ends_with("/pattern"), "{p}: {e}");
+        }
+        assert_eq!(
+            super::split_lookaheads(r"^(?!a[)]\)|(b))x"),
+            Some(("^x".to_string(), vec![r"^(?:a[)]\)|(b))".to_string()]))
+        );
+    }
+
+    #[test]
+    fn a_property_negation_that_cannot_be_generated_leaves_out_its_alternative() {
+        // Branch 1 of the oneOf must not meet branch 0: among the ways, `a` present and not
+        // an array of integers, which `items` cannot say; that way is left out, the others
+        // stay. Verdicts by the oneOf rule (exactly one branch).
+        let t = table(json!({"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}},
+             "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]}));
+        check(
+            &t,
+            &[r#"{"a":[1]}"#, r#"{"b":"x"}"#, r#"{"a":[1],"b":1}"#],
+            &[r#"{"a":[1],"b":"x"}"#, r#"{"a":"s"}"#, r#"{}"#, "1"],
+        );
     }
 
     #[test]

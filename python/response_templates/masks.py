@@ -214,11 +214,19 @@ def _response_format(response_format: Any) -> Any:
     )
 
 
+def _schema_mode(schema_mode: Any) -> str:
+    if schema_mode in ("strict", "general"):
+        return schema_mode
+    if isinstance(schema_mode, str):
+        raise ValueError(f"schema_mode: expected 'strict' or 'general', got {schema_mode!r}")
+    raise TypeError(f"schema_mode: expected 'strict' or 'general', got {type(schema_mode).__name__}")
+
+
 class Matcher(_native.Matcher):
     """Where one generation is in the grammar of valid responses, and which tokens may come next.
 
     ``Matcher(response_template, tokenizer, *, tools=None, tool_choice="auto",
-    response_format=None)``:
+    response_format=None, schema_mode="strict")``:
 
     * ``response_template``: a ``Template``, a dict, a JSON string, a path (template,
       ``tokenizer_config.json`` or model directory), or a vendored template's name
@@ -231,7 +239,16 @@ class Matcher(_native.Matcher):
     * ``tool_choice``: ``"auto"``, ``"required"``, ``"none"``, a tool's name, or
       ``{"type": "function", "function": {"name": ...}}``;
     * ``response_format``: OpenAI's (``{"type": "json_schema", "json_schema": {...}}`` or
-      ``{"type": "json_object"}``), enforced on the content.
+      ``{"type": "json_object"}``), enforced on the content;
+    * ``schema_mode``: how the tool and response-format schemas are read. ``"strict"`` (the
+      default): the structured-outputs subset, the contract ``parse_response`` checks with
+      ``response_format=`` and ``strict_tools=``; a schema outside it is a ConstraintError.
+      ``"general"``: general JSON Schema (drafts 2020-12, 2019-09, 7, 6 and 4), as serving
+      engines get it: objects open unless ``additionalProperties: false``, unknown keywords
+      ignored; ``uniqueItems`` is not enforced and ``oneOf`` is read as ``anyOf`` where its
+      branches may overlap (see ``constrain/src/general.rs``), so the masks may allow an
+      instance the schema refuses there; what cannot be generated is a ConstraintError
+      naming the keyword.
 
     The Python values are read as JSON by the conversion ``parse_response`` uses: a value JSON
     cannot hold (a ``set``, a non-``str`` key, ``nan``) is the same TypeError / ValueError
@@ -263,6 +280,7 @@ class Matcher(_native.Matcher):
         tools: Optional[Sequence[Any]] = None,
         tool_choice: Union[str, dict] = "auto",
         response_format: Optional[dict] = None,
+        schema_mode: str = "strict",
     ) -> "Matcher":
         if isinstance(response_template, _native.Matcher) and tokenizer is None:
             return super().__new__(cls, response_template)
@@ -284,6 +302,7 @@ class Matcher(_native.Matcher):
             _api._tools(tools),
             _tool_choice(tool_choice),
             _response_format(response_format),
+            _schema_mode(schema_mode),
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # arguments are read by __new__

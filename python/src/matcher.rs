@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use constrain::dfa::DEAD;
 use constrain::index::{Step, TokenIndex};
+use constrain::json::SchemaMode;
 use constrain::template::{compile, ConstrainError, Options, Request, ToolChoice};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,6 +53,8 @@ struct Key {
     tools: String,
     tool_choice: String,
     response_format: String,
+    /// General JSON Schema (`schema_mode="general"`) rather than the strict subset.
+    general: bool,
     vocab: u64,
 }
 
@@ -181,6 +184,10 @@ fn index_for(
     vocab: &Arc<vocab::Shared>,
     request: Request,
 ) -> PyResult<Compiled> {
+    let mut options = Options::default();
+    if key.general {
+        options.json.mode = SchemaMode::general();
+    }
     {
         let mut entries = cache().lock().unwrap_or_else(|p| p.into_inner());
         if let Some(at) = entries.iter().position(|(k, _)| *k == key) {
@@ -195,7 +202,7 @@ fn index_for(
         move || -> Result<Arc<TokenIndex>, Result<String, ConstrainError>> {
             // A `Template` compiled, so its value loads; a failure here would be a bug.
             let model = template_build::model::load(template).map_err(|e| Ok(e.to_string()))?;
-            let constraint = compile(&model, &request, &Options::default()).map_err(Err)?;
+            let constraint = compile(&model, &request, &options).map_err(Err)?;
             Ok(Arc::new(TokenIndex::new(Arc::new(constraint), vocab_index)))
         },
     );
@@ -232,13 +239,17 @@ enum Pos {
 
 /// A position in a compiled constraint over a vocabulary, for one generation.
 ///
-/// `Matcher(template, vocabulary, tools=None, tool_choice="auto", response_format=None)`:
+/// `Matcher(template, vocabulary, tools=None, tool_choice="auto", response_format=None,
+/// schema_mode="strict")`:
 /// `template` is a `Template` (the Python class `response_templates.Matcher` makes one of a
 /// dict, JSON text, a path or a vendored name, so that a template that does not load raises
 /// what `Template` raises for it), `vocabulary` a `Vocabulary`, `tools` the OpenAI tool list,
 /// `tool_choice` `"auto"`, `"required"`, `"none"`, a tool's name or `{"type": "function",
 /// "function": {"name": ...}}`, and `response_format` the OpenAI `response_format` object;
-/// the Python values are converted to JSON as `parse_response` converts them. Passing another
+/// the Python values are converted to JSON as `parse_response` converts them. `schema_mode`
+/// is `"strict"` (the structured-outputs subset, the contract `parse_response` checks) or
+/// `"general"` (general JSON Schema: `constrain::general`; objects open unless
+/// `additionalProperties: false`). Passing another
 /// matcher as the only argument copies it (same constraint, same position).
 ///
 /// Raises ConstraintError (a ValueError, with `at`, `reason`, `budget`) for a template or
@@ -260,7 +271,8 @@ pub struct Matcher {
 #[pymethods]
 impl Matcher {
     #[new]
-    #[pyo3(signature = (template, vocabulary=None, tools=None, tool_choice=None, response_format=None))]
+    #[pyo3(signature = (template, vocabulary=None, tools=None, tool_choice=None, response_format=None, schema_mode=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         template: &Bound<'_, PyAny>,
@@ -268,6 +280,7 @@ impl Matcher {
         tools: Option<&Bound<'_, PyAny>>,
         tool_choice: Option<&Bound<'_, PyAny>>,
         response_format: Option<&Bound<'_, PyAny>>,
+        schema_mode: Option<&str>,
     ) -> PyResult<Self> {
         if let Ok(other) = template.cast::<Matcher>() {
             let other = other.borrow();
@@ -295,11 +308,21 @@ impl Matcher {
         let vocab = vocabulary.shared.clone();
         let (req, [tools, tool_choice, response_format]) =
             request(py, tools, tool_choice, response_format)?;
+        let general = match schema_mode {
+            None | Some("strict") => false,
+            Some("general") => true,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "schema_mode: expected \"strict\" or \"general\", got {other:?}"
+                )))
+            }
+        };
         let key = Key {
             template: value.to_string(),
             tools,
             tool_choice,
             response_format,
+            general,
             vocab: vocab.id,
         };
         let Compiled { index, rows } = index_for(py, key, value, &vocab, req)?;

@@ -432,6 +432,52 @@ def test_request_and_source_errors(o200k):
         Vocabulary.from_tiktoken("YQ== 0\nYg== 1\n", {"<e>": 2}, ["<e>"]).encode("a")
 
 
+def test_general_schema_mode_reads_json_schema_outside_the_subset(o200k):
+    """schema_mode="general": lengths, bounds, draft-4 definitions and open objects, which
+    the strict subset (the default) refuses; expected verdicts are the schema's (JSON Schema
+    validation), not the engine's."""
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "item",
+            "schema": {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "definitions": {"code": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 4}},
+                "type": "object",
+                "properties": {
+                    "code": {"$ref": "#/definitions/code"},
+                    "n": {"type": "integer", "minimum": 10, "exclusiveMinimum": True},
+                },
+                "required": ["code"],
+            },
+        },
+    }
+    with pytest.raises(ConstraintError):
+        Matcher("qwen3", o200k, response_format=fmt)
+    with pytest.raises(ConstraintError):
+        Matcher("qwen3", o200k, response_format=fmt, schema_mode="strict")
+    eos = o200k.eos_token_ids[0]
+
+    def accepts(text):
+        m = Matcher("qwen3", o200k, response_format=fmt, schema_mode="general")
+        return m.consume_tokens(o200k.encode(text + "<|im_end|>")) and m.consume_token(eos)
+
+    # Valid: declared order, optional n left out, an undeclared member (objects are open).
+    assert accepts('{"code":"abc","n":11}')
+    assert accepts('{"code":"abcd"}')
+    assert accepts('{"code":"ab","n":12,"note":[1,{"x":null}]}')
+    # Invalid: the pattern, maxLength, the exclusive minimum, the required member, the type.
+    assert not accepts('{"code":"aB"}')
+    assert not accepts('{"code":"abcde"}')
+    assert not accepts('{"code":"abc","n":10}')
+    assert not accepts('{"n":11}')
+    assert not accepts('{"code":"abc","n":11.5}')
+    with pytest.raises(ValueError, match="schema_mode"):
+        Matcher("qwen3", o200k, response_format=fmt, schema_mode="lax")
+    with pytest.raises(TypeError, match="schema_mode"):
+        Matcher("qwen3", o200k, response_format=fmt, schema_mode=None)
+
+
 def test_a_template_that_does_not_load_raises_what_template_raises(o200k, tmp_path):
     """The same problems (path, field, file, line, column, kind, reason) as the Template
     constructors and parse_response give, from a dict, JSON text, a path and a str path; the

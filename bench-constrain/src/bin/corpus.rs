@@ -4,18 +4,22 @@
 //!
 //! ```text
 //! cargo run --release --manifest-path bench-constrain/Cargo.toml --bin corpus -- --dir DIR
-//!     [--engines ours,llguidance] [--vocab o200k_base] [--cap SECS] [--out FILE] [--show N]
+//!     [--engines ours,llguidance] [--schema-mode general|strict] [--vocab o200k_base]
+//!     [--cap SECS] [--out FILE] [--show N]
 //! ```
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bench_constrain::corpus::{self, summary, Config};
+use bench_constrain::corpus::{self, summary, Config, SchemaMode};
 
-const USAGE: &str = "corpus --dir DIR [--engines ours,llguidance] [--vocab o200k_base] \
-[--cap SECS] [--out FILE] [--show N]
+const USAGE: &str = "corpus --dir DIR [--engines ours,llguidance] [--schema-mode general|strict] \
+[--vocab o200k_base] [--cap SECS] [--out FILE] [--show N]
   --dir DIR: the corpus, every *.json file in it ({\"schema\", \"tests\": [{\"data\", \"valid\"}]})
   --engines: which engines (default ours,llguidance)
+  --schema-mode: how ours reads schemas: general (default; JSON Schema, objects open unless
+    additionalProperties is false, the file's \"draft\" key as default draft) or strict (the
+    structured-outputs subset)
   --vocab: o200k_base (default), cl100k_base or o200k_harmony
   --cap SECS: cap on one schema's compile and walks together, per engine (default 10)
   --out FILE: per-schema results as JSON
@@ -33,6 +37,7 @@ fn main() {
         engines: corpus::ENGINES.iter().map(|s| s.to_string()).collect(),
         vocab: "o200k_base".into(),
         cap: Duration::from_secs(10),
+        schema_mode: SchemaMode::General,
         exe: std::env::current_exe().expect("current exe"),
     };
     let mut out = None;
@@ -48,6 +53,13 @@ fn main() {
         match arg.as_str() {
             "--dir" => dir = Some(PathBuf::from(val())),
             "--engines" => config.engines = val().split(',').map(str::to_string).collect(),
+            "--schema-mode" => {
+                let name = val();
+                config.schema_mode = SchemaMode::parse(&name).unwrap_or_else(|| {
+                    eprintln!("unknown schema mode {name} (general, strict)\n{USAGE}");
+                    std::process::exit(2)
+                })
+            }
             "--vocab" => config.vocab = val(),
             "--cap" => config.cap = Duration::from_secs_f64(val().parse().expect("--cap SECS")),
             "--out" => out = Some(PathBuf::from(val())),

@@ -29,6 +29,56 @@ use crate::worker::{run_engine, Cap, Outcome, Spawn};
 /// The engines the runner knows, in the order it runs and prints them.
 pub const ENGINES: &[&str] = &["ours", "llguidance"];
 
+/// Which JSON Schema ours reads (`--schema-mode`; llguidance has one reading).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SchemaMode {
+    /// General JSON Schema (`constrain::json::SchemaMode::General`), objects open unless
+    /// `additionalProperties: false` (as llguidance reads them); the default draft is the
+    /// file's `draft` key when it names one, else 2020-12 (a root `$schema` wins over both).
+    #[default]
+    General,
+    /// The strict structured-outputs subset (the contract mode).
+    Strict,
+}
+
+impl SchemaMode {
+    /// `general` or `strict`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "general" => Some(Self::General),
+            "strict" => Some(Self::Strict),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::General => "general",
+            Self::Strict => "strict",
+        }
+    }
+}
+
+/// The draft a corpus file's `draft` key names (`draft2020-12`, `draft7`, `draft-04`,
+/// `2019-09`, ...), if it names one.
+pub fn draft_of(key: &str) -> Option<constrain::json::Draft> {
+    use constrain::json::Draft;
+    let k: String = key
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let k = k.strip_prefix("draft").unwrap_or(&k);
+    Some(match k.trim_start_matches('0') {
+        "4" => Draft::Draft4,
+        "6" => Draft::Draft6,
+        "7" => Draft::Draft7,
+        "201909" => Draft::Draft2019,
+        "202012" => Draft::Draft2020,
+        _ => return None,
+    })
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -39,6 +89,8 @@ pub struct Config {
     pub vocab: String,
     /// The cap on one schema's compile and walks together, per engine.
     pub cap: Duration,
+    /// How ours reads the schemas.
+    pub schema_mode: SchemaMode,
     /// The `corpus` binary, run with `--worker` (`std::env::current_exe()` in the binary,
     /// `env!("CARGO_BIN_EXE_corpus")` in tests).
     pub exe: PathBuf,
@@ -296,6 +348,7 @@ pub fn run(config: &Config) -> std::io::Result<Run> {
         .map(|(e, t)| {
             workers::Job {
                 schema: e.schema.clone(),
+                draft: e.draft.as_deref().and_then(draft_of),
                 tokens: t.clone(),
             }
             .to_json()
@@ -309,7 +362,12 @@ pub fn run(config: &Config) -> std::io::Result<Run> {
     ));
     std::fs::write(&jobs_path, serde_json::to_string(&jobs)?)?;
     drop(jobs);
-    let args = vec!["--vocab".to_string(), config.vocab.clone()];
+    let args = vec![
+        "--vocab".to_string(),
+        config.vocab.clone(),
+        "--schema-mode".to_string(),
+        config.schema_mode.name().to_string(),
+    ];
     let engines = ENGINES
         .iter()
         .filter(|e| config.engines.iter().any(|c| c == *e))

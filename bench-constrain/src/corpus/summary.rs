@@ -104,6 +104,17 @@ const KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
+/// Keywords whose members are named by the schema (a property `items` is no keyword).
+const NAMING: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependentRequired",
+    "dependencies",
+];
+
 /// Keywords that are also English words: taken from an error only when quoted.
 const PROSE: &[&str] = &[
     "not", "if", "then", "else", "id", "type", "contains", "items",
@@ -112,7 +123,8 @@ const PROSE: &[&str] = &[
 /// The keywords an error names, first the ones it quotes (`"minLength"`, `'oneOf'`).
 ///
 /// Ours writes `schema<pointer>: <keyword>: <reason>` for keywords outside its subset: that
-/// keyword alone, whatever it is (`readonly` too). Otherwise every quoted keyword of a list
+/// keyword alone, whatever it is (`readonly` too); in general mode the pointer ends with the
+/// keyword. Otherwise every quoted keyword of a list
 /// (`Unimplemented keys: ["if", "then"]`), or else the first keyword, quoted or written as a
 /// word (`oneOf constraints are not supported`, `format "uri"`), where keywords that are also
 /// English words (`not`, `if`, `items`) count only quoted; none for an error that names no
@@ -125,6 +137,19 @@ pub fn keywords(error: &str) -> Vec<String> {
             if !head.is_empty() && !head.contains(char::is_whitespace) {
                 return vec![head.to_string()];
             }
+        }
+        // General mode: the pointer ends with the keyword (`schema/items/$ref: "x.json"
+        // refers to another document`), unless that is a name under a keyword that names
+        // its members (`schema/properties/items`).
+        let mut segments = pointer.rsplit('/');
+        let last = segments
+            .next()
+            .unwrap_or("")
+            .replace("~1", "/")
+            .replace("~0", "~");
+        let parent = segments.next().unwrap_or("");
+        if KEYWORDS.contains(&last.as_str()) && !NAMING.contains(&parent) {
+            return vec![last];
         }
     }
     // Words outside quotes, and quoted single words; the words of a longer quoted value
@@ -468,13 +493,14 @@ pub fn report(run: &Run, show: usize) -> String {
         .sum();
     let mut out = format!(
         "## Corpus {}: {} files, {} unreadable; {instances} instances ({valid} valid, {} \
-         invalid); vocabulary {}, cap {} s per schema and engine\n",
+         invalid); vocabulary {}, cap {} s per schema and engine; ours in {} mode\n",
         run.config.dir.display(),
         run.files.len(),
         run.files.len() - entries.len(),
         instances - valid,
         run.config.vocab,
         run.config.cap.as_secs_f64(),
+        run.config.schema_mode.name(),
     );
     let unreadable: Vec<String> = run
         .unreadable()

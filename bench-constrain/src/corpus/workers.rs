@@ -1,5 +1,5 @@
 //! The corpus runner's engine workers (`corpus --worker ENGINE --jobs FILE --start K --vocab
-//! NAME`): per job, compile the schema alone (timed, as the benchmark times it), then walk
+//! NAME --schema-mode general|strict`): per job, compile the schema alone (timed, as the benchmark times it), then walk
 //! every instance's tokens from the start state (each mask timed; `crate::harness`).
 //!
 //! Lines: `READY`, then per job `COMPILED k ns` or `REJECTED k reason`, then `RESULT k
@@ -10,24 +10,43 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use constrain::json::Draft;
+
+use crate::corpus::SchemaMode;
 use crate::harness::{flag, one_line, run_jobs, say, timed, walk_llguidance, walk_ours, Walk};
 use crate::vocab;
 
 /// One schema and the tokens of each of its instances.
 pub struct Job {
     pub schema: Value,
+    /// The file's draft (its `draft` key), the default draft of ours' general mode.
+    pub draft: Option<Draft>,
     pub tokens: Vec<Vec<u32>>,
 }
 
 impl Job {
     pub fn to_json(&self) -> Value {
-        json!({"schema": self.schema, "tokens": self.tokens})
+        let draft = self.draft.map(|d| format!("{d:?}"));
+        json!({"schema": self.schema, "draft": draft, "tokens": self.tokens})
     }
 
     fn from_json(v: &Value) -> Self {
         let tokens = v["tokens"].as_array().expect("job tokens");
+        let draft = v["draft"].as_str().map(|d| {
+            *[
+                Draft::Draft4,
+                Draft::Draft6,
+                Draft::Draft7,
+                Draft::Draft2019,
+                Draft::Draft2020,
+            ]
+            .iter()
+            .find(|x| format!("{x:?}") == d)
+            .expect("a draft name")
+        });
         Self {
             schema: v["schema"].clone(),
+            draft,
             tokens: tokens
                 .iter()
                 .map(|t| {
@@ -51,8 +70,9 @@ pub fn main(args: &[String]) {
     drop(list);
     let start: usize = get("--start").parse().expect("--start");
     let vocab = get("--vocab");
+    let mode = SchemaMode::parse(&get("--schema-mode")).expect("--schema-mode general|strict");
     match get("--worker").as_str() {
-        "ours" => ours(&jobs, start, &vocab),
+        "ours" => ours(&jobs, start, &vocab, mode),
         "llguidance" => llguidance(&jobs, start, &vocab),
         other => panic!("unknown engine {other}"),
     }
@@ -68,18 +88,25 @@ fn walk_all(k: usize, compile_ns: u64, job: &Job, mut walk: impl FnMut(&[u32]) -
     ));
 }
 
-/// Ours: `compile_schema` (the schema alone, compact JSON) plus a `TokenIndex` on the shared
-/// vocabulary index; every instance walks the same index, so masks cached by one instance
-/// serve the next (what requests with the same schema see).
-fn ours(jobs: &[Job], start: usize, vocab: &str) {
+/// Ours: `compile_schema` (the schema alone, compact JSON) in `mode` plus a `TokenIndex` on
+/// the shared vocabulary index; every instance walks the same index, so masks cached by one
+/// instance serve the next (what requests with the same schema see).
+fn ours(jobs: &[Job], start: usize, vocab: &str, mode: SchemaMode) {
     use constrain::index::{TokenIndex, VocabIndex};
+    use constrain::json;
     use constrain::template::{compile_schema, Options};
 
     let (vocab, eos) = vocab::ours(vocab);
     let vindex = Arc::new(VocabIndex::new(vocab));
-    let options = Options::default();
     say("READY".into());
     run_jobs(jobs, start, |k, job| {
+        let mut options = Options::default();
+        if mode == SchemaMode::General {
+            options.json.mode = json::SchemaMode::General {
+                closed: false,
+                draft: job.draft.unwrap_or_default(),
+            };
+        }
         let (compiled, compile_ns) = timed(|| {
             compile_schema(Some(&job.schema), &options)
                 .map(|c| TokenIndex::new(Arc::new(c), vindex.clone()))
