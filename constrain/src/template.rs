@@ -32,10 +32,13 @@
 //!   - lists of Python calls: `python-call-list` (LFM2), `[name(k=v, ...), ...]`, keyword
 //!     arguments in declared order, values as Python literals that parser (and transformers
 //!     5.24's `_python_call_list`) reads back into the schema's JSON value
-//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); one call block
-//!     per turn when the field does not repeat (the parser keeps the last block's calls), and
-//!     text before the block or after it (LFM2's layout), not both (the parser then keeps only
-//!     the text after);
+//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); text before
+//!     the block or after it (LFM2's layout), not both (the parser then keeps only the text
+//!     after);
+//!
+//!   in every family, one call region per turn when the tool-call field does not repeat
+//!   (Llama 3.1, Granite 3, Mistral before v11, Command A/R7B, Phi-4-mini, LFM2): the parser
+//!   keeps the last region's calls, so a second region would drop the first one's;
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
 //!   after the content region or a tool call. The implicit field's close may also stand
 //!   between the content and the calls, and twice after them (the parser reads it wherever no
@@ -1685,8 +1688,7 @@ pub fn compile(
             .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
         calls_first: None,
-        one_region: layout.family == Some(Family::PythonCallList)
-            && layout.tool_field.is_some_and(|f| !f.repeats),
+        one_region: layout.tool_field.is_some_and(|f| !f.repeats),
     };
     if let (Some(tools), Some(field), Some(Family::PythonCallList), Some(_), Format::Text) = (
         &asked.tools,
@@ -1966,9 +1968,10 @@ struct Turn<'t> {
     /// sentence after its call block (`python-call-list`), and its parser keeps only the text
     /// after the block when text stands on both sides.
     calls_first: Option<(Vec<usize>, Vec<usize>)>,
-    /// Whether the turn holds one call region at most: a `python-call-list` field that does
-    /// not repeat (the parser keeps the calls of its last region only, so a second block
-    /// would drop the first one's calls).
+    /// Whether the turn holds one call region at most: a tool-call field that does not
+    /// repeat, in every family (the parser keeps the calls of its last region only, so a
+    /// second block would drop the first one's calls: Llama 3.1, Granite 3, Mistral before
+    /// v11, Command A, Phi-4-mini, LFM2).
     one_region: bool,
 }
 
@@ -2780,6 +2783,76 @@ mod tests {
         assert_eq!(e.at, "fields.tool_calls.transform");
         assert!(e.reason.contains("json-call-list"), "{}", e.reason);
         assert!(compiled(template(false), &Request::default()).is_ok());
+    }
+
+    #[test]
+    fn a_tool_call_field_that_does_not_repeat_holds_one_region() {
+        // The parser keeps the last region's calls when the field does not repeat, so a
+        // second call block would drop the first one's calls: one block per turn, as many
+        // calls in it as the family writes.
+        let request = Request {
+            tools: weather(),
+            ..Request::default()
+        };
+        let name = r#""name":"get_weather""#;
+        let args = r#"{"city":"P"}"#;
+        let other = r#"{"city":"Q"}"#;
+        let cases = [
+            (
+                "llama3.1",
+                format!("{{{name},\"parameters\":{args}}}<|eom_id|>"),
+                format!("{{{name},\"parameters\":{other}}}<|eot_id|>"),
+            ),
+            (
+                "granite-3",
+                format!("<|tool_call|>[{{{name},\"arguments\":{args}}}]<|end_of_text|>"),
+                format!("<|tool_call|>[{{{name},\"arguments\":{other}}}]<|end_of_text|>"),
+            ),
+            (
+                "mistral-pre-v11",
+                format!("[TOOL_CALLS][{{{name},\"arguments\":{args}}}]</s>"),
+                format!("[TOOL_CALLS][{{{name},\"arguments\":{other}}}]</s>"),
+            ),
+            (
+                "command-a",
+                format!(
+                    "<|START_ACTION|>[{{\"tool_name\":\"get_weather\",\"parameters\":{args}}}]<|END_ACTION|>"
+                ),
+                format!(
+                    "<|START_ACTION|>[{{\"tool_name\":\"get_weather\",\"parameters\":{other}}}]<|END_ACTION|>"
+                ),
+            ),
+            (
+                "phi-4-mini",
+                format!("<|tool_call|>[{{{name},\"arguments\":{args}}}]<|/tool_call|>"),
+                format!("<|tool_call|>[{{{name},\"arguments\":{other}}}]<|/tool_call|>"),
+            ),
+        ];
+        for (template_name, first, second) in &cases {
+            let c = compile(&template(template_name), &request, &Options::default())
+                .unwrap_or_else(|e| panic!("{template_name}: {e}"));
+            let parser = templates::by_name(template_name).unwrap().unwrap();
+            let cities = |text: &str| -> Vec<Value> {
+                let message =
+                    parser_runtime::__private::parse_response(parser, text, "", &request.tools)
+                        .unwrap_or_else(|e| panic!("{template_name} {text}: {e}"));
+                message["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.pointer("/function/arguments/city").unwrap().clone())
+                    .collect()
+            };
+            let both = format!("{first}{second}");
+            // The parser keeps the second block's call only.
+            assert_eq!(cities(&both), ["Q"], "{template_name}: {both}");
+            assert_eq!(cities(first), ["P"], "{template_name}: {first}");
+            language(
+                &c.machine.table,
+                &[first.clone(), second.clone()],
+                &[both.clone(), format!("{first}\n{second}")],
+            );
+        }
     }
 
     #[test]
