@@ -84,6 +84,7 @@ fn cases() -> Vec<Case> {
             "glm-4.5",
             "minimax-m2",
             "nemotron-3",
+            "lfm2.5",
         ]
         .contains(&template);
         let mut tools = vec![weather()];
@@ -368,6 +369,8 @@ fn valid_outputs_are_accepted_token_by_token() {
          "<think>\nok\n</think>\n\n{\"answer\": \"42\", \"confidence\": 0.9, \"kind\": \"fact\"}<|im_end|>".into()),
         ("qwen3-coder", "o200k_base", Request { tools: xml_tools(), ..Request::default() },
          "I'll set it.\n<tool_call>\n<function=set_alarm>\n<parameter=hour>\n7\n</parameter>\n<parameter=minute>\n30\n</parameter>\n<parameter=label>\nWake up\n</parameter>\n</function>\n</tool_call><|im_end|>".into()),
+        ("lfm2.5", "o200k_base", Request { tools: xml_tools(), ..Request::default() },
+         "Ich schaue nach.<|tool_call_start|>[get_weather(city='Zürich, CH', days=3), set_alarm(hour=7, minute=30, label='Wake up', loud=True, days=[\"mon\", \"tue\"], snooze={\"minutes\": 5})]<|tool_call_end|><|im_end|>".into()),
         ("gpt-oss", "o200k_harmony", Request { tools: vec![weather()], ..Request::default() },
          "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>".into()),
         ("gpt-oss", "o200k_harmony", Request::default(),
@@ -467,6 +470,8 @@ const FIXTURE_TEMPLATES: &[&str] = &[
     "nemotron-3",
     // Python calls (`python-call-list`).
     "lfm2",
+    // Python keyword arguments read by `xml-inline` tags and a `json` value parser.
+    "lfm2.5",
 ];
 
 /// Fixtures with calls valid for their tools whose text the grammar does not take, and why.
@@ -490,6 +495,9 @@ const FIXTURE_EXCEPTIONS: &[(&str, &str, &str)] = &[
     // A small model's quoted integer (`days="5"`): the tools' typing casts it, generation
     // writes integers as integers.
     ("lfm2", "quoted-number", "an integer written as a string"),
+    // LFM2.5 writes lists as Python's repr (`['LX', 'NH']`); generated arrays are JSON, their
+    // strings double-quoted (a `'` inside a container is the value parser's string quote).
+    ("lfm2.5", "tool-call", "a list of single-quoted strings"),
     (
         "glm-4.5",
         "glm47-tool-call",
