@@ -237,6 +237,35 @@ mod tests {
     }
 
     #[test]
+    fn lfm25_calls_are_keyword_arguments() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/lfm2.5.json");
+        let mut value: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let family = |value: &Value| {
+            roles(value.clone())
+                .into_iter()
+                .find(|(name, _)| name == "tool_calls")
+                .map(|(_, role)| role)
+        };
+        assert_eq!(
+            family(&value),
+            Some(Role::ToolCalls {
+                family: Some(ToolFamily::PythonKeywords)
+            })
+        );
+        // Another value parser, or a tag pattern that cuts a string at its comma: no family.
+        let args = "/fields/tool_calls/content_args";
+        let mut other = value.clone();
+        *other.pointer_mut(&format!("{args}/value_parser")).unwrap() =
+            serde_json::json!({"name": "int"});
+        assert_eq!(family(&other), Some(Role::ToolCalls { family: None }));
+        *value.pointer_mut(&format!("{args}/tag_pattern")).unwrap() =
+            Value::from("(?P<key>\\w+)=(?P<value>[^,)]*)");
+        assert_eq!(family(&value), Some(Role::ToolCalls { family: None }));
+    }
+
+    #[test]
     fn roles_follow_names_and_shapes() {
         let got = roles(serde_json::json!({
             "start_anchor": "<|im_start|>assistant",
