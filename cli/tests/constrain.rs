@@ -15,6 +15,7 @@ fn samples_parse_and_keep_the_contract() {
         ("gpt-oss", "o200k_harmony"),
         ("qwen3-coder", "o200k_base"),
         ("lfm2", "o200k_base"),
+        ("lfm2.5", "o200k_base"),
     ] {
         let (code, stdout, stderr) = rtpl(&[
             "constrain",
@@ -114,21 +115,24 @@ fn errors_are_typed() {
     ]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--eos"), "{stderr}");
-    // An unknown template, a template family that is not generated.
+    // An unknown template; a parameter a family does not generate (LFM2.5's keyword
+    // arguments: a string with a `pattern`).
     let (code, _, stderr) = rtpl(&["constrain", "--model", "nope", "--vocab", "o200k_base"]);
     assert_eq!(code, 2, "{stderr}");
+    let python_tools = data("python-calls.tools.json");
     let (code, _, stderr) = rtpl(&[
         "constrain",
         "--model",
         "lfm2.5",
         "--tools",
-        tools,
+        python_tools.to_str().unwrap(),
         "--vocab",
         "o200k_base",
     ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("lfm2.5: fields.tool_calls.content_args"),
+        stderr.contains("lfm2.5: tools/1/function/parameters/properties/origin")
+            && stderr.contains("keyword arguments"),
         "{stderr}"
     );
 }

@@ -32,10 +32,17 @@
 //!   - lists of Python calls: `python-call-list` (LFM2), `[name(k=v, ...), ...]`, keyword
 //!     arguments in declared order, values as Python literals that parser (and transformers
 //!     5.24's `_python_call_list`) reads back into the schema's JSON value
-//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); one call block
-//!     per turn when the field does not repeat (the parser keeps the last block's calls), and
-//!     text before the block or after it (LFM2's layout), not both (the parser then keeps only
-//!     the text after);
+//!     ([`crate::json::Literals::Python`]; strict mode only, no untyped values); text before
+//!     the block or after it (LFM2's layout), not both (the parser then keeps only the text
+//!     after);
+//!   - keyword arguments: LFM2.5's `xml-inline` tags `k=v` read again by a `json` value
+//!     parser with `'` quotes ([`Family::PythonKeywords`]), in blocks
+//!     `<|tool_call_start|>[f(k=v, ...), g(...)]<|tool_call_end|>`; values of one type each
+//!     as `keyword_value` writes them (strings single-quoted and raw);
+//!
+//!   in every family, one call region per turn when the tool-call field does not repeat
+//!   (Llama 3.1, Granite 3, Mistral before v11, Command A/R7B, Phi-4-mini, LFM2): the parser
+//!   keeps the last region's calls, so a second region would drop the first one's;
 //! * the **end of turn**: the implicit field's close; templates without an implicit field end
 //!   after the content region or a tool call. The implicit field's close may also stand
 //!   between the content and the calls, and twice after them (the parser reads it wherever no
@@ -719,6 +726,56 @@ fn bound_repetitions(hir: &Hir, slack: u32) -> Hir {
     }
 }
 
+/// `hir` with each class that holds regex-syntax's `\w` (Unicode 16) widened by the `regex`
+/// module's word characters (Unicode 17: the reference reads `\w` with them), so that a text
+/// avoiding the result holds no match for either parser (LFM2.5's open `,\s*(?P<name>\w+)\(`
+/// after `,` and a character only Unicode 17 calls a word character).
+fn widen_word(hir: &Hir) -> Hir {
+    use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
+    static WORDS: std::sync::OnceLock<(ClassUnicode, ClassUnicode)> = std::sync::OnceLock::new();
+    let (syntax, python) = WORDS.get_or_init(|| {
+        let syntax = match regex_syntax::parse(r"\w").map(|h| h.into_kind()) {
+            Ok(HirKind::Class(Class::Unicode(class))) => class,
+            _ => ClassUnicode::empty(),
+        };
+        let python = ClassUnicode::new(parser_runtime_core::pychar::word_ranges().filter_map(
+            |(lo, hi)| {
+                Some(ClassUnicodeRange::new(
+                    char::from_u32(lo)?,
+                    char::from_u32(hi)?,
+                ))
+            },
+        ));
+        (syntax, python)
+    });
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut missing = syntax.clone();
+            missing.difference(c);
+            if missing.ranges().is_empty() {
+                let mut wide = c.clone();
+                wide.union(python);
+                Hir::class(Class::Unicode(wide))
+            } else {
+                hir.clone()
+            }
+        }
+        HirKind::Repetition(r) => {
+            let mut r = r.clone();
+            r.sub = Box::new(widen_word(&r.sub));
+            Hir::repetition(r)
+        }
+        HirKind::Capture(c) => {
+            let mut c = c.clone();
+            c.sub = Box::new(widen_word(&c.sub));
+            Hir::capture(c)
+        }
+        HirKind::Concat(hs) => Hir::concat(hs.iter().map(widen_word).collect()),
+        HirKind::Alternation(hs) => Hir::alternation(hs.iter().map(widen_word).collect()),
+        _ => hir.clone(),
+    }
+}
+
 /// The length of the shortest word of `table`, if any.
 fn shortest(table: &Table) -> Option<usize> {
     let mut seen = vec![false; table.len()];
@@ -829,6 +886,63 @@ impl Builder {
                 b.graph.link(body, c_entry);
                 call_opens.push(o);
                 call_closes.push(c);
+            }
+            Family::PythonKeywords => {
+                // LFM2.5 writes one block of calls, `<|tool_call_start|>[f(k=v), g()]
+                // <|tool_call_end|>`: the open's forms that start with `,` open a call after
+                // the first in the block, the others the block's first call; the close's form
+                // `)` ends a call before the next, its forms with more than whitespace after the
+                // `)` (`)]<|tool_call_end|>`) end the block.
+                let ContentSpec::XmlInline {
+                    tag_pattern: Some(re),
+                    ..
+                } = &field.content
+                else {
+                    return Err(cerr(field_path(field, "content"), "no tag_pattern"));
+                };
+                let open_at = delimiter_path(field, "open", open);
+                let any_text = |prefix: &str| {
+                    regex_syntax::Parser::new()
+                        .parse(&format!("(?s){prefix}.*"))
+                        .map_err(|e| cerr(&open_at, e.to_string()))
+                        .and_then(|h| {
+                            Table::from_hir(&h, &b.limits()).map_err(|e| build(&open_at, e))
+                        })
+                };
+                let (after_comma, block_start) = (any_text(",")?, any_text("[^,]")?);
+                let one_call = restrict(&close, &Table::literal(b")"), &b.limits(), &close_at)?;
+                let block_end = restrict(&close, &any_text(r"\)\S")?, &b.limits(), &close_at)?;
+                let (mid_entry, mid_exit) = b.add_delimiter("tool_calls.close(call)", one_call);
+                let (end_entry, end_exit) = b.add_delimiter("tool_calls.close(block)", block_end);
+                for (i, (name, parameters)) in tools.tools.iter().enumerate() {
+                    let at = format!("tools/{i}/function/parameters");
+                    let body = keyword_body(parameters, re, &options, &at)?
+                        .intersect(&guard, &b.limits())
+                        .map_err(|e| build(&at, e))?;
+                    if body.is_empty() {
+                        return Err(cerr(
+                            &at,
+                            "no call of this tool can be written inside the delimiters",
+                        ));
+                    }
+                    let o = b.delimiter(open, Some(name), &open_at)?;
+                    let first = restrict(&o, &block_start, &b.limits(), &open_at)?;
+                    let next = restrict(&o, &after_comma, &b.limits(), &open_at)?;
+                    let (first, first_exit) =
+                        b.add_delimiter(format!("tool_calls.open({name}, block)"), first);
+                    let (next, next_exit) =
+                        b.add_delimiter(format!("tool_calls.open({name}, next)"), next);
+                    let body =
+                        b.graph
+                            .add(format!("tool_calls.body({name})"), SegmentKind::Body, body);
+                    b.graph.link(first_exit, body);
+                    b.graph.link(next_exit, body);
+                    b.graph.link(body, mid_entry);
+                    b.graph.link(body, end_entry);
+                    b.graph.link(mid_exit, next);
+                    call_opens.push(first);
+                }
+                call_closes.push(end_exit);
             }
             Family::NamedJson | Family::XmlParameters => {
                 for (i, (name, parameters)) in tools.tools.iter().enumerate() {
@@ -1116,7 +1230,7 @@ impl Builder {
         let mut parts = Vec::new();
         let mut cores = Vec::new();
         for (spec, at) in specs {
-            let hir = delimiter_hir(spec, None, at)?;
+            let hir = widen_word(&delimiter_hir(spec, None, at)?);
             cores.push(without_leading_whitespace(&hir));
             parts.push(hir);
         }
@@ -1685,8 +1799,7 @@ pub fn compile(
             .filter_map(|f| f.open.as_ref().map(|o| (o, delimiter_path(f, "open", o))))
             .collect(),
         calls_first: None,
-        one_region: layout.family == Some(Family::PythonCallList)
-            && layout.tool_field.is_some_and(|f| !f.repeats),
+        one_region: layout.tool_field.is_some_and(|f| !f.repeats),
     };
     if let (Some(tools), Some(field), Some(Family::PythonCallList), Some(_), Format::Text) = (
         &asked.tools,
@@ -1903,10 +2016,10 @@ impl<'t> Layout<'t> {
                     {
                         return Err(cerr(
                             field_path(f, "content_args"),
-                            "xml-inline parameters are generated with a `text` value parser \
-                             only: a value parser that reads each value again (LFM2.5's `json` \
-                             with `'` string delimiters and `allow_non_json` over `k=v` tags, \
-                             inside calls that end at the first `)`) is not a generated family",
+                            "xml-inline parameters are generated with a `text` value parser, \
+                             or over `k=v` tags with LFM2.5's `json` value parser (`'` string \
+                             delimiters, `allow_non_json`) and the name in the open delimiter; \
+                             another value parser is not a generated family",
                         ))
                     }
                     _ if matches!(f.content, ContentSpec::PythonCallList) => {
@@ -1966,9 +2079,10 @@ struct Turn<'t> {
     /// sentence after its call block (`python-call-list`), and its parser keeps only the text
     /// after the block when text stands on both sides.
     calls_first: Option<(Vec<usize>, Vec<usize>)>,
-    /// Whether the turn holds one call region at most: a `python-call-list` field that does
-    /// not repeat (the parser keeps the calls of its last region only, so a second block
-    /// would drop the first one's calls).
+    /// Whether the turn holds one call region at most: a tool-call field that does not
+    /// repeat, in every family (the parser keeps the calls of its last region only, so a
+    /// second block would drop the first one's calls: Llama 3.1, Granite 3, Mistral before
+    /// v11, Command A, Phi-4-mini, LFM2).
     one_region: bool,
 }
 
@@ -2381,6 +2495,235 @@ fn xml_body(
     sequence(parts, limits).map_err(|e| build(at, e))
 }
 
+/// The forms of `d` in `only` (a delimiter without look-aheads or word assertions), or an
+/// error naming `at` when none is.
+fn restrict(
+    d: &DelimiterSet,
+    only: &Table,
+    limits: &Limits,
+    at: &str,
+) -> Result<DelimiterSet, ConstrainError> {
+    let mut groups = Vec::new();
+    for (g, ahead) in &d.groups {
+        if !matches!(ahead, Ahead::Any) || g.marks != crate::graph::Marks::default() {
+            return Err(cerr(
+                at,
+                "a keyword-argument call's delimiters are generated without look-aheads or \
+                 word assertions",
+            ));
+        }
+        let table = g.table.intersect(only, limits).map_err(|e| build(at, e))?;
+        let text = g.text.intersect(only, limits).map_err(|e| build(at, e))?;
+        if !table.is_empty() {
+            groups.push((
+                Delimiter {
+                    table,
+                    marks: g.marks,
+                    text,
+                },
+                Ahead::Any,
+            ));
+        }
+    }
+    if groups.is_empty() {
+        return Err(cerr(
+            at,
+            "a keyword-argument call needs a form of this delimiter for each place: the \
+             block's first call and the next ones (`,`), a call's end (`)`) and the block's",
+        ));
+    }
+    let text = d.text.intersect(only, limits).map_err(|e| build(at, e))?;
+    Ok(DelimiterSet { groups, text })
+}
+
+/// One call's keyword arguments as LFM2.5 writes them and its `xml-inline` tags read them
+/// ([`Family::PythonKeywords`]): `k=v` in declared order (required ones always, optional
+/// ones may be left out), `,` and at most one space between them, no space around `=`
+/// (a value is read from right after it). Each value is one [`keyword_value`].
+fn keyword_body(
+    parameters: &Value,
+    tag_pattern: &<parser_runtime_core::tables::Owned as parser_runtime_core::tables::Storage>::Fancy,
+    options: &Options,
+    at: &str,
+) -> Result<Table, ConstrainError> {
+    let limits = &options.limits;
+    let required: Vec<&str> = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = parameters.get("properties").and_then(Value::as_object);
+    if let Some(missing) = required
+        .iter()
+        .find(|r| !properties.is_some_and(|p| p.contains_key(**r)))
+    {
+        return Err(cerr(
+            format!("{at}/required"),
+            format!("required parameter {missing:?} is not declared in properties"),
+        ));
+    }
+    let separator = Table::from_hir(
+        &Hir::concat(vec![
+            Hir::literal(*b","),
+            Hir::repetition(regex_syntax::hir::Repetition {
+                min: 0,
+                max: Some(1),
+                greedy: true,
+                sub: Box::new(Hir::literal(*b" ")),
+            }),
+        ]),
+        limits,
+    )
+    .map_err(|e| build(at, e))?;
+    // Two junctions per position: nothing written yet (the next tag has no separator), or
+    // some tag written.
+    let mut g = Graph::default();
+    let empty = || Table::literal(b"");
+    let mut before = g.add("before0", SegmentKind::Body, empty());
+    g.starts.push(before);
+    let mut after: Option<usize> = None;
+    for (i, (key, schema)) in properties.into_iter().flatten().enumerate() {
+        let p_at = format!(
+            "{at}/properties/{}",
+            structured_outputs::schema::escape_token(key)
+        );
+        let ascii_word = key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !ascii_word || !template_build::roles::keyword_reads_back(tag_pattern, key, "1") {
+            return Err(cerr(
+                p_at,
+                "the template's tag pattern does not read this parameter name back as a \
+                 keyword argument (`k=v`, ASCII word characters)",
+            ));
+        }
+        let value = keyword_value(schema, parameters, options, &p_at)?;
+        let tag = concat(
+            vec![Table::literal(format!("{key}=").as_bytes()), value],
+            limits,
+        )
+        .map_err(|e| build(&p_at, e))?;
+        let optional = !required.contains(&key.as_str());
+        let next_before = g.add(format!("before{}", i + 1), SegmentKind::Body, empty());
+        let next_after = g.add(format!("after{}", i + 1), SegmentKind::Body, empty());
+        let first = g.add(format!("tag{i}"), SegmentKind::Body, tag.clone());
+        g.link(before, first);
+        g.link(first, next_after);
+        if optional {
+            g.link(before, next_before);
+        }
+        if let Some(a) = after {
+            let tag = concat(vec![separator.clone(), tag], limits).map_err(|e| build(&p_at, e))?;
+            let more = g.add(format!("tag{i}(after)"), SegmentKind::Body, tag);
+            g.link(a, more);
+            g.link(more, next_after);
+            if optional {
+                g.link(a, next_after);
+            }
+        }
+        before = next_before;
+        after = Some(next_after);
+    }
+    if required.is_empty() {
+        g.segments[before].last = true;
+    }
+    if let Some(a) = after {
+        g.segments[a].last = true;
+    }
+    Ok(std::sync::Arc::unwrap_or_clone(
+        Machine::build(g, limits).map_err(|e| build(at, e))?.table,
+    ))
+}
+
+/// One keyword argument's value as LFM2.5's tags and value parser read it back into the
+/// parameter's JSON value ([`Family::PythonKeywords`]), for exactly one type (no `anyOf`, no
+/// type lists: the tools' typing would cast a string that reads as another of the types):
+///
+/// * a string: `'raw text'`, the characters as they are (the `json` value parser takes the
+///   text between `'`s and writes it as a JSON string): no `'`, no `\x01`/`\x02` (the value
+///   parser refuses them), and, by the caller's guard, no `)` (it ends the call); `enum`
+///   values likewise; no `pattern` or `format` (their languages are over JSON string text);
+/// * an integer, a number, `true`/`false`/`True`/`False` (the last two read as text and cast
+///   by the tools' typing), `null`: as [`xml_value`] writes them, read bare up to the next
+///   `,` or `)`;
+/// * an object or an array: its JSON, nested at most 4 brackets deep (the tag pattern's
+///   value reads 4 levels), with no `'` (the value parser would take it as a string quote)
+///   and no `\"` (the tag pattern's strings end at the first `"`).
+fn keyword_value(
+    schema: &Value,
+    document: &Value,
+    options: &Options,
+    at: &str,
+) -> Result<Table, ConstrainError> {
+    let limits = &options.limits;
+    // Typed as XML parameters are (one type; booleans also as Python writes them).
+    let value = xml_value(schema, document, options, at)
+        .map_err(|e| ConstrainError {
+            reason: e
+                .reason
+                .replace("XML parameters", "keyword arguments")
+                .replace("an XML parameter", "a keyword argument"),
+            ..e
+        })?
+        .table(options.json, limits)
+        .map_err(|e| build(at, e))?;
+    let mut resolved = schema;
+    for _ in 0..32 {
+        match resolved
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| resolve_ref(document, r))
+        {
+            Some(s) => resolved = s,
+            None => break,
+        }
+    }
+    let types = resolved.as_object().map(value_types).unwrap_or_default();
+    let lit = |s: &str| Hir::literal(s.as_bytes());
+    let avoiding = |texts: &[&str]| {
+        Table::avoiding(
+            &Hir::alternation(texts.iter().map(|t| lit(t)).collect()),
+            limits,
+        )
+        .map_err(|e| build(at, e))
+    };
+    let out = match types.as_slice() {
+        [JsonType::String] => {
+            let raw = value
+                .intersect(&avoiding(&["'", "\x01", "\x02"])?, limits)
+                .map_err(|e| build(at, e))?;
+            concat(
+                vec![Table::literal(b"'"), raw, Table::literal(b"'")],
+                limits,
+            )
+            .map_err(|e| build(at, e))?
+        }
+        [JsonType::Object | JsonType::Array] => {
+            let mut brackets = String::from(r#"(?:[^\[\]{}'"]|"[^"]*")"#);
+            for _ in 0..3 {
+                brackets = format!(r#"(?:[^\[\]{{}}'"]|"[^"]*"|[\[{{]{brackets}*[\]}}])"#);
+            }
+            let brackets = format!(r"[\[{{]{brackets}*[\]}}]");
+            let hir = regex_syntax::Parser::new()
+                .parse(&brackets)
+                .map_err(|e| cerr(at, e.to_string()))?;
+            let depth = Table::from_hir(&hir, limits).map_err(|e| build(at, e))?;
+            let quotes = avoiding(&["'", "\\\""])?;
+            value
+                .intersect(&depth, limits)
+                .and_then(|t| t.intersect(&quotes, limits))
+                .map_err(|e| build(at, e))?
+        }
+        _ => value,
+    };
+    if out.is_empty() {
+        return Err(cerr(
+            at,
+            "no value of this parameter can be written as a keyword argument the template \
+             reads back (strings without `'` or `)`, at most 4 levels of brackets)",
+        ));
+    }
+    Ok(out)
+}
+
 /// The concatenation of `parts`, each `(table, optional)`.
 fn sequence(parts: Vec<(Table, bool)>, limits: &Limits) -> Result<Table, BuildError> {
     let mut g = Graph::default();
@@ -2789,6 +3132,141 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_call_field_that_does_not_repeat_holds_one_region() {
+        // The parser keeps the last region's calls when the field does not repeat, so a
+        // second call block would drop the first one's calls: one block per turn, as many
+        // calls in it as the family writes.
+        let request = Request {
+            tools: weather(),
+            ..Request::default()
+        };
+        let name = r#""name":"get_weather""#;
+        let args = r#"{"city":"P"}"#;
+        let other = r#"{"city":"Q"}"#;
+        let cases = [
+            (
+                "llama3.1",
+                format!("{{{name},\"parameters\":{args}}}<|eom_id|>"),
+                format!("{{{name},\"parameters\":{other}}}<|eot_id|>"),
+            ),
+            (
+                "granite-3",
+                format!("<|tool_call|>[{{{name},\"arguments\":{args}}}]<|end_of_text|>"),
+                format!("<|tool_call|>[{{{name},\"arguments\":{other}}}]<|end_of_text|>"),
+            ),
+            (
+                "mistral-pre-v11",
+                format!("[TOOL_CALLS][{{{name},\"arguments\":{args}}}]</s>"),
+                format!("[TOOL_CALLS][{{{name},\"arguments\":{other}}}]</s>"),
+            ),
+            (
+                "command-a",
+                format!(
+                    "<|START_ACTION|>[{{\"tool_name\":\"get_weather\",\"parameters\":{args}}}]<|END_ACTION|>"
+                ),
+                format!(
+                    "<|START_ACTION|>[{{\"tool_name\":\"get_weather\",\"parameters\":{other}}}]<|END_ACTION|>"
+                ),
+            ),
+            (
+                "phi-4-mini",
+                format!("<|tool_call|>[{{{name},\"arguments\":{args}}}]<|/tool_call|>"),
+                format!("<|tool_call|>[{{{name},\"arguments\":{other}}}]<|/tool_call|>"),
+            ),
+        ];
+        for (template_name, first, second) in &cases {
+            let c = compile(&template(template_name), &request, &Options::default())
+                .unwrap_or_else(|e| panic!("{template_name}: {e}"));
+            let parser = templates::by_name(template_name).unwrap().unwrap();
+            let cities = |text: &str| -> Vec<Value> {
+                let message =
+                    parser_runtime::__private::parse_response(parser, text, "", &request.tools)
+                        .unwrap_or_else(|e| panic!("{template_name} {text}: {e}"));
+                message["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.pointer("/function/arguments/city").unwrap().clone())
+                    .collect()
+            };
+            let both = format!("{first}{second}");
+            // The parser keeps the second block's call only.
+            assert_eq!(cities(&both), ["Q"], "{template_name}: {both}");
+            assert_eq!(cities(first), ["P"], "{template_name}: {first}");
+            language(
+                &c.machine.table,
+                &[first.clone(), second.clone()],
+                &[both.clone(), format!("{first}\n{second}")],
+            );
+        }
+    }
+
+    #[test]
+    fn keyword_calls_are_written_as_lfm25_reads_them() {
+        let mut tools = weather();
+        tools.push(
+            serde_json::json!({"type": "function", "function": {"name": "book",
+            "parameters": {"type": "object", "properties": {
+                "flexible": {"type": "boolean"}, "note": {"type": "null"},
+                "seats": {"type": "array", "items": {"type": "integer"}},
+                "who": {"type": "object", "properties": {"name": {"type": "string"}},
+                        "required": ["name"]},
+                "price": {"type": "number"}},
+                "required": ["flexible"]}}}),
+        );
+        let request = Request {
+            tools,
+            ..Request::default()
+        };
+        let c = compile(&template("lfm2.5"), &request, &Options::default()).unwrap();
+        assert_eq!(c.family, Some(Family::PythonKeywords));
+        // Each text with the message transformers 5.24's `parse_response` gives (prefix "",
+        // the same tools; run in the oracle venv): the real parser must give the same.
+        let read = [
+            (
+                "<|tool_call_start|>[get_weather(city='Paris', days=3)]<|tool_call_end|><|im_end|>",
+                serde_json::json!({"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}}]}),
+            ),
+            (
+                r#"Checking.<|tool_call_start|>[get_weather(city='Zürich, CH "x" \\n'),book(flexible=True, note=null, seats=[1,-0], who={"name":"Ann [B]"}, price=2.5e3)]<|tool_call_end|><|im_end|>"#,
+                serde_json::json!({"role": "assistant", "content": "Checking.", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Zürich, CH \"x\" \\\\n"}}}, {"type": "function", "function": {"name": "book", "arguments": {"flexible": true, "note": null, "seats": [1, 0], "who": {"name": "Ann [B]"}, "price": 2500.0}}}]}),
+            ),
+            (
+                "<|tool_call_start|>[book(flexible=false)]<|tool_call_end|>\n<|tool_call_start|>[get_weather(city='')]<|tool_call_end|><|im_end|>",
+                serde_json::json!({"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "book", "arguments": {"flexible": false}}}, {"type": "function", "function": {"name": "get_weather", "arguments": {"city": ""}}}]}),
+            ),
+        ];
+        let parser = templates::by_name("lfm2.5").unwrap().unwrap();
+        for (text, want) in &read {
+            assert!(c.machine.table.matches(text.as_bytes()), "{text}");
+            let message =
+                parser_runtime::__private::parse_response(parser, text, "", &request.tools)
+                    .unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(Value::Object(message), *want, "{text}");
+        }
+        let call = |args: &str| {
+            format!("<|tool_call_start|>[get_weather({args})]<|tool_call_end|><|im_end|>")
+        };
+        language(
+            &c.machine.table,
+            &[call("city='P',days=-2")],
+            &[
+                // The reference reads `{"city": "It"}` and `{"city": "'a (b"}` (the call ends at
+                // the first `)`, the rest is content).
+                call("city='It's'"),
+                call("city='a (b)'"),
+                // Read alike, not generated: double-quoted strings, space around `=`, an
+                // argument out of declared order, the list's forms mixed.
+                call(r#"city="P""#),
+                call("city = 'P'"),
+                call("days=2, city='P'"),
+                "<|tool_call_start|>[get_weather(city='P') <|im_end|>".to_string(),
+                ", get_weather(city='P')]<|tool_call_end|><|im_end|>".to_string(),
+            ],
+        );
+    }
+
+    #[test]
     fn python_calls_are_written_as_lfm2_reads_them() {
         let tools = vec![
             serde_json::json!({"type": "function", "function": {"name": "get_weather",
@@ -2923,10 +3401,14 @@ mod tests {
         };
         let e = compile(&model, &request, &general).err().unwrap();
         assert_eq!(e.at, "tools/0/function");
-        // LFM2.5 reads its calls as `xml-inline` tags with a `json` value parser.
-        let e = compile(&template("lfm2.5"), &request, &Options::default())
-            .err()
-            .unwrap();
+        // `xml-inline` tags with a value parser other than `text` and LFM2.5's `json`.
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/lfm2.5.json");
+        let mut value: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        value["fields"]["tool_calls"]["content_args"]["value_parser"] =
+            serde_json::json!({"name": "int"});
+        let e = compiled(value, &request).err().unwrap();
         assert_eq!(e.at, "fields.tool_calls.content_args");
     }
 

@@ -84,6 +84,7 @@ fn cases() -> Vec<Case> {
             "glm-4.5",
             "minimax-m2",
             "nemotron-3",
+            "lfm2.5",
         ]
         .contains(&template);
         let mut tools = vec![weather()];
@@ -150,6 +151,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
     }
     let mut word_boundary_samples = 0;
     let mut non_ascii_edges = 0;
+    let mut several_calls = 0;
     for case in cases() {
         let vocab_name = if case.template == "gpt-oss" {
             "o200k_harmony"
@@ -170,6 +172,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             None => templates::by_name(case.template).unwrap().unwrap(),
         };
         let misread: &[(&str, &str)] = written.map_or(&[], |t| &t.misread);
+        let every_region = every_call_region(case.template, written.map(|t| &t.template));
         let contract = contract(&case.request);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(total as u64 + 1);
         for i in 0..case.samples {
@@ -219,6 +222,27 @@ fn sampled_outputs_parse_and_keep_the_contract() {
                         .get("tool_calls")
                         .and_then(Value::as_array)
                         .map_or(0, Vec::len);
+                    // Nothing lost: the calls written, read with a tool-call field that keeps
+                    // every region, are the calls the template's parser keeps.
+                    if let Some(every) = &every_region {
+                        match parser_runtime::parse_response(every, &text, "", &case.request.tools)
+                        {
+                            Ok(all) => {
+                                let written = calls_written(&all);
+                                if written > 1 {
+                                    several_calls += 1;
+                                }
+                                if written != calls {
+                                    failures.push(format!(
+                                        "{tag}: {written} calls written, {calls} parsed: {text:?}"
+                                    ));
+                                }
+                            }
+                            Err(e) => failures.push(format!(
+                                "{tag}: parse error with every call region kept {e}: {text:?}"
+                            )),
+                        }
+                    }
                     if calls > 0 {
                         with_calls += 1;
                     }
@@ -250,7 +274,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             }
         }
     }
-    println!("{total} samples ({word_boundary_samples} of word-boundary templates, {non_ascii_edges} with a non-ASCII character next to a delimiter's word), {with_calls} with tool calls, {with_reasoning} with reasoning, {} failures", failures.len());
+    println!("{total} samples ({word_boundary_samples} of word-boundary templates, {non_ascii_edges} with a non-ASCII character next to a delimiter's word), {with_calls} with tool calls ({several_calls} of templates whose tool-call field does not repeat with two calls or more), {with_reasoning} with reasoning, {} failures", failures.len());
     let mut kinds = std::collections::BTreeMap::new();
     for f in &failures {
         let key: String = f.split(" #").next().unwrap_or("").to_string();
@@ -260,6 +284,7 @@ fn sampled_outputs_parse_and_keep_the_contract() {
     assert!(total >= 10_000, "{total} samples");
     assert!(word_boundary_samples >= 1_500, "{word_boundary_samples}");
     assert!(non_ascii_edges >= 100, "{non_ascii_edges}");
+    assert!(several_calls >= 200, "{several_calls}");
     assert!(
         with_calls >= 2_000 && with_reasoning >= 1_000,
         "coverage: {with_calls} calls, {with_reasoning} reasoning"
@@ -275,6 +300,40 @@ fn sampled_outputs_parse_and_keep_the_contract() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// The template with its tool-call field made to repeat, when it does not: its parse of a
+/// text keeps the calls of every region (each region's value appended), so it counts the
+/// calls written, which the template's own parse must all keep (it keeps the last region's).
+fn every_call_region(
+    name: &str,
+    inline: Option<&Value>,
+) -> Option<parser_runtime::tables::CompiledTemplate> {
+    let mut value: Value = match inline {
+        Some(v) => v.clone(),
+        None => serde_json::from_str(templates::source(name)?).ok()?,
+    };
+    if let Some(inner) = value.get("response_template").cloned() {
+        value = inner;
+    }
+    let field = value.pointer_mut("/fields/tool_calls")?.as_object_mut()?;
+    if field.get("repeats").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    field.insert("repeats".into(), Value::Bool(true));
+    Some(template_build::compile(&value).expect("the repeating variant compiles"))
+}
+
+/// The calls of a message read with [`every_call_region`]: one per region of a one-call
+/// family, a list's length per region of a list family.
+fn calls_written(message: &serde_json::Map<String, Value>) -> usize {
+    let Some(Value::Array(regions)) = message.get("tool_calls") else {
+        return 0;
+    };
+    regions
+        .iter()
+        .map(|r| r.as_array().map_or(1, Vec::len))
+        .sum()
 }
 
 /// Whether a non-ASCII character stands right before or after a word of the word-boundary
@@ -310,6 +369,8 @@ fn valid_outputs_are_accepted_token_by_token() {
          "<think>\nok\n</think>\n\n{\"answer\": \"42\", \"confidence\": 0.9, \"kind\": \"fact\"}<|im_end|>".into()),
         ("qwen3-coder", "o200k_base", Request { tools: xml_tools(), ..Request::default() },
          "I'll set it.\n<tool_call>\n<function=set_alarm>\n<parameter=hour>\n7\n</parameter>\n<parameter=minute>\n30\n</parameter>\n<parameter=label>\nWake up\n</parameter>\n</function>\n</tool_call><|im_end|>".into()),
+        ("lfm2.5", "o200k_base", Request { tools: xml_tools(), ..Request::default() },
+         "Ich schaue nach.<|tool_call_start|>[get_weather(city='Zürich, CH', days=3), set_alarm(hour=7, minute=30, label='Wake up', loud=True, days=[\"mon\", \"tue\"], snooze={\"minutes\": 5})]<|tool_call_end|><|im_end|>".into()),
         ("gpt-oss", "o200k_harmony", Request { tools: vec![weather()], ..Request::default() },
          "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>".into()),
         ("gpt-oss", "o200k_harmony", Request::default(),
@@ -409,6 +470,8 @@ const FIXTURE_TEMPLATES: &[&str] = &[
     "nemotron-3",
     // Python calls (`python-call-list`).
     "lfm2",
+    // Python keyword arguments read by `xml-inline` tags and a `json` value parser.
+    "lfm2.5",
 ];
 
 /// Fixtures with calls valid for their tools whose text the grammar does not take, and why.
@@ -432,6 +495,9 @@ const FIXTURE_EXCEPTIONS: &[(&str, &str, &str)] = &[
     // A small model's quoted integer (`days="5"`): the tools' typing casts it, generation
     // writes integers as integers.
     ("lfm2", "quoted-number", "an integer written as a string"),
+    // LFM2.5 writes lists as Python's repr (`['LX', 'NH']`); generated arrays are JSON, their
+    // strings double-quoted (a `'` inside a container is the value parser's string quote).
+    ("lfm2.5", "tool-call", "a list of single-quoted strings"),
     (
         "glm-4.5",
         "glm47-tool-call",

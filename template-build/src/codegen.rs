@@ -551,6 +551,9 @@ fn role(role: Role) -> TokenStream {
             ToolFamily::PythonCallList => {
                 quote!(::parser_runtime::__private::ToolFamily::PythonCallList)
             }
+            ToolFamily::PythonKeywords => {
+                quote!(::parser_runtime::__private::ToolFamily::PythonKeywords)
+            }
         }))
     };
     match role {

@@ -112,6 +112,29 @@ pub fn xml_style(tag_pattern: &fancy_regex::Regex) -> Option<&'static XmlStyle> 
         .find(|s| s.reads_back(tag_pattern, "k_1", "v a"))
 }
 
+/// Whether `tag_pattern` reads keyword arguments `k=v` back whole, for each kind of value
+/// [`ToolFamily::PythonKeywords`] writes: a single-quoted string (commas inside), a bare
+/// literal, a JSON object with nested brackets.
+pub fn keyword_tags(tag_pattern: &fancy_regex::Regex) -> bool {
+    [
+        "'v a, b'",
+        "12",
+        "-1.5e3",
+        "true",
+        r#"{"a": [1, {"b": "c, d"}]}"#,
+        "[]",
+    ]
+    .iter()
+    .all(|v| keyword_reads_back(tag_pattern, "k_1", v))
+}
+
+/// Whether `tag_pattern` reads `key=value` back as that key and value.
+pub fn keyword_reads_back(tag_pattern: &fancy_regex::Regex, key: &str, value: &str) -> bool {
+    matches!(tag_pattern.captures(&format!("{key}={value}")), Ok(Some(c))
+        if c.name("key").map(|m| m.as_str()) == Some(key)
+            && c.name("value").map(|m| m.as_str()) == Some(value))
+}
+
 /// The key a whole-string placeholder `"{key}"` reads, when it is one top-level key of the
 /// parsed value (not `{content}`, the value itself, nor a dotted path).
 fn placeholder_key(value: Option<&Value>) -> Option<&str> {
@@ -171,6 +194,23 @@ fn family(field: &FieldModel) -> Option<ToolFamily> {
         } if named && open_has_name => Some(ToolFamily::NamedJson),
         Content::XmlInline {
             tag_pattern: Some(re),
+            value_parser: Some(p),
+            merge_duplicates: false,
+            ..
+        } if named
+            && open_has_name
+            && matches!(&**p, Content::Json {
+                unquoted_keys: false,
+                string_delims,
+                allow_non_json: true,
+                ..
+            } if string_delims.len() == 1 && string_delims[0].0 == "'" && string_delims[0].1 == "'")
+            && keyword_tags(re) =>
+        {
+            Some(ToolFamily::PythonKeywords)
+        }
+        Content::XmlInline {
+            tag_pattern: Some(re),
             value_parser,
             ..
         } if named
@@ -194,6 +234,35 @@ mod tests {
     fn roles(template: Value) -> Vec<(String, Role)> {
         let model = crate::model::load(&template).expect("template loads");
         model.fields.into_iter().map(|f| (f.name, f.role)).collect()
+    }
+
+    #[test]
+    fn lfm25_calls_are_keyword_arguments() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/lfm2.5.json");
+        let mut value: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let family = |value: &Value| {
+            roles(value.clone())
+                .into_iter()
+                .find(|(name, _)| name == "tool_calls")
+                .map(|(_, role)| role)
+        };
+        assert_eq!(
+            family(&value),
+            Some(Role::ToolCalls {
+                family: Some(ToolFamily::PythonKeywords)
+            })
+        );
+        // Another value parser, or a tag pattern that cuts a string at its comma: no family.
+        let args = "/fields/tool_calls/content_args";
+        let mut other = value.clone();
+        *other.pointer_mut(&format!("{args}/value_parser")).unwrap() =
+            serde_json::json!({"name": "int"});
+        assert_eq!(family(&other), Some(Role::ToolCalls { family: None }));
+        *value.pointer_mut(&format!("{args}/tag_pattern")).unwrap() =
+            Value::from("(?P<key>\\w+)=(?P<value>[^,)]*)");
+        assert_eq!(family(&value), Some(Role::ToolCalls { family: None }));
     }
 
     #[test]

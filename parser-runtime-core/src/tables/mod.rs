@@ -192,6 +192,10 @@ pub enum ToolFamily {
     /// `python-call-list` (transform `function: {"name": "{name}", "arguments":
     /// "{arguments}"}` on each): LFM2.
     PythonCallList,
+    /// The name in the open delimiter (`<|tool_call_start|>[NAME(` or `, NAME(`), the call's
+    /// keyword arguments `k=v` read by `xml-inline` tags whose values a `json` value parser
+    /// reads again with `'` string delimiters and `allow_non_json` (LFM2.5).
+    PythonKeywords,
 }
 
 /// One watched delimiter: the `kind` delimiter of `field`.
