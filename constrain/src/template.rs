@@ -1515,21 +1515,7 @@ fn python_call(
     python.json.literals = Literals::Python;
     let lit = |text: &str| Hir::literal(text.as_bytes());
     let ws = ws_hir(options.json.whitespace);
-    let required: Vec<&str> = parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let properties = parameters.get("properties").and_then(Value::as_object);
-    if let Some(missing) = required
-        .iter()
-        .find(|r| !properties.is_some_and(|p| p.contains_key(**r)))
-    {
-        return Err(cerr(
-            format!("{at}/required"),
-            format!("required parameter {missing:?} is not declared in properties"),
-        ));
-    }
+    let (required, properties) = declared_parameters(parameters, &at)?;
     let mut members = Vec::new();
     for (key, schema) in properties.into_iter().flatten() {
         let p_at = format!(
@@ -2536,17 +2522,16 @@ fn restrict(
     Ok(DelimiterSet { groups, text })
 }
 
-/// One call's keyword arguments as LFM2.5 writes them and its `xml-inline` tags read them
-/// ([`Family::PythonKeywords`]): `k=v` in declared order (required ones always, optional
-/// ones may be left out), `,` and at most one space between them, no space around `=`
-/// (a value is read from right after it). Each value is one [`keyword_value`].
-fn keyword_body(
-    parameters: &Value,
-    tag_pattern: &<parser_runtime_core::tables::Owned as parser_runtime_core::tables::Storage>::Fancy,
-    options: &Options,
+/// A tool's `properties` object.
+type Properties = serde_json::Map<String, Value>;
+
+/// A tool's `required` names and its `properties`, each required name declared there.
+///
+/// Errors: a required name missing from `properties` (at `{at}/required`).
+fn declared_parameters<'a>(
+    parameters: &'a Value,
     at: &str,
-) -> Result<Table, ConstrainError> {
-    let limits = &options.limits;
+) -> Result<(Vec<&'a str>, Option<&'a Properties>), ConstrainError> {
     let required: Vec<&str> = parameters
         .get("required")
         .and_then(Value::as_array)
@@ -2562,6 +2547,21 @@ fn keyword_body(
             format!("required parameter {missing:?} is not declared in properties"),
         ));
     }
+    Ok((required, properties))
+}
+
+/// One call's keyword arguments as LFM2.5 writes them and its `xml-inline` tags read them
+/// ([`Family::PythonKeywords`]): `k=v` in declared order (required ones always, optional
+/// ones may be left out), `,` and at most one space between them, no space around `=`
+/// (a value is read from right after it). Each value is one [`keyword_value`].
+fn keyword_body(
+    parameters: &Value,
+    tag_pattern: &<parser_runtime_core::tables::Owned as parser_runtime_core::tables::Storage>::Fancy,
+    options: &Options,
+    at: &str,
+) -> Result<Table, ConstrainError> {
+    let limits = &options.limits;
+    let (required, properties) = declared_parameters(parameters, at)?;
     let separator = Table::from_hir(
         &Hir::concat(vec![
             Hir::literal(*b","),
