@@ -639,7 +639,15 @@ fn load_vocab(args: &ConstrainArgs) -> Result<constrain::vocab::Vocabulary, Fail
              their own special tokens)",
         ));
     }
-    let vocab = if ["o200k_base", "cl100k_base", "o200k_harmony"].contains(&args.vocab.as_str()) {
+    const BUILTIN: [&str; 3] = ["o200k_base", "cl100k_base", "o200k_harmony"];
+    if !BUILTIN.contains(&args.vocab.as_str()) && !path.exists() {
+        return Err(Failure::data(format!(
+            "--vocab {:?}: not a built-in vocabulary ({}) and no such file",
+            args.vocab,
+            BUILTIN.join(", ")
+        )));
+    }
+    let vocab = if BUILTIN.contains(&args.vocab.as_str()) {
         Vocabulary::builtin(&args.vocab)
     } else if tiktoken_file {
         let mut specials = Vec::new();

@@ -267,3 +267,21 @@ fn general_schema_mode() {
     assert_eq!(code, 2, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn unknown_vocabulary_names_the_built_in_ones() {
+    let (code, _, stderr) = rtpl(&[
+        "constrain",
+        "--model",
+        "qwen3",
+        "--vocab",
+        "o200k_bas",
+        "--sample",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("\"o200k_bas\": not a built-in vocabulary (o200k_base, cl100k_base, o200k_harmony) and no such file"),
+        "{stderr}"
+    );
+}
