@@ -502,6 +502,7 @@ LP, LOGITS = _load_logits_module()
 WEATHER_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 VALID_CALL = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call><|im_end|>'
+SECOND_CLOSE = "<|endoftext|>"
 
 
 def _processor(monkeypatch):
@@ -554,6 +555,19 @@ def test_logits_processor_masks_only_constrained_rows(monkeypatch) -> None:
         out1.append(7)
         proc.update_state(None)
     assert proc.rows[0].matcher.is_accepting()
+    # One "<|im_end|>" (text in o200k, not a special token) may end the turn, but the implicit
+    # field's close may stand once more after the calls (the parser reads it wherever no region
+    # is open; DeepSeek V3.1 and Kimi K2 write two alternatives there): write the second one.
+    assert not reference.is_stopped()
+    for token in vocab.encode(SECOND_CLOSE):
+        logits = np.zeros((2, width), dtype=np.float32)
+        proc.apply(logits)
+        assert _masked(logits[0]) == set(range(width)) - set(reference.allowed_token_ids())
+        assert token not in _masked(logits[0])
+        assert reference.consume_token(token)
+        out0.append(token)
+        out1.append(7)
+        proc.update_state(None)
     # The response is complete (only EOS can follow): EOS only until the row samples it, as
     # vLLM's structured outputs mask a stopped matcher; then the row is left alone (tokens past
     # EOS, with ignore_eos, are not read).

@@ -392,11 +392,31 @@ const PARAMETER_CLOSE: &str = "</parameter>";
 /// character; bodies that hold it are not masked).
 const MASK: char = '\u{F8FF}';
 
+/// Where the next parameter tag opens at or after byte `from`: `<parameter=` (Qwen3-Coder,
+/// Nemotron 3) or `<parameter ` (MiniMax M2's `<parameter name="K">`); a bare `<parameter>`
+/// (XML inside a value) opens none.
+fn next_parameter_open(s: &str, from: usize) -> Option<usize> {
+    const PARAMETER_OPEN: &str = "<parameter";
+    let mut at = from;
+    while let Some(rel) = s.get(at..)?.find(PARAMETER_OPEN) {
+        let i = at + rel;
+        let end = i + PARAMETER_OPEN.len();
+        if matches!(
+            s.as_bytes().get(end),
+            Some(b'=' | b' ' | b'\t' | b'\n' | b'\r')
+        ) {
+            return Some(i);
+        }
+        at = end;
+    }
+    None
+}
+
 /// Replaces each `</parameter>` of an XML-parameters body that is followed by another
-/// `</parameter>` before any next `<parameter=` (so the value's own close is still to come)
-/// with [`MASK`]: the structure shows it is part of the value. Returns whether any was.
+/// `</parameter>` before any next parameter tag ([`next_parameter_open`]; so the value's own
+/// close is still to come) with [`MASK`]: the structure shows it is part of the value.
+/// Returns whether any was.
 fn mask_inner_parameter_closes(body: &mut String) -> bool {
-    const PARAMETER_OPEN: &str = "<parameter=";
     if body.contains(MASK) {
         return false;
     }
@@ -407,12 +427,12 @@ fn mask_inner_parameter_closes(body: &mut String) -> bool {
     // The next `<parameter=` at or after where it was last looked for (`None`: there is none
     // after that point); looked for again only once the scan has passed it, so the whole
     // scan is linear in the body's length.
-    let mut next_open: Option<usize> = s.find(PARAMETER_OPEN);
+    let mut next_open: Option<usize> = next_parameter_open(s, 0);
     while let Some(rel) = s[pos..].find(PARAMETER_CLOSE) {
         let i = pos + rel;
         let after = i + PARAMETER_CLOSE.len();
         if next_open.is_some_and(|o| o < after) {
-            next_open = s[after..].find(PARAMETER_OPEN).map(|o| after + o);
+            next_open = next_parameter_open(s, after);
         }
         let rest = &s[after..];
         let next = rest.trim_start_matches(|c: char| c.is_whitespace());
