@@ -426,20 +426,60 @@ fn output_error(input: &str) -> impl Fn(ParseError) -> Failure + '_ {
     }
 }
 
-/// A failed write to stdout: a closed pipe (`rtpl ... | head`) ends quietly with success.
-fn write_failure(e: impl Into<std::io::Error>) -> Failure {
-    let e: std::io::Error = e.into();
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Failure(String::new(), 0)
-    } else {
-        Failure::data(e.to_string())
+/// Standard output that a closed pipe (`rtpl ... | head`) silences instead of failing: later
+/// writes are dropped and the command finishes, so its exit code (3 for a broken contract, 4
+/// for a cut-off sample, 1 for a template with problems) is the one it has with the whole
+/// output read. Any other write error is a failure (exit 1).
+struct Output {
+    out: std::io::StdoutLock<'static>,
+    closed: bool,
+}
+
+impl Output {
+    fn new() -> Self {
+        Self {
+            out: std::io::stdout().lock(),
+            closed: false,
+        }
+    }
+
+    /// Runs one write unless the pipe is closed.
+    fn write(
+        &mut self,
+        f: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+    ) -> Result<(), Failure> {
+        if self.closed {
+            return Ok(());
+        }
+        match f(&mut self.out) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(Failure::data(format!("cannot write the output: {e}"))),
+        }
+    }
+
+    /// One line of text.
+    fn line(&mut self, text: impl std::fmt::Display) -> Result<(), Failure> {
+        self.write(|o| writeln!(o, "{text}"))
+    }
+
+    /// One value as compact JSON on one line.
+    fn json_line(&mut self, value: &Value) -> Result<(), Failure> {
+        self.write(|o| {
+            serde_json::to_writer(&mut *o, value)?;
+            writeln!(o)
+        })
     }
 }
 
 fn print_json(value: &Value) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value).map_err(write_failure)?;
-    writeln!(out).map_err(write_failure)
+    Output::new().write(|o| {
+        serde_json::to_writer_pretty(&mut *o, value)?;
+        writeln!(o)
+    })
 }
 
 /// `--transform-limit` (bytes per input byte, 0 for no cap) and `--anchor-budget-ms` (0 for
@@ -502,11 +542,11 @@ fn cmd_parse(args: &ParseArgs) -> Result<(), Failure> {
 fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
     let loaded = load(args)?;
     let input = read_input(&args.input)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = Output::new();
     let mut emit = |events: &[Event]| -> Result<(), Failure> {
         for e in events {
-            let line = serde_json::to_string(e).map_err(write_failure)?;
-            writeln!(out, "{line}").map_err(write_failure)?;
+            let line = serde_json::to_string(e).map_err(|e| Failure::data(e.to_string()))?;
+            out.line(line)?;
         }
         Ok(())
     };
@@ -525,12 +565,12 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
     emit(&events)?;
     if loaded.contract.is_none() {
         let line = json!({"type": "message", "message": Value::Object(message)});
-        return writeln!(out, "{line}").map_err(write_failure);
+        return out.line(line);
     }
     let violations = parser.violations();
     let line =
         json!({"type": "message", "message": Value::Object(message), "violations": violations});
-    writeln!(out, "{line}").map_err(write_failure)?;
+    out.line(line)?;
     if violations.is_empty() {
         Ok(())
     } else {
@@ -540,31 +580,29 @@ fn cmd_stream(args: &ParseArgs, chunk: usize) -> Result<(), Failure> {
 
 fn cmd_list() -> Result<(), Failure> {
     let width = templates::names().map(str::len).max().unwrap_or(0);
-    let mut out = std::io::stdout().lock();
+    let mut out = Output::new();
     for (name, lazy) in templates::TEMPLATES {
         let tables = lazy().tables();
         let fields: Vec<&str> = tables.template.fields.iter().map(|f| f.name).collect();
         let families = templates::families(name).unwrap_or("-");
-        writeln!(
-            out,
+        out.line(format_args!(
             "{name:width$}  {families}  [fields: {}]",
             fields.join(", ")
-        )
-        .map_err(write_failure)?;
+        ))?;
     }
     Ok(())
 }
 
 fn cmd_check(paths: &[PathBuf]) -> Result<(), Failure> {
     let mut bad = 0;
-    let mut out = std::io::stdout().lock();
+    let mut out = Output::new();
     for path in paths {
         match template_build::load_file(path) {
-            Ok(_) => writeln!(out, "{}: ok", path.display()).map_err(write_failure)?,
+            Ok(_) => out.line(format_args!("{}: ok", path.display()))?,
             Err(errors) => {
                 bad += 1;
                 for e in &errors.0 {
-                    writeln!(out, "{e}").map_err(write_failure)?;
+                    out.line(e)?;
                 }
             }
         }
@@ -588,7 +626,7 @@ fn cmd_run_cases(merge: bool, lenient: bool) -> Result<(), Failure> {
         ..ParserOptions::default()
     };
     let mut stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
+    let mut out = Output::new();
     let mut bytes = Vec::new();
     let mut number = 0usize;
     loop {
@@ -615,9 +653,15 @@ fn cmd_run_cases(merge: bool, lenient: bool) -> Result<(), Failure> {
                 },
             },
         };
-        let text = serde_json::to_string(&result).map_err(write_failure)?;
-        writeln!(out, "{text}").map_err(write_failure)?;
-        out.flush().map_err(write_failure)?;
+        out.write(|o| {
+            serde_json::to_writer(&mut *o, &result)?;
+            writeln!(o)?;
+            o.flush()
+        })?;
+        if out.closed {
+            // Nobody reads the results any more, and they decide no exit code.
+            break;
+        }
     }
     Ok(())
 }
@@ -861,7 +905,7 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(args.seed);
     let mut broken = false;
     let mut cut_off = false;
-    let mut out = std::io::stdout().lock();
+    let mut out = Output::new();
     for _ in 0..args.sample {
         let sample = sampler.sample(&mut rng);
         let text = String::from_utf8_lossy(&sample.text).into_owned();
@@ -870,8 +914,7 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
             // A prefix of a valid output: nothing to check against the contract.
             line["cut_off"] = json!(true);
             cut_off = true;
-            serde_json::to_writer(&mut out, &line).map_err(write_failure)?;
-            writeln!(out).map_err(write_failure)?;
+            out.json_line(&line)?;
             continue;
         }
         if !sample.complete {
@@ -905,8 +948,11 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
                 line["error"] = json!(e.to_string());
             }
         }
-        serde_json::to_writer(&mut out, &line).map_err(write_failure)?;
-        writeln!(out).map_err(write_failure)?;
+        out.json_line(&line)?;
+        if out.closed && broken {
+            // Nobody reads the samples any more and the exit code is decided.
+            break;
+        }
     }
     if broken {
         return Err(Failure(

@@ -114,3 +114,56 @@ fn conforming_output_exits_0_and_bad_schemas_exit_1() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `rtpl ARGS` with a standard output nobody reads (the read end of its pipe closed before it
+/// starts, as `rtpl ... | head -c0` can leave it): the exit code and stderr.
+fn rtpl_into_closed_pipe(args: &[&str]) -> (i32, String) {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rtpl"))
+        .args(args)
+        .stdout(writer)
+        .output()
+        .expect("rtpl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_closed_output_pipe_keeps_the_exit_code() {
+    let (prefix, tools, text) = (
+        data("strict-tools.prefix"),
+        data("strict-tools.tools.json"),
+        data("strict-tools.txt"),
+    );
+    let parse = [
+        "parse",
+        "--model",
+        "smollm3",
+        "--prefix-file",
+        prefix.to_str().unwrap(),
+        "--tools",
+        tools.to_str().unwrap(),
+        "--strict-tools",
+        text.to_str().unwrap(),
+    ];
+    // A broken contract is exit 3 whether or not anyone reads the report.
+    assert_eq!(rtpl_into_closed_pipe(&parse), (3, String::new()));
+    let stream = [&["stream"][..], &parse[1..]].concat();
+    assert_eq!(rtpl_into_closed_pipe(&stream), (3, String::new()));
+    // Without the contract: success, quietly.
+    let plain: Vec<&str> = parse
+        .iter()
+        .copied()
+        .filter(|a| *a != "--strict-tools")
+        .collect();
+    assert_eq!(rtpl_into_closed_pipe(&plain), (0, String::new()));
+    // A template with problems is exit 1 (its problems go to the closed output).
+    let broken = std::env::temp_dir().join(format!("rtpl-closed-pipe-{}.json", std::process::id()));
+    std::fs::write(&broken, r#"{"fields": {"content": {"open": "("}}}"#).unwrap();
+    let (code, _) = rtpl_into_closed_pipe(&["check", broken.to_str().unwrap()]);
+    std::fs::remove_file(&broken).ok();
+    assert_eq!(code, 1);
+}
