@@ -343,7 +343,12 @@ impl Table {
         self.stride
     }
 
-    /// Heap bytes of the table.
+    /// The column of `byte`.
+    #[inline]
+    pub fn class_of(&self, byte: u8) -> usize {
+        self.classes[byte as usize] as usize
+    }
+
     /// Heap bytes of the table, shared value tables included ([`Self::shared_memory`]).
     pub fn memory(&self) -> usize {
         self.trans.len() * 4 + self.accept.len() + self.shared_memory()

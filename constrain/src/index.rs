@@ -7,15 +7,21 @@
 //! can never die (free text, JSON string bodies, strings still matching a `pattern`: every
 //! state that plain characters reach from there is live), the tokens made only of plain
 //! characters are taken wholesale from a bitset prepared once per vocabulary (a plain-text
-//! tier) and only the other tokens are walked. Special tokens are allowed only where a
-//! delimiter (or ignored glue) is written ([`Machine::special_allowed`]), EOS only in
-//! accepting states or where its text is the delimiter that completes the response. Masks
+//! tier) and only the other tokens are walked; so are the names of an open object's
+//! properties (a declared name's prefix, then any name: up to [`PLAIN_CLOSURE_MAX`] states,
+//! and states found to take plain text are remembered per index). Where a plain text may
+//! hold at most `n` more characters and every longer one dies (a string with a
+//! `maxLength`; `n = 0` where no plain character may come), the plain tokens of at most `n`
+//! characters are taken from a per-length set and the other tokens walked. Special tokens
+//! are allowed only where a delimiter (or ignored glue) is written
+//! ([`Machine::special_allowed`]), EOS only in accepting states or where its text is the
+//! delimiter that completes the response. Masks
 //! are computed on first use per state and cached; the index is `Send + Sync` and can serve
 //! concurrent requests.
 
 use std::sync::{Arc, OnceLock, RwLock};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::dfa::{Table, DEAD, START};
 use crate::graph::Machine;
@@ -24,7 +30,11 @@ use crate::vocab::Vocabulary;
 
 /// At most this many states reached by plain characters are checked before a mask falls back
 /// to walking the whole trie ([`TokenIndex::allowed`]).
-const PLAIN_CLOSURE_MAX: usize = 64;
+const PLAIN_CLOSURE_MAX: usize = 4096;
+
+/// At most this many states after one length of plain text for
+/// [`TokenIndex::plain_length`].
+const LENGTH_STATES_MAX: usize = 4;
 
 /// A set of token ids (a bitset over the vocabulary).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +51,12 @@ impl Mask {
 
     fn insert(&mut self, id: u32) {
         self.words[id as usize / 64] |= 1 << (id % 64);
+    }
+
+    fn union_with(&mut self, other: &Mask) {
+        for (w, o) in self.words.iter_mut().zip(&other.words) {
+            *w |= o;
+        }
     }
 
     /// Whether `id` is in the set.
@@ -188,7 +204,18 @@ struct Tier {
     ascii: Vec<u8>,
     plain: Mask,
     rest: Trie,
+    /// `up_to[n]`: the plain tokens of at most `n` characters, for `n` up to
+    /// [`SHORT_CHARS`].
+    up_to: Vec<Mask>,
+    /// The plain tokens of more than [`SHORT_CHARS`] characters: (characters, id).
+    long: Vec<(usize, u32)>,
+    /// The most characters a plain token has.
+    max_chars: usize,
 }
+
+/// Plain tokens of up to this many characters have a mask per length
+/// ([`Tier::up_to`]); longer ones are listed.
+const SHORT_CHARS: usize = 32;
 
 /// The ASCII bytes of each tier: printable ASCII but for JSON's `"` and `\` (JSON string
 /// bodies), then letters, digits and space (free text, and strings that must avoid a
@@ -226,15 +253,35 @@ impl VocabIndex {
             .into_iter()
             .map(|ascii| {
                 let mut plain = Mask::new(vocab.len());
+                let mut up_to = vec![Mask::new(vocab.len()); SHORT_CHARS + 1];
+                let mut long = Vec::new();
+                let mut max_chars = 0;
                 for id in 0..vocab.len() as u32 {
                     let bytes = vocab.token(id);
                     // Ids without bytes (holes in a vocabulary) are never allowed.
                     if !vocab.is_special(id) && !bytes.is_empty() && is_plain(bytes, &ascii) {
                         plain.insert(id);
+                        let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                        max_chars = max_chars.max(chars);
+                        match up_to.get_mut(chars) {
+                            Some(m) => m.insert(id),
+                            None => long.push((chars, id)),
+                        }
                     }
                 }
+                for n in 1..up_to.len() {
+                    let (shorter, this) = up_to.split_at_mut(n);
+                    this[0].union_with(&shorter[n - 1]);
+                }
                 let rest = Trie::new(&vocab, |id| !plain.contains(id));
-                Tier { ascii, plain, rest }
+                Tier {
+                    ascii,
+                    plain,
+                    rest,
+                    up_to,
+                    long,
+                    max_chars,
+                }
             })
             .collect();
         let specials = (0..vocab.len() as u32)
@@ -260,7 +307,11 @@ impl VocabIndex {
             + self
                 .tiers
                 .iter()
-                .map(|t| trie(&t.rest) + t.plain.words.len() * 8)
+                .map(|t| {
+                    trie(&t.rest)
+                        + (t.up_to.len() + 1) * t.plain.words.len() * 8
+                        + t.long.len() * 16
+                })
                 .sum::<usize>()
     }
 }
@@ -274,6 +325,21 @@ pub struct TokenIndex {
     masks: Vec<OnceLock<Arc<Mask>>>,
     /// States computed from shared values ([`Table::is_shared`]): cached by id.
     computed: RwLock<FxHashMap<u32, Arc<Mask>>>,
+    /// The bytes plain characters start with ([`TokenIndex::plain_bytes`]).
+    plain_bytes: OnceLock<PlainBytes>,
+    /// Per plain-text tier: states known to take its plain text
+    /// ([`TokenIndex::takes_plain_text`]).
+    plain_states: Vec<RwLock<FxHashSet<u32>>>,
+}
+
+/// One byte per column of a table for the plain characters of each tier: the ASCII bytes
+/// per tier, the UTF-8 sequences (lead byte, first continuation bytes, how many continuation
+/// bytes follow) and the other continuation bytes.
+#[derive(Debug)]
+struct PlainBytes {
+    ascii: Vec<Vec<u8>>,
+    sequences: Vec<(u8, Vec<u8>, usize)>,
+    continuation: Vec<u8>,
 }
 
 impl TokenIndex {
@@ -281,11 +347,14 @@ impl TokenIndex {
     /// machine state).
     pub fn new(constraint: Arc<Constraint>, vocab: Arc<VocabIndex>) -> Self {
         let states = constraint.machine.table.stored_states();
+        let tiers = vocab.tiers.len();
         Self {
             constraint,
             vocab,
             masks: (0..states).map(|_| OnceLock::new()).collect(),
             computed: RwLock::default(),
+            plain_bytes: OnceLock::new(),
+            plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
         }
     }
 
@@ -361,94 +430,199 @@ impl TokenIndex {
         }
     }
 
-    /// The states every plain character of a tier (its ASCII bytes, or a non-ASCII character)
-    /// leads to from `from`, added to `out`; `false` if one of them, or a state inside a
-    /// character, is dead.
-    fn plain_successors(&self, ascii: &[u8], from: u32, out: &mut Vec<u32>) -> bool {
-        let table = self.table();
-        let add = |t: u32, out: &mut Vec<u32>| {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        };
-        for &b in ascii {
-            match table.next(from, b) {
-                DEAD => return false,
-                t => add(t, out),
-            }
-        }
-        // UTF-8 sequences: lead byte ranges, the range of their first continuation byte, and
-        // how many continuation bytes follow.
-        const SEQUENCES: [(u8, u8, u8, u8, usize); 7] = [
-            (0xc2, 0xdf, 0x80, 0xbf, 1),
-            (0xe0, 0xe0, 0xa0, 0xbf, 2),
-            (0xe1, 0xec, 0x80, 0xbf, 2),
-            (0xed, 0xed, 0x80, 0x9f, 2),
-            (0xee, 0xef, 0x80, 0xbf, 2),
-            (0xf0, 0xf0, 0x90, 0xbf, 3),
-            (0xf1, 0xf4, 0x80, 0xbf, 3),
-        ];
-        let mut frontier = Vec::new();
-        let mut next = Vec::new();
-        for &(lead_lo, lead_hi, first_lo, first_hi, continuations) in &SEQUENCES {
-            // Bytes of one column act alike in every state: one representative per column.
-            for lead in table.columns_in(lead_lo, lead_hi) {
-                let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
-                frontier.clear();
-                frontier.push(table.next(from, lead));
-                for k in 0..continuations {
-                    let (lo, hi) = if k == 0 {
-                        (first_lo, first_hi)
-                    } else {
-                        (0x80, 0xbf)
-                    };
-                    next.clear();
-                    for &s in &frontier {
-                        if s == DEAD {
-                            return false;
-                        }
-                        for b in table.columns_in(lo, hi) {
-                            let t = table.next(s, b);
-                            if !next.contains(&t) {
-                                next.push(t);
-                            }
+    /// The bytes plain characters start with, one per column of the machine's table (bytes
+    /// of one column act alike in every state, computed ones too: a table's columns refine
+    /// those of the values it reads in place).
+    fn plain_bytes(&self) -> &PlainBytes {
+        self.plain_bytes.get_or_init(|| {
+            let table = self.table();
+            let ascii = self
+                .vocab
+                .tiers
+                .iter()
+                .map(|tier| {
+                    let mut seen = vec![false; table.classes()];
+                    let mut reps = Vec::new();
+                    for &b in &tier.ascii {
+                        let c = table.class_of(b);
+                        if !seen[c] {
+                            seen[c] = true;
+                            reps.push(b);
                         }
                     }
-                    std::mem::swap(&mut frontier, &mut next);
+                    reps
+                })
+                .collect();
+            // UTF-8 sequences: lead byte ranges, the range of their first continuation byte,
+            // and how many continuation bytes follow.
+            const SEQUENCES: [(u8, u8, u8, u8, usize); 7] = [
+                (0xc2, 0xdf, 0x80, 0xbf, 1),
+                (0xe0, 0xe0, 0xa0, 0xbf, 2),
+                (0xe1, 0xec, 0x80, 0xbf, 2),
+                (0xed, 0xed, 0x80, 0x9f, 2),
+                (0xee, 0xef, 0x80, 0xbf, 2),
+                (0xf0, 0xf0, 0x90, 0xbf, 3),
+                (0xf1, 0xf4, 0x80, 0xbf, 3),
+            ];
+            let mut sequences = Vec::new();
+            for (lead_lo, lead_hi, first_lo, first_hi, continuations) in SEQUENCES {
+                for lead in table.columns_in(lead_lo, lead_hi) {
+                    let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
+                    sequences.push((lead, table.columns_in(first_lo, first_hi), continuations));
                 }
-                for &t in &frontier {
-                    if t == DEAD {
+            }
+            PlainBytes {
+                ascii,
+                sequences,
+                continuation: table.columns_in(0x80, 0xbf),
+            }
+        })
+    }
+
+    /// Whether every plain token of tier `t` is allowed from `state` without walking it: the
+    /// states reached from `state` by plain characters (at most [`PLAIN_CLOSURE_MAX`] of
+    /// them) are all live, and every plain character keeps them live. Holds in free text and
+    /// JSON string bodies, right after an opening quote too, in string bodies still matching
+    /// a `pattern` (whose states plain characters move between) and in the names of an open
+    /// object's properties (a declared name's prefix, then any name). States found to hold
+    /// it are remembered: a later search stops at them.
+    fn takes_plain_text(&self, t: usize, state: u32) -> bool {
+        let Ok(known) = self.plain_states[t].read() else {
+            return false;
+        };
+        if known.contains(&state) {
+            return true;
+        }
+        let mut seen: FxHashSet<u32> = FxHashSet::default();
+        seen.insert(state);
+        let mut queue = vec![state];
+        let mut next = Vec::new();
+        while let Some(s) = queue.pop() {
+            next.clear();
+            if self.plain_step(t, s, &mut next) {
+                return false;
+            }
+            for &n in &next {
+                if !known.contains(&n) && seen.insert(n) {
+                    if seen.len() > PLAIN_CLOSURE_MAX {
                         return false;
                     }
-                    add(t, out);
+                    queue.push(n);
                 }
             }
+        }
+        drop(known);
+        if let Ok(mut known) = self.plain_states[t].write() {
+            known.extend(seen);
         }
         true
     }
 
-    /// Whether every plain token of a tier is allowed from `state` without walking it: the
-    /// states reached from `state` by plain characters (at most [`PLAIN_CLOSURE_MAX`] of
-    /// them) are all live, and every plain character keeps them live. Holds in free text and
-    /// JSON string bodies, right after an opening quote too, and in string bodies still
-    /// matching a `pattern` (whose states plain characters move between).
-    fn takes_plain_text(&self, ascii: &[u8], state: u32) -> bool {
-        let mut closure = vec![state];
-        let mut k = 0;
-        while k < closure.len() {
-            if closure.len() > PLAIN_CLOSURE_MAX
-                || !self.plain_successors(ascii, closure[k], &mut closure)
-            {
-                return false;
+    /// The states the plain characters of tier `t` lead to from `from` that are live, added
+    /// to `out` (unsorted, possibly repeated), and whether some plain character dies (in
+    /// any of its bytes).
+    fn plain_step(&self, t: usize, from: u32, out: &mut Vec<u32>) -> bool {
+        let table = self.table();
+        let bytes = self.plain_bytes();
+        let mut dies = false;
+        for &b in &bytes.ascii[t] {
+            match table.next(from, b) {
+                DEAD => dies = true,
+                s => out.push(s),
             }
-            k += 1;
         }
-        true
+        let mut frontier = Vec::new();
+        let mut next = Vec::new();
+        for (lead, first, continuations) in &bytes.sequences {
+            frontier.clear();
+            frontier.push(table.next(from, *lead));
+            for k in 0..*continuations {
+                let column = if k == 0 { first } else { &bytes.continuation };
+                next.clear();
+                for &s in &frontier {
+                    if s == DEAD {
+                        dies = true;
+                        continue;
+                    }
+                    for &b in column {
+                        let t = table.next(s, b);
+                        if !next.contains(&t) {
+                            next.push(t);
+                        }
+                    }
+                }
+                std::mem::swap(&mut frontier, &mut next);
+            }
+            for &s in &frontier {
+                if s == DEAD {
+                    dies = true;
+                } else {
+                    out.push(s);
+                }
+            }
+        }
+        dies
+    }
+
+    /// How many plain characters of tier `t` a text from `state` may hold: `Some(n)` when
+    /// every plain text of at most `n` characters stays live and every one of `n + 1` dies
+    /// (a string with a `maxLength`; `n = 0` where no plain character may come), with `n`
+    /// the tier's longest plain token when no plain text of up to that length dies (the
+    /// states after `k` characters repeat those after fewer: free text, a string body).
+    /// `None` when some texts of one length die and others do not, or when more than
+    /// [`LENGTH_STATES_MAX`] states follow one length (then [`Self::takes_plain_text`]
+    /// decides).
+    fn plain_length(&self, t: usize, state: u32) -> Option<usize> {
+        let longest = self.vocab.tiers[t].max_chars;
+        let mut levels: Vec<Vec<u32>> = vec![vec![state]];
+        let mut next = Vec::new();
+        for n in 0..longest {
+            next.clear();
+            let mut dies = false;
+            for &s in &levels[n] {
+                dies |= self.plain_step(t, s, &mut next);
+            }
+            match (dies, next.is_empty()) {
+                (true, true) => return Some(n),
+                (true, false) => return None,
+                _ => {}
+            }
+            next.sort_unstable();
+            next.dedup();
+            if next.len() > LENGTH_STATES_MAX {
+                return None;
+            }
+            if levels.contains(&next) {
+                return Some(longest);
+            }
+            levels.push(next.clone());
+        }
+        Some(longest)
     }
 
     fn compute(&self, state: u32) -> Mask {
-        for tier in &self.vocab.tiers {
-            if self.takes_plain_text(&tier.ascii, state) {
+        let tiers = &self.vocab.tiers;
+        // A bounded number of plain characters (a string with a `maxLength`, or none at
+        // all), or any number: the plain tokens that short whole, the other tokens walked.
+        for (t, tier) in tiers.iter().enumerate() {
+            if let Some(n) = self.plain_length(t, state) {
+                let mut mask = if n >= tier.max_chars {
+                    tier.plain.clone()
+                } else {
+                    tier.up_to[n.min(SHORT_CHARS)].clone()
+                };
+                if n < tier.max_chars && n > SHORT_CHARS {
+                    for &(chars, id) in &tier.long {
+                        if chars <= n {
+                            mask.insert(id);
+                        }
+                    }
+                }
+                return self.walk(state, mask, &tier.rest);
+            }
+        }
+        for (t, tier) in tiers.iter().enumerate() {
+            if self.takes_plain_text(t, state) {
                 return self.walk(state, tier.plain.clone(), &tier.rest);
             }
         }

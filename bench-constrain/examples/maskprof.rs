@@ -1,0 +1,94 @@
+//! The slowest first mask computations of one corpus file (ours, general mode, o200k_base),
+//! each timed again on a fresh index (minimum of five): where masks cost their time.
+//!
+//! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
+//! with `PROF_STATE=N` it times state N's mask 100 times instead (for a profiler).
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let path = std::env::args().nth(1).expect("FILE");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let entry = bench_constrain::corpus::parse_entry(&text).unwrap();
+    let (vocab, _eos) = bench_constrain::vocab::ours("o200k_base");
+    let bpe = bench_constrain::vocab::bpe("o200k_base");
+    let vindex = Arc::new(constrain::index::VocabIndex::new(vocab));
+    let mut options = constrain::template::Options::default();
+    options.json.mode = constrain::json::SchemaMode::General {
+        closed: false,
+        draft: entry
+            .draft
+            .as_deref()
+            .and_then(bench_constrain::corpus::draft_of)
+            .unwrap_or_default(),
+    };
+    let t = Instant::now();
+    let c = constrain::template::compile_schema(Some(&entry.schema), &options).unwrap();
+    println!("compile {:?} states {}", t.elapsed(), c.machine.table.len());
+    let c = Arc::new(c);
+    let index = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
+    if let Ok(st) = std::env::var("PROF_STATE") {
+        let st: u32 = st.parse().unwrap();
+        let t = Instant::now();
+        for _ in 0..100 {
+            let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
+            fresh.allowed(st);
+        }
+        println!("state {st}: {:?} per mask", t.elapsed() / 100);
+        return;
+    }
+    let mut rows = Vec::new();
+    for test in &entry.tests {
+        let toks = bpe
+            .encode_ordinary(&test.text)
+            .into_iter()
+            .map(|t| t as u32)
+            .collect::<Vec<u32>>();
+        let mut state = index.start();
+        let mut done = String::new();
+        for &tok in &toks {
+            let t = Instant::now();
+            let m = index.allowed(state);
+            let ns = t.elapsed().as_nanos();
+            rows.push((
+                ns,
+                m.count(),
+                state,
+                done.chars()
+                    .rev()
+                    .take(50)
+                    .collect::<String>()
+                    .chars()
+                    .rev()
+                    .collect::<String>(),
+            ));
+            match index.advance(state, tok) {
+                Some(constrain::index::Step::Next(s)) => state = s,
+                _ => break,
+            }
+            done.push_str(&bpe.decode(&[tok as _]).unwrap_or_default());
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    let total: u128 = rows.iter().map(|r| r.0).sum();
+    println!(
+        "sum of first fills {} us over {} masks",
+        total / 1000,
+        rows.len()
+    );
+    for r in rows.iter().take(6) {
+        let min = (0..5)
+            .map(|_| {
+                let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
+                let t = Instant::now();
+                fresh.allowed(r.2);
+                t.elapsed().as_nanos()
+            })
+            .min()
+            .unwrap();
+        println!(
+            "{:>9} ns (min of 5 {:>9})  allowed {:>6}  state {:>7}  after {:?}",
+            r.0, min, r.1, r.2, r.3
+        );
+    }
+}

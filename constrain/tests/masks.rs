@@ -1,0 +1,55 @@
+//! Masks computed with the plain-text shortcuts (`TokenIndex::allowed`: every plain token
+//! at once where any plain text stays live, the plain tokens up to a length where texts of
+//! one more character all die) equal masks from walking every token
+//! (`TokenIndex::allowed_by_full_walk`), on schemas that reach each shortcut: names of open
+//! objects (a declared name's prefix, then any name), strings with length bounds, patterns,
+//! strings limited to some non-ASCII characters, and formats.
+use std::sync::Arc;
+
+use constrain::index::{TokenIndex, VocabIndex};
+use constrain::json::SchemaMode;
+use constrain::template::{compile_schema, Options};
+use constrain::vocab::Vocabulary;
+use serde_json::json;
+
+#[test]
+fn shortcut_masks_are_full_walks() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let names: serde_json::Map<String, serde_json::Value> = (0..40)
+        .map(|i| {
+            (
+                format!("name_{i}_{}", "x".repeat(i % 7)),
+                json!({"type": "boolean"}),
+            )
+        })
+        .collect();
+    for schema in [
+        json!({"type": "object", "properties": names}),
+        json!({"type": "object", "properties": {"api_token": {"type": "string", "maxLength": 40}}}),
+        json!({"type": "string", "minLength": 3, "maxLength": 9}),
+        json!({"type": "string", "maxLength": 200}),
+        json!({"type": "string", "pattern": "^[a-z]{2,5}$"}),
+        json!({"type": "string", "pattern": "^[éü]*$"}),
+        json!({"type": "string", "pattern": "^(abc|xyz)+$"}),
+        json!({"type": "string", "format": "date-time"}),
+        json!({"type": "array", "items": {"type": "string", "maxLength": 4}}),
+        json!({"propertyNames": {"maxLength": 3}, "additionalProperties": {"type": "integer"}}),
+    ] {
+        let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+        let index = TokenIndex::new(c.clone(), vocab.clone());
+        let n = c.machine.table.len() as u32;
+        let step = (n / 300).max(1);
+        for s in (1..n).step_by(step as usize) {
+            let fast = index.allowed(s);
+            let full = index.allowed_by_full_walk(s);
+            assert!(
+                *fast == full,
+                "{schema} state {s}: {} allowed with the shortcuts, {} by the full walk",
+                fast.count(),
+                full.count()
+            );
+        }
+    }
+}
