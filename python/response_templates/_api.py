@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union, overload
 
 from . import _native
 
@@ -15,6 +15,7 @@ ResponseParser = _native.ResponseParser
 
 TemplateLike = Union[Dict[str, Any], "Template"]
 Tools = Optional[Sequence[Union[Dict[str, Any], Callable[..., Any]]]]
+ReasoningCalls = Literal["keep", "extract"]
 
 # Template dicts compiled so far, by their JSON text (insertion order = age). Bounded: past
 # _CACHE_SIZE entries the oldest is dropped.
@@ -116,6 +117,35 @@ _PREFIX_REQUIRED = (
 )
 
 
+# Typing only: a str gives one message, a list or tuple of str a list of them.
+@overload
+def parse_response(
+    text: str,
+    response_template: TemplateLike,
+    *,
+    prefix: Union[str, Sequence[str], None] = None,
+    tools: Tools = None,
+    lenient: bool = False,
+    reasoning_calls: ReasoningCalls = "keep",
+    response_format: Optional[Dict[str, Any]] = None,
+    strict_tools: bool = False,
+) -> Dict[str, Any]: ...
+
+
+@overload
+def parse_response(
+    text: Union[List[str], Tuple[str, ...]],
+    response_template: TemplateLike,
+    *,
+    prefix: Union[str, Sequence[str], None] = None,
+    tools: Tools = None,
+    lenient: bool = False,
+    reasoning_calls: ReasoningCalls = "keep",
+    response_format: Optional[Dict[str, Any]] = None,
+    strict_tools: bool = False,
+) -> List[Dict[str, Any]]: ...
+
+
 def parse_response(
     text: Union[str, Sequence[str]],
     response_template: TemplateLike,
@@ -123,7 +153,7 @@ def parse_response(
     prefix: Union[str, Sequence[str], None] = None,
     tools: Tools = None,
     lenient: bool = False,
-    reasoning_calls: str = "keep",
+    reasoning_calls: ReasoningCalls = "keep",
     response_format: Optional[Dict[str, Any]] = None,
     strict_tools: bool = False,
 ) -> Union[Dict[str, Any], List[Dict[str, Any]]]:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from . import _native
 from ._api import ResponseParser, _PREFIX_REQUIRED, _template, _tools
@@ -48,7 +48,7 @@ def install(tokenizer: Any) -> Any:
     package's errors (all ValueError) for templates and output. Returns the tokenizer.
     """
 
-    def parse_response(response: Any, schema: Any = None, *, prefix: Any = None, tools: Any = None, **extras: Any):
+    def parse_response(response: Any, schema: Any = None, *, prefix: Any = None, tools: Any = None, **extras: Any) -> Any:
         if schema is None:
             schema = getattr(tokenizer, "response_template", None)
             if schema is None:
@@ -77,7 +77,7 @@ def install(tokenizer: Any) -> Any:
             return _native.parse_batch(template, responses[:1], prefixes[:1], tool_list, **_extras(extras))[0]
         return _native.parse_batch(template, responses, prefixes, tool_list, **_extras(extras))
 
-    def get_response_parser(response_template: Any = None, *, prefix: Any = None, tools: Any = None, **extras: Any):
+    def get_response_parser(response_template: Any = None, *, prefix: Any = None, tools: Any = None, **extras: Any) -> ResponseParser:
         template = response_template if response_template is not None else getattr(tokenizer, "response_template", None)
         if template is None:
             raise AttributeError(
@@ -100,7 +100,7 @@ def install(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def _extras(extras: dict) -> dict:
+def _extras(extras: Dict[str, Any]) -> Dict[str, Any]:
     known = {"lenient", "reasoning_calls", "response_format", "strict_tools"}
     unknown = sorted(set(extras) - known)
     if unknown:

@@ -28,11 +28,16 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Union
 
 from . import _api, _native
 from ._api import Template
 from ._errors import ConstraintError, ResponseTemplateError, TemplateConstraintError, VocabularyError
+
+if TYPE_CHECKING:  # numpy is optional: only its types, for allocate_token_bitmask
+    import numpy as np
+    import numpy.typing as npt
+
 
 __all__ = [
     "Matcher",
@@ -77,7 +82,7 @@ def _read(path: Union[str, "os.PathLike[str]"]) -> str:
 def load_vocabulary(
     tokenizer: Any,
     *,
-    special_tokens: Optional[dict] = None,
+    special_tokens: Optional[Dict[str, int]] = None,
     eos: Optional[Sequence[str]] = None,
 ) -> "Vocabulary":
     """The `Vocabulary` of a tokenizer, prepared for masks (cached per source).
@@ -122,11 +127,11 @@ def load_vocabulary(
                         f"{source}: a .tiktoken file does not list its special tokens: pass "
                         "special_tokens={text: id} and eos=[text, ...]"
                     )
-            names = list(eos) if eos is not None else (
+            eos_texts = list(eos) if eos is not None else (
                 ["<|endoftext|>"] if "<|endoftext|>" in specials else []
             )
             return _native.Vocabulary.from_tiktoken(
-                _read(source), dict(specials), names, source=source
+                _read(source), dict(specials), eos_texts, source=source
             )
         return _native.Vocabulary.from_tokenizer_json(
             _read(source), eos=None if eos is None else list(eos), source=source
@@ -140,7 +145,7 @@ def load_vocabulary(
             "path, a fast transformers tokenizer or a tokenizers.Tokenizer, got "
             f"{type(tokenizer).__name__}"
         )
-    names = None
+    names: Optional[List[str]] = None
     if eos is not None:
         names = list(eos)
     else:
@@ -214,7 +219,7 @@ def _response_format(response_format: Any) -> Any:
     )
 
 
-def _schema_mode(schema_mode: Any) -> str:
+def _schema_mode(schema_mode: Any) -> "Literal['strict', 'general']":
     if schema_mode in ("strict", "general"):
         return schema_mode
     if isinstance(schema_mode, str):
@@ -278,9 +283,9 @@ class Matcher(_native.Matcher):
         tokenizer: Any = None,
         *,
         tools: Optional[Sequence[Any]] = None,
-        tool_choice: Union[str, dict] = "auto",
-        response_format: Optional[dict] = None,
-        schema_mode: str = "strict",
+        tool_choice: Union[str, Dict[str, Any]] = "auto",
+        response_format: Optional[Dict[str, Any]] = None,
+        schema_mode: "Literal['strict', 'general']" = "strict",
     ) -> "Matcher":
         if isinstance(response_template, _native.Matcher) and tokenizer is None:
             return super().__new__(cls, response_template)
@@ -314,7 +319,7 @@ class Matcher(_native.Matcher):
 
     __copy__ = copy
 
-    def __deepcopy__(self, memo: dict) -> "Matcher":
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Matcher":
         return self.copy()
 
     def __reduce__(self) -> Any:
@@ -326,7 +331,7 @@ class Matcher(_native.Matcher):
         )
 
 
-def _numpy(what: str):
+def _numpy(what: str) -> Any:
     """numpy, or an ImportError saying which function needs it (numpy is an optional
     dependency: ``pip install numpy``, or the package's ``masks`` extra)."""
     try:
@@ -336,7 +341,7 @@ def _numpy(what: str):
     return numpy
 
 
-def allocate_token_bitmask(batch_size: int, vocab_size: int):
+def allocate_token_bitmask(batch_size: int, vocab_size: int) -> "npt.NDArray[np.int32]":
     """A numpy int32 array of shape ``[batch_size, ceil(vocab_size / 32)]``, every bit set
     (every token allowed), as llguidance and xgrammar allocate it.
 
@@ -449,7 +454,7 @@ def _apply_torch(logits: Any, bitmask: Any) -> None:
     view[:, :cutoff].masked_fill_(~bits[:, :cutoff], float("-inf"))
 
 
-def _define_logits_processor():
+def _define_logits_processor() -> Optional[type]:
     """transformers' LogitsProcessor for response templates, when torch and transformers
     import (None otherwise)."""
     try:
@@ -477,20 +482,27 @@ def _define_logits_processor():
         this processor, or another processor chose against it).
         """
 
-        def __init__(self, response_template, tokenizer, *, tools=None, tool_choice="auto",
-                     response_format=None):
+        def __init__(
+            self,
+            response_template: Any,
+            tokenizer: Any,
+            *,
+            tools: Optional[Sequence[Any]] = None,
+            tool_choice: Union[str, Dict[str, Any]] = "auto",
+            response_format: Optional[Dict[str, Any]] = None,
+        ) -> None:
             self._prototype = Matcher(response_template, tokenizer, tools=tools,
                                       tool_choice=tool_choice, response_format=response_format)
-            self._matchers = None
-            self._bitmask = None
-            self._seen = None  # the input_ids of the previous call
+            self._matchers: Optional[List[Matcher]] = None
+            self._bitmask: Any = None
+            self._seen: Any = None  # the input_ids of the previous call
 
         def reset(self) -> None:
             """Forget the rows: the next call starts new generations."""
             self._matchers = None
             self._seen = None
 
-        def _continues(self, input_ids) -> bool:
+        def _continues(self, input_ids: Any) -> bool:
             """Whether ``input_ids`` are the previous call's plus one token per row."""
             seen = self._seen
             return (
@@ -500,7 +512,7 @@ def _define_logits_processor():
                 and bool((input_ids[:, :-1] == seen).all())
             )
 
-        def __call__(self, input_ids, scores):
+        def __call__(self, input_ids: Any, scores: Any) -> Any:
             batch = input_ids.shape[0]
             if self._matchers is None or not self._continues(input_ids):
                 self._matchers = [self._prototype.copy() for _ in range(batch)]
