@@ -482,7 +482,9 @@ impl Matcher {
         self.history.truncate(1);
     }
 
-    /// Whether the output so far is a whole valid response (EOS is allowed), or EOS ended it.
+    /// Whether the output so far is a whole valid response, or EOS ended it. EOS is allowed
+    /// here, and also where its text is the delimiter that completes the response (o200k's
+    /// `<|endoftext|>` closing Qwen3's content): there the output is not yet accepting.
     fn is_accepting(&self) -> bool {
         match self.pos() {
             Pos::State(s) => self.index.is_accepting(s),
