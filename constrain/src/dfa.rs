@@ -1398,11 +1398,39 @@ impl Table {
             shared[i] = (0..=255u8)
                 .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
         }
+        // Per state: its continuations (indices into `continuations`).
+        let exit_ids: Vec<Vec<usize>> = exits
+            .iter()
+            .map(|e| e.iter().map(|x| copies[x] as usize - 1).collect())
+            .collect();
+        // A shared value that starts on a byte its own place also reads otherwise (the
+        // place's next byte, another value there) is copied from the start: the first
+        // determinization would find it anyway.
+        for (s, ids) in exit_ids.iter().enumerate().skip(1) {
+            for (x, &i) in ids.iter().enumerate() {
+                if !shared[i] {
+                    continue;
+                }
+                let v = &values[continuations[i].0];
+                let clash = (0..=255u8).any(|b| {
+                    !markers.contains(&b)
+                        && v.next(START, b) != DEAD
+                        && (self.next(s as u32, b) != DEAD
+                            || ids.iter().enumerate().any(|(y, &j)| {
+                                y != x && values[continuations[j].0].next(START, b) != DEAD
+                            }))
+                });
+                if clash {
+                    shared[i] = false;
+                }
+            }
+        }
         if !shared.contains(&true) {
             return Ok(None);
         }
         // Where a shared value starts on a byte something else reads too, that place is
-        // copied after all (and the determinization starts over, a few times at most).
+        // copied after all (the determinization starts over without it; each pass finds
+        // every such place it meets, so a few passes at most).
         'retry: for _ in 0..SHARE_RETRIES {
             if !shared.contains(&true) {
                 return Ok(None);
@@ -1426,12 +1454,11 @@ impl Table {
                 while i < set.len() {
                     let (tag, state) = set[i];
                     if tag == 0 {
-                        for exit in &exits[state as usize] {
-                            let c = copies[exit];
-                            if shared[c as usize - 1] {
+                        for &c in &exit_ids[state as usize] {
+                            if shared[c] {
                                 continue;
                             }
-                            let e = (c, START);
+                            let e = (c as u32 + 1, START);
                             if !set.contains(&e) {
                                 set.push(e);
                             }
@@ -1462,6 +1489,18 @@ impl Table {
             let (classes, _) = merge_classes(&maps);
             let (classes, stride) = Self::merge_columns(classes, markers);
             let reps = representatives(&classes, stride);
+            // Per value spliced in: its state after each column's first byte.
+            let first: Vec<Vec<u32>> = values
+                .iter()
+                .zip(&used_value)
+                .map(|(v, &u)| {
+                    if u {
+                        reps.iter().map(|&b| v.next(START, b)).collect()
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect();
             let mut table = Self::with_classes(classes, stride);
             let mut grow: Grow<PairSet> = Grow::new();
             let mut start = vec![(0, START)];
@@ -1470,6 +1509,9 @@ impl Table {
             // Per continuation: the stored state its calls return to (0: not called).
             let mut ret = vec![0u32; continuations.len()];
             let mut scratch: Vec<(u32, u32)> = Vec::new();
+            // Calls found to be copied after all in this pass: the pass goes on to find the
+            // others (its table is not used), then the next one starts without them.
+            let mut dropped: Vec<usize> = Vec::new();
             while let Some(key) = grow.queue.pop_front() {
                 let accepting = key
                     .pairs()
@@ -1484,19 +1526,19 @@ impl Table {
                     }
                     scratch.clear();
                     let mut call: Option<(usize, u32)> = None;
+                    let mut clash = false;
                     for &(tag, state) in key.pairs() {
                         let t = if tag == 0 {
-                            for exit in &exits[state as usize] {
-                                let i = copies[exit] as usize - 1;
+                            for &i in &exit_ids[state as usize] {
                                 if !shared[i] {
                                     continue;
                                 }
-                                let r = values[exit.0].next(START, byte);
+                                let r = first[continuations[i].0][c];
                                 if r != DEAD {
                                     if let Some((j, _)) = call {
-                                        shared[j] = false;
-                                        shared[i] = false;
-                                        continue 'retry;
+                                        dropped.extend([j, i]);
+                                        clash = true;
+                                        continue;
                                     }
                                     call = Some((i, r));
                                 }
@@ -1510,9 +1552,9 @@ impl Table {
                         }
                     }
                     table.trans[row * stride + c] = match call {
-                        Some((i, _)) if !scratch.is_empty() => {
-                            shared[i] = false;
-                            continue 'retry;
+                        Some((i, _)) if clash || !scratch.is_empty() => {
+                            dropped.push(i);
+                            DEAD
                         }
                         Some((i, r)) => {
                             if ret[i] == 0 {
@@ -1527,6 +1569,12 @@ impl Table {
                         }
                     };
                 }
+            }
+            if !dropped.is_empty() {
+                for i in dropped {
+                    shared[i] = false;
+                }
+                continue 'retry;
             }
             // Number the calls after the stored states; keep only the called ones.
             let stored = table.accept.len() as u32;
