@@ -1403,11 +1403,39 @@ impl Table {
             shared[i] = (0..=255u8)
                 .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
         }
+        // Per state: its continuations (indices into `continuations`).
+        let exit_ids: Vec<Vec<usize>> = exits
+            .iter()
+            .map(|e| e.iter().map(|x| copies[x] as usize - 1).collect())
+            .collect();
+        // A shared value that starts on a byte its own place also reads otherwise (the
+        // place's next byte, another value there) is copied from the start: the first
+        // determinization would find it anyway.
+        for (s, ids) in exit_ids.iter().enumerate().skip(1) {
+            for (x, &i) in ids.iter().enumerate() {
+                if !shared[i] {
+                    continue;
+                }
+                let v = &values[continuations[i].0];
+                let clash = (0..=255u8).any(|b| {
+                    !markers.contains(&b)
+                        && v.next(START, b) != DEAD
+                        && (self.next(s as u32, b) != DEAD
+                            || ids.iter().enumerate().any(|(y, &j)| {
+                                y != x && values[continuations[j].0].next(START, b) != DEAD
+                            }))
+                });
+                if clash {
+                    shared[i] = false;
+                }
+            }
+        }
         if !shared.contains(&true) {
             return Ok(None);
         }
         // Where a shared value starts on a byte something else reads too, that place is
-        // copied after all (and the determinization starts over, a few times at most).
+        // copied after all (the determinization starts over without it; each pass finds
+        // every such place it meets, so a few passes at most).
         'retry: for _ in 0..SHARE_RETRIES {
             if !shared.contains(&true) {
                 return Ok(None);
@@ -1431,12 +1459,11 @@ impl Table {
                 while i < set.len() {
                     let (tag, state) = set[i];
                     if tag == 0 {
-                        for exit in &exits[state as usize] {
-                            let c = copies[exit];
-                            if shared[c as usize - 1] {
+                        for &c in &exit_ids[state as usize] {
+                            if shared[c] {
                                 continue;
                             }
-                            let e = (c, START);
+                            let e = (c as u32 + 1, START);
                             if !set.contains(&e) {
                                 set.push(e);
                             }
@@ -1467,6 +1494,18 @@ impl Table {
             let (classes, _) = merge_classes(&maps);
             let (classes, stride) = Self::merge_columns(classes, markers);
             let reps = representatives(&classes, stride);
+            // Per value spliced in: its state after each column's first byte.
+            let first: Vec<Vec<u32>> = values
+                .iter()
+                .zip(&used_value)
+                .map(|(v, &u)| {
+                    if u {
+                        reps.iter().map(|&b| v.next(START, b)).collect()
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect();
             let mut table = Self::with_classes(classes, stride);
             let mut grow: Grow<PairSet> = Grow::new();
             let mut start = vec![(0, START)];
@@ -1475,6 +1514,9 @@ impl Table {
             // Per continuation: the stored state its calls return to (0: not called).
             let mut ret = vec![0u32; continuations.len()];
             let mut scratch: Vec<(u32, u32)> = Vec::new();
+            // Calls found to be copied after all in this pass: the pass goes on to find the
+            // others (its table is not used), then the next one starts without them.
+            let mut dropped: Vec<usize> = Vec::new();
             while let Some(key) = grow.queue.pop_front() {
                 let accepting = key
                     .pairs()
@@ -1489,19 +1531,19 @@ impl Table {
                     }
                     scratch.clear();
                     let mut call: Option<(usize, u32)> = None;
+                    let mut clash = false;
                     for &(tag, state) in key.pairs() {
                         let t = if tag == 0 {
-                            for exit in &exits[state as usize] {
-                                let i = copies[exit] as usize - 1;
+                            for &i in &exit_ids[state as usize] {
                                 if !shared[i] {
                                     continue;
                                 }
-                                let r = values[exit.0].next(START, byte);
+                                let r = first[continuations[i].0][c];
                                 if r != DEAD {
                                     if let Some((j, _)) = call {
-                                        shared[j] = false;
-                                        shared[i] = false;
-                                        continue 'retry;
+                                        dropped.extend([j, i]);
+                                        clash = true;
+                                        continue;
                                     }
                                     call = Some((i, r));
                                 }
@@ -1515,9 +1557,9 @@ impl Table {
                         }
                     }
                     table.trans[row * stride + c] = match call {
-                        Some((i, _)) if !scratch.is_empty() => {
-                            shared[i] = false;
-                            continue 'retry;
+                        Some((i, _)) if clash || !scratch.is_empty() => {
+                            dropped.push(i);
+                            DEAD
                         }
                         Some((i, r)) => {
                             if ret[i] == 0 {
@@ -1532,6 +1574,12 @@ impl Table {
                         }
                     };
                 }
+            }
+            if !dropped.is_empty() {
+                for i in dropped {
+                    shared[i] = false;
+                }
+                continue 'retry;
             }
             // Number the calls after the stored states; keep only the called ones.
             let stored = table.accept.len() as u32;
@@ -1690,10 +1738,16 @@ impl Table {
         merge_classes(&[&classes, &own])
     }
 
-    /// The minimal table of the same language (Hopcroft's partition refinement over the
-    /// table's columns; states renumbered breadth first). Equivalent states merge: copies of
-    /// a spliced value followed by equivalent text, the states of a number automaton that
-    /// remember more than its language needs. `O(columns * states * log states)`.
+    /// The minimal table of the same language (Hopcroft's partition refinement; states
+    /// renumbered breadth first). Equivalent states merge: copies of a spliced value
+    /// followed by equivalent text, the states of a number automaton that remember more
+    /// than its language needs.
+    ///
+    /// Only the *useful* states (reachable from the start and able to finish) are refined,
+    /// over their transitions to useful states: every other transition goes to [`DEAD`],
+    /// and most of a table's columns do. So the work is `O(m log n)` for `m` useful
+    /// transitions, not `O(columns * states * log states)`, after one `O(columns * states)`
+    /// pass. The result is the same table the refinement over every column gives.
     pub fn minimize(self) -> Self {
         if self.calls.is_some() {
             // Shared values stay shared: the table is returned as it is (its stored states
@@ -1705,71 +1759,66 @@ impl Table {
         if n <= 2 {
             return self;
         }
-        // Predecessors per column, as compressed rows: `pred[c]` lists, for each target t,
-        // the states s with next(s, c) = t in `src[c][off[c][t]..off[c][t + 1]]`.
-        let mut off = vec![vec![0u32; n + 1]; k];
-        for s in 0..n {
-            for c in 0..k {
-                off[c][self.trans[s * k + c] as usize + 1] += 1;
-            }
-        }
-        for o in off.iter_mut() {
-            for t in 1..=n {
-                o[t] += o[t - 1];
-            }
-        }
-        let mut src = vec![vec![0u32; n]; k];
-        let mut fill = off.clone();
-        for s in 0..n {
-            for c in 0..k {
-                let t = self.trans[s * k + c] as usize;
-                src[c][fill[c][t] as usize] = s as u32;
-                fill[c][t] += 1;
-            }
-        }
-        // The partition: blocks are ranges of `elems`; marked elements sit at a block's
-        // front.
+        let Some(useful) = Useful::of(&self) else {
+            // The empty language: the start state alone, looping on every byte.
+            let mut out = Self::with_classes(self.classes, k);
+            out.push_state(false);
+            out.trans[k..].fill(START);
+            out.trimmed = self.trimmed;
+            return out;
+        };
+        let Useful {
+            useful,
+            pred_start,
+            preds,
+        } = useful;
+        // The partition of the useful states: blocks are ranges of `elems`; marked elements
+        // sit at a block's front. Useless states belong to no block.
         let mut elems: Vec<u32> = Vec::with_capacity(n);
-        elems.extend((0..n as u32).filter(|&s| !self.accept[s as usize]));
+        elems.extend((0..n as u32).filter(|&s| useful[s as usize] && !self.accept[s as usize]));
         let split = elems.len();
-        elems.extend((0..n as u32).filter(|&s| self.accept[s as usize]));
+        elems.extend((0..n as u32).filter(|&s| useful[s as usize] && self.accept[s as usize]));
+        let total = elems.len() as u32;
         let mut loc = vec![0u32; n];
         for (i, &s) in elems.iter().enumerate() {
             loc[s as usize] = i as u32;
         }
-        let mut block = vec![0u32; n];
-        let mut start = vec![0u32];
-        let mut end = vec![split as u32];
-        if split > 0 && split < n {
-            start.push(split as u32);
-            end.push(n as u32);
-            for &s in &elems[split..] {
-                block[s as usize] = 1;
+        let mut block = vec![u32::MAX; n];
+        let (mut start, mut end) = (Vec::new(), Vec::new());
+        for (lo, hi) in [(0, split as u32), (split as u32, total)] {
+            if lo < hi {
+                for &s in &elems[lo as usize..hi as usize] {
+                    block[s as usize] = start.len() as u32;
+                }
+                start.push(lo);
+                end.push(hi);
             }
-        } else if split == 0 {
-            end[0] = n as u32;
         }
         let mut marked = vec![0u32; start.len()];
-        let mut pending: Vec<(u32, u32)> = Vec::new();
-        let mut queued: Vec<bool> = vec![false; start.len() * k];
-        if start.len() == 2 {
-            let smaller = if split <= n - split { 0 } else { 1 };
-            for c in 0..k {
-                pending.push((smaller, c as u32));
-                queued[smaller as usize * k + c] = true;
-            }
-        }
+        // Every first block splits on every column (a state without a useful transition
+        // on a column is told apart from one with one only that way); after that, a split
+        // block's smaller half is enough, one queue entry standing for all columns.
+        let mut pending: Vec<u32> = (0..start.len() as u32).collect();
+        let mut queued: Vec<bool> = vec![true; start.len()];
         let mut touched: Vec<u32> = Vec::new();
-        while let Some((b, c)) = pending.pop() {
-            queued[b as usize * k + c as usize] = false;
-            let c = c as usize;
-            // Mark every predecessor of the splitter block on column c.
-            let (bs, be) = (start[b as usize], end[b as usize]);
-            let members: Vec<u32> = elems[bs as usize..be as usize].to_vec();
-            for t in members {
+        let mut incoming: Vec<u64> = Vec::new();
+        while let Some(b) = pending.pop() {
+            queued[b as usize] = false;
+            // The useful transitions into the splitter (as it is now), by column.
+            incoming.clear();
+            for &t in &elems[start[b as usize] as usize..end[b as usize] as usize] {
                 let t = t as usize;
-                for i in off[c][t]..off[c][t + 1] {
-                    let s = src[c][i as usize] as usize;
+                incoming
+                    .extend_from_slice(&preds[pred_start[t] as usize..pred_start[t + 1] as usize]);
+            }
+            incoming.sort_unstable();
+            let mut i = 0;
+            while i < incoming.len() {
+                let column = incoming[i] >> 32;
+                // Mark every state whose transition on this column enters the splitter.
+                while i < incoming.len() && incoming[i] >> 32 == column {
+                    let s = incoming[i] as u32 as usize;
+                    i += 1;
                     let d = block[s] as usize;
                     let pos = loc[s];
                     let front = start[d] + marked[d];
@@ -1786,42 +1835,45 @@ impl Table {
                     }
                     marked[d] += 1;
                 }
-            }
-            for d in touched.drain(..) {
-                let d = d as usize;
-                let m = marked[d];
-                marked[d] = 0;
-                let size = end[d] - start[d];
-                if m == size {
-                    continue;
-                }
-                // The marked front becomes a new block.
-                let new = start.len() as u32;
-                start.push(start[d]);
-                end.push(start[d] + m);
-                marked.push(0);
-                start[d] += m;
-                for i in start[new as usize]..end[new as usize] {
-                    block[elems[i as usize] as usize] = new;
-                }
-                queued.extend(std::iter::repeat_n(false, k));
-                let smaller = if m <= size - m { new } else { d as u32 };
-                for col in 0..k {
-                    if queued[d * k + col] {
-                        pending.push((new, col as u32));
-                        queued[new as usize * k + col] = true;
+                for d in touched.drain(..) {
+                    let d = d as usize;
+                    let m = marked[d];
+                    marked[d] = 0;
+                    let size = end[d] - start[d];
+                    if m == size {
+                        continue;
+                    }
+                    // The marked front becomes a new block.
+                    let new = start.len() as u32;
+                    start.push(start[d]);
+                    end.push(start[d] + m);
+                    marked.push(0);
+                    start[d] += m;
+                    for i in start[new as usize]..end[new as usize] {
+                        block[elems[i as usize] as usize] = new;
+                    }
+                    if queued[d] {
+                        pending.push(new);
+                        queued.push(true);
                     } else {
-                        pending.push((smaller, col as u32));
-                        queued[smaller as usize * k + col] = true;
+                        let smaller = if m <= size - m { new } else { d as u32 };
+                        queued.push(false);
+                        pending.push(smaller);
+                        queued[smaller as usize] = true;
                     }
                 }
             }
         }
-        // Renumber the blocks breadth first from the start's (the dead state's block is 0).
-        let blocks = start.len();
-        let mut ids = vec![u32::MAX; blocks];
-        let dead = block[DEAD as usize] as usize;
-        ids[dead] = DEAD;
+        // Renumber the blocks breadth first from the start's; useless states are DEAD.
+        let mut ids = vec![u32::MAX; start.len()];
+        let id = |ids: &[u32], t: u32| {
+            let b = block[t as usize];
+            if b == u32::MAX {
+                (DEAD, b)
+            } else {
+                (ids[b as usize], b)
+            }
+        };
         let mut order: Vec<usize> = vec![block[START as usize] as usize];
         ids[order[0]] = START;
         let mut i = 0;
@@ -1829,10 +1881,10 @@ impl Table {
             let rep = elems[start[order[i]] as usize] as usize;
             i += 1;
             for c in 0..k {
-                let t = block[self.trans[rep * k + c] as usize] as usize;
-                if ids[t] == u32::MAX {
-                    ids[t] = order.len() as u32 + 1;
-                    order.push(t);
+                let (t, b) = id(&ids, self.trans[rep * k + c]);
+                if t == u32::MAX {
+                    ids[b as usize] = order.len() as u32 + 1;
+                    order.push(b as usize);
                 }
             }
         }
@@ -1842,7 +1894,7 @@ impl Table {
             out.push_state(self.accept[rep]);
             let row = out.len() - 1;
             for c in 0..k {
-                out.trans[row * k + c] = ids[block[self.trans[rep * k + c] as usize] as usize];
+                out.trans[row * k + c] = id(&ids, self.trans[rep * k + c]).0;
             }
         }
         out.trimmed = self.trimmed;
@@ -1970,6 +2022,98 @@ impl Table {
     }
 }
 
+/// The useful states of a table (reachable from [`START`] and able to reach an accepting
+/// state) and the transitions between them, for [`Table::minimize`].
+struct Useful {
+    /// Per state: useful.
+    useful: Vec<bool>,
+    /// The transitions into state `t` are `preds[pred_start[t]..pred_start[t + 1]]`.
+    pred_start: Vec<u32>,
+    /// Per transition between useful states: `column << 32 | source`.
+    preds: Vec<u64>,
+}
+
+impl Useful {
+    /// `None` when the start state is not useful (the language is empty).
+    fn of(t: &Table) -> Option<Self> {
+        let (n, k) = (t.len(), t.stride);
+        let row = |s: usize| &t.trans[s * k..(s + 1) * k];
+        // Reachable from the start.
+        let mut reached = vec![false; n];
+        reached[START as usize] = true;
+        let mut stack = vec![START];
+        while let Some(s) = stack.pop() {
+            for &q in row(s as usize) {
+                if q != DEAD && !reached[q as usize] {
+                    reached[q as usize] = true;
+                    stack.push(q);
+                }
+            }
+        }
+        // The transitions between reached states, by target (compressed rows).
+        let mut pred_start = vec![0u32; n + 1];
+        for s in (1..n).filter(|&s| reached[s]) {
+            for &q in row(s) {
+                if q != DEAD {
+                    pred_start[q as usize + 1] += 1;
+                }
+            }
+        }
+        for q in 1..=n {
+            pred_start[q] += pred_start[q - 1];
+        }
+        let mut fill = pred_start.clone();
+        let mut preds = vec![0u64; pred_start[n] as usize];
+        for s in (1..n).filter(|&s| reached[s]) {
+            for (c, &q) in row(s).iter().enumerate() {
+                if q != DEAD {
+                    preds[fill[q as usize] as usize] = (c as u64) << 32 | s as u64;
+                    fill[q as usize] += 1;
+                }
+            }
+        }
+        // Able to finish: backwards from the reached accepting states.
+        let mut useful = vec![false; n];
+        let mut stack: Vec<u32> = (1..n as u32)
+            .filter(|&s| reached[s as usize] && t.accept[s as usize])
+            .collect();
+        for &s in &stack {
+            useful[s as usize] = true;
+        }
+        while let Some(q) = stack.pop() {
+            let q = q as usize;
+            for &p in &preds[pred_start[q] as usize..pred_start[q + 1] as usize] {
+                let p = p as u32;
+                if !useful[p as usize] {
+                    useful[p as usize] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        if !useful[START as usize] {
+            return None;
+        }
+        // Keep the transitions between useful states only.
+        let mut kept = Vec::with_capacity(preds.len());
+        let mut starts = vec![0u32; n + 1];
+        for q in 0..n {
+            if useful[q] {
+                kept.extend(
+                    preds[pred_start[q] as usize..pred_start[q + 1] as usize]
+                        .iter()
+                        .filter(|&&p| useful[p as u32 as usize]),
+                );
+            }
+            starts[q + 1] = kept.len() as u32;
+        }
+        Some(Self {
+            useful,
+            pred_start: starts,
+            preds: kept,
+        })
+    }
+}
+
 /// A regex-automata error as a [`BuildError`] (a size limit is [`BuildError::TooLarge`]).
 fn too_large(e: &dyn std::fmt::Display) -> BuildError {
     let text = e.to_string();
@@ -2089,6 +2233,63 @@ mod tests {
         regex_syntax::Parser::new().parse(pattern).unwrap()
     }
 
+    /// Moore's refinement (states told apart by acceptance, then by the classes of their
+    /// successors, until no class splits), numbered as [`Table::minimize`] numbers: its
+    /// oracle.
+    fn minimize_moore(t: &Table) -> Table {
+        let (n, k) = (t.len(), t.stride);
+        let mut class: Vec<usize> = t.accept.iter().map(|&a| usize::from(a)).collect();
+        let mut count = 0;
+        loop {
+            let mut ids: HashMap<Vec<usize>, usize> = HashMap::default();
+            let next: Vec<usize> = (0..n)
+                .map(|s| {
+                    let successors = t.trans[s * k..(s + 1) * k].iter();
+                    let signature = std::iter::once(class[s])
+                        .chain(successors.map(|&q| class[q as usize]))
+                        .collect();
+                    let fresh = ids.len();
+                    *ids.entry(signature).or_insert(fresh)
+                })
+                .collect();
+            class = next;
+            if ids.len() == count {
+                break;
+            }
+            count = ids.len();
+        }
+        let mut rep = vec![usize::MAX; count];
+        for s in (0..n).rev() {
+            rep[class[s]] = s;
+        }
+        // Breadth first from the start's class; the dead state's class is DEAD.
+        let mut id = vec![u32::MAX; count];
+        id[class[DEAD as usize]] = DEAD;
+        let mut queue = VecDeque::from([class[START as usize]]);
+        id[class[START as usize]] = START;
+        let mut order = Vec::new();
+        while let Some(c) = queue.pop_front() {
+            order.push(c);
+            for &q in &t.trans[rep[c] * k..(rep[c] + 1) * k] {
+                if id[class[q as usize]] == u32::MAX {
+                    id[class[q as usize]] = (order.len() + queue.len()) as u32 + 1;
+                    queue.push_back(class[q as usize]);
+                }
+            }
+        }
+        let mut out = Table::with_classes(t.classes, k);
+        for c in order {
+            out.accept.push(t.accept[rep[c]]);
+            out.trans.extend(
+                t.trans[rep[c] * k..(rep[c] + 1) * k]
+                    .iter()
+                    .map(|&q| id[class[q as usize]]),
+            );
+        }
+        out.trimmed = t.trimmed;
+        out
+    }
+
     #[test]
     fn regex_languages_are_whole_matches() {
         let t = Table::from_hir(&hir("ab+c|x"), &Limits::default()).unwrap();
@@ -2145,6 +2346,50 @@ mod tests {
         // Equivalent branches merge: `(ab|ac)x` and `(ad)x` end alike.
         let t = Table::from_hir(&hir("abx|acx|adx"), &Limits::default()).unwrap();
         assert_eq!(t.minimize().len(), 5);
+    }
+
+    #[test]
+    fn minimizing_matches_moores_refinement() {
+        use rand::{Rng, SeedableRng};
+        let same = |a: &Table, b: &Table| {
+            a.classes == b.classes
+                && a.stride == b.stride
+                && a.trans == b.trans
+                && a.accept == b.accept
+                && a.trimmed == b.trimmed
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for round in 0..3000 {
+            // Random tables: some states unreachable, some unable to finish, some columns
+            // mostly dead.
+            let n = rng.random_range(2..40usize);
+            let k = rng.random_range(1..6usize);
+            let dead_share = rng.random_range(0..10u32);
+            let mut t = Table::with_classes([0; 256], k);
+            for _ in 0..n {
+                t.push_state(rng.random_range(0..4u32) == 0);
+            }
+            for s in 1..=n {
+                for c in 0..k {
+                    t.trans[s * k + c] = if rng.random_range(0..10u32) < dead_share {
+                        DEAD
+                    } else {
+                        rng.random_range(0..=n as u32)
+                    };
+                }
+            }
+            let m = t.clone().minimize();
+            assert!(same(&m, &minimize_moore(&t)), "round {round}");
+        }
+        for p in [
+            "a|b(?:cd)*e?",
+            "(?:a{1,3}|b{2,4}){1,3}c",
+            "[a-c]*abc[a-c]*",
+            "[^a]",
+        ] {
+            let t = Table::from_hir(&hir(p), &Limits::default()).unwrap();
+            assert!(same(&t.clone().minimize(), &minimize_moore(&t)), "{p}");
+        }
     }
 
     #[test]
