@@ -392,12 +392,13 @@ const PARAMETER_CLOSE: &str = "</parameter>";
 /// character; bodies that hold it are not masked).
 const MASK: char = '\u{F8FF}';
 
-/// Where the next parameter tag opens at or after byte `from`: `<parameter=` (Qwen3-Coder,
-/// Nemotron 3) or `<parameter ` (MiniMax M2's `<parameter name="K">`); a bare `<parameter>`
-/// (XML inside a value) opens none.
-fn next_parameter_open(s: &str, from: usize) -> Option<usize> {
+/// The text a parameter tag of this body opens with, from its first tag: `<parameter=`
+/// (Qwen3-Coder, Seed-OSS, Nemotron 3) or `<parameter name=` (MiniMax M2), up to the first
+/// `=`. Only tags of the body's own style count as a next parameter: a value may hold the
+/// other style (or a bare `<parameter>`) as text.
+fn parameter_opener(s: &str) -> Option<&str> {
     const PARAMETER_OPEN: &str = "<parameter";
-    let mut at = from;
+    let mut at = 0;
     while let Some(rel) = s.get(at..)?.find(PARAMETER_OPEN) {
         let i = at + rel;
         let end = i + PARAMETER_OPEN.len();
@@ -405,7 +406,12 @@ fn next_parameter_open(s: &str, from: usize) -> Option<usize> {
             s.as_bytes().get(end),
             Some(b'=' | b' ' | b'\t' | b'\n' | b'\r')
         ) {
-            return Some(i);
+            // Up to the first `=` of the tag (a short attribute name at most).
+            let tail = &s.as_bytes()[end..(end + 32).min(s.len())];
+            return tail
+                .iter()
+                .position(|&b| b == b'=')
+                .map(|eq| &s[i..=end + eq]);
         }
         at = end;
     }
@@ -413,7 +419,7 @@ fn next_parameter_open(s: &str, from: usize) -> Option<usize> {
 }
 
 /// Replaces each `</parameter>` of an XML-parameters body that is followed by another
-/// `</parameter>` before any next parameter tag ([`next_parameter_open`]; so the value's own
+/// `</parameter>` before any next parameter tag of the body's style ([`parameter_opener`]; so the value's own
 /// close is still to come) with [`MASK`]: the structure shows it is part of the value.
 /// Returns whether any was.
 fn mask_inner_parameter_closes(body: &mut String) -> bool {
@@ -427,12 +433,16 @@ fn mask_inner_parameter_closes(body: &mut String) -> bool {
     // The next `<parameter=` at or after where it was last looked for (`None`: there is none
     // after that point); looked for again only once the scan has passed it, so the whole
     // scan is linear in the body's length.
-    let mut next_open: Option<usize> = next_parameter_open(s, 0);
+    let Some(opener) = parameter_opener(s) else {
+        return false;
+    };
+    let next_parameter_open = |from: usize| s[from..].find(opener).map(|o| from + o);
+    let mut next_open: Option<usize> = next_parameter_open(0);
     while let Some(rel) = s[pos..].find(PARAMETER_CLOSE) {
         let i = pos + rel;
         let after = i + PARAMETER_CLOSE.len();
         if next_open.is_some_and(|o| o < after) {
-            next_open = next_parameter_open(s, after);
+            next_open = next_parameter_open(after);
         }
         let rest = &s[after..];
         let next = rest.trim_start_matches(|c: char| c.is_whitespace());
