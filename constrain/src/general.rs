@@ -111,6 +111,9 @@ const MAX_WORK: usize = 200_000;
 const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
 const MINIMIZE_UP_TO: usize = 100_000;
+/// Regex nodes up to which an object of optional members is written in the quadratic form
+/// ([`General::quadratic`]).
+const QUADRATIC_UP_TO: usize = 4_096;
 /// Most nested values generated (bounds the stack).
 const MAX_DEPTH: usize = 96;
 
@@ -513,24 +516,7 @@ pub(crate) fn compile(
         }
     }
     let draft = meta.and_then(Draft::from_schema_uri).unwrap_or(draft);
-    let mut g = General {
-        doc: document,
-        options,
-        closed,
-        draft,
-        limits: *limits,
-        refs: Refs::new(document, draft),
-        writer: Writer::new(&options),
-        slots: Slots::default(),
-        path: Vec::new(),
-        cut: None,
-        work: 0,
-        depth: 0,
-        collecting: 0,
-        numbers: HashMap::new(),
-        typed: HashMap::new(),
-        matchers: HashMap::new(),
-    };
+    let mut g = General::new(document, options, closed, draft, limits);
     let root = At {
         schema: document,
         pointer: String::new(),
@@ -1493,6 +1479,34 @@ impl<'a> General<'a> {
         }
     }
 
+    /// A compiler of `document` (no value generated yet).
+    fn new(
+        document: &'a Value,
+        options: JsonOptions,
+        closed: bool,
+        draft: Draft,
+        limits: &Limits,
+    ) -> Self {
+        General {
+            doc: document,
+            options,
+            closed,
+            draft,
+            limits: *limits,
+            refs: Refs::new(document, draft),
+            writer: Writer::new(&options),
+            slots: Slots::default(),
+            path: Vec::new(),
+            cut: None,
+            work: 0,
+            depth: 0,
+            collecting: 0,
+            numbers: HashMap::new(),
+            typed: HashMap::new(),
+            matchers: HashMap::new(),
+        }
+    }
+
     fn table_of(&self, hir: &Hir, pointer: &str) -> Result<Table, CompileError> {
         crate::json::language_table(hir, &self.slots, self.options, &self.limits)
             .map_err(|e| build_error(pointer, e))
@@ -1915,6 +1929,8 @@ impl<'a> General<'a> {
         }
         let mut taken: Vec<String> = Vec::new();
         let mut members: Vec<(Hir, bool)> = Vec::new();
+        // The members' names and values, for [`Self::optional_members`].
+        let mut values: Vec<(String, Hir)> = Vec::new();
         for (name, mut schemas) in declared {
             let required = o.required.contains(&name);
             taken.push(name.clone());
@@ -1940,7 +1956,10 @@ impl<'a> General<'a> {
                 }
             }
             match self.child_language(&schemas, &refs, &at)? {
-                Some(v) => members.push((cat(vec![self.writer.key(&name), v]), required)),
+                Some(v) => {
+                    members.push((cat(vec![self.writer.key(&name), v.clone()]), required));
+                    values.push((name.clone(), v));
+                }
                 None if required => {
                     self.cut.get_or_insert(at);
                     return Ok(None);
@@ -2004,7 +2023,11 @@ impl<'a> General<'a> {
                 true,
             )
         } else {
-            let (body, may_be_empty) = w.members(members, pointer)?;
+            let (body, may_be_empty) = if !counted && self.quadratic(&members) {
+                (self.optional_members(values, pointer)?, true)
+            } else {
+                w.members(members, pointer)?
+            };
             if others.is_empty() {
                 (body, may_be_empty)
             } else {
@@ -2048,11 +2071,104 @@ impl<'a> General<'a> {
             &mut keys,
         )
         .map_err(|e| build_error(pointer, e))?;
+        self.slot_of_both(&skeleton, &count, pointer)
+    }
+
+    /// A slot for the texts both `skeleton` (a table whose slot placeholders are still
+    /// transitions) and `other` accept, the placeholders then replaced by their values
+    /// (`None` when the language is empty).
+    ///
+    /// Errors: the automata past the limits.
+    fn slot_of_both(
+        &mut self,
+        skeleton: &Table,
+        other: &Table,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
         let t = skeleton
-            .intersect(&count, &self.limits)
+            .intersect(other, &self.limits)
             .and_then(|t| crate::json::splice_slots(t, &self.slots, self.options, &self.limits))
             .map_err(|e| build_error(pointer, e))?;
         self.slot(t, pointer)
+    }
+
+    /// Whether `members` are all optional and large enough that [`Writer::members`]'s
+    /// quadratic form (which member comes first decides the commas, so each member is
+    /// written once per member before it) costs more than [`Self::optional_members`]'s
+    /// automata: more than two members and over [`QUADRATIC_UP_TO`] nodes written.
+    fn quadratic(&self, members: &[(Hir, bool)]) -> bool {
+        let n = members.len();
+        if n <= 2 || members.iter().any(|(_, required)| *required) {
+            return false;
+        }
+        let cap = QUADRATIC_UP_TO / n + 1;
+        let mut total = 0;
+        for (m, _) in members {
+            total += crate::json::hir_size(m, cap);
+            if total * n > QUADRATIC_UP_TO {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The body of an object whose members (`(name, value)`) are all optional, at least
+    /// one written, in order, with one comma between two: a placeholder for its table,
+    /// built linearly. Each value becomes a slot; the skeleton writes each member (its key,
+    /// then its value's placeholder) with an optional comma before it (linear in the
+    /// members) and is intersected with an automaton that wants no comma before the first
+    /// key and exactly one between two members, outside the keys' strings (the values'
+    /// commas are inside their slots). The same language as [`Writer::members`]'s quadratic
+    /// form, whose copies of nested objects multiply per level. The key stays in the
+    /// skeleton, so the DFA knows the member before it reads its value, and one shared
+    /// table serves each value.
+    ///
+    /// Errors: the values' and the body's automata past the limits.
+    fn optional_members(
+        &mut self,
+        members: Vec<(String, Hir)>,
+        pointer: &str,
+    ) -> Result<Hir, CompileError> {
+        let w = self.writer.clone();
+        let mut parts = Vec::with_capacity(members.len());
+        for (name, v) in members {
+            let t = self.table_of(&v, pointer)?;
+            if let Some(slot) = self.slot(t, pointer)? {
+                let member = cat(vec![w.key(&name), slot]);
+                parts.push(opt(cat(vec![opt(w.comma()), member])));
+            }
+        }
+        let skeleton =
+            Table::from_hir(&cat(parts), &self.limits).map_err(|e| build_error(pointer, e))?;
+        // Columns: 0 other bytes, 1 `"`, 2 `\\`, 3 `,`. States: `(place, in a key, after a
+        // backslash in a key)`, the place 0 before the first member, 1 after a member's key
+        // (in the member), 2 after a comma.
+        let mut classes = [0u8; 256];
+        classes[b'"' as usize] = 1;
+        classes[b'\\' as usize] = 2;
+        classes[b',' as usize] = 3;
+        let mut keys = Vec::new();
+        let commas = Table::determinize_keyed(
+            classes,
+            4,
+            (0u8, false, false),
+            |&(place, key, escaped): &(u8, bool, bool), b| match (key, b) {
+                (true, _) if escaped => Some((place, true, false)),
+                (true, b'\\') => Some((place, true, true)),
+                (true, b'"') => Some((1, false, false)),
+                (true, _) => Some((place, true, false)),
+                (false, b'"') => (place != 1).then_some((place, true, false)),
+                (false, b',') => (place == 1).then_some((2, false, false)),
+                (false, _) => Some((place, false, false)),
+            },
+            |&(place, key, _): &(u8, bool, bool)| place == 1 && !key,
+            &self.limits,
+            &mut keys,
+        )
+        .map_err(|e| build_error(pointer, e))?;
+        Ok(self
+            .slot_of_both(&skeleton, &commas, pointer)?
+            .unwrap_or_else(Hir::fail))
     }
 
     /// The classes of keys not in `taken`: per class, the language of its keys (a slot) and
@@ -2588,8 +2704,13 @@ fn anchored(hir: &Hir) -> Result<Hir, String> {
 #[cfg(test)]
 mod tests {
     use crate::dfa::{Limits, Table};
-    use crate::json::{Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots};
-    use serde_json::{json, Value};
+    use crate::json::{
+        alt, cat, lit, untyped, Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots,
+    };
+    use regex_syntax::hir::Hir;
+    use serde_json::{json, Map, Value};
+
+    use super::General;
 
     fn options(closed: bool, draft: Draft) -> JsonOptions {
         JsonOptions {
@@ -2616,6 +2737,86 @@ mod tests {
         for n in no {
             assert!(!t.matches(n.as_bytes()), "{n} should be out");
         }
+    }
+
+    /// The linear form of an object of optional members ([`General::optional_members`])
+    /// has the quadratic form's language ([`Writer::members`]): keys holding commas,
+    /// quotes and backslashes, values holding commas, untyped values.
+    #[test]
+    fn optional_members_linear_form_is_the_quadratic_one() {
+        let doc = json!({});
+        let limits = Limits::default();
+        let o = options(true, Draft::Draft2020);
+        let values = [
+            lit("1"),
+            lit(r#""x,y""#),
+            lit("[1,2]"),
+            lit(r#"{"k":1,"j":[2,3]}"#),
+            untyped(),
+            alt(vec![lit("true"), lit("[]")]),
+        ];
+        let cases: [&[&str]; 3] = [
+            &["a", "b", "c"],
+            &["a,b", "q\"t", "back\\slash", ",", "e", "f"],
+            &["only"],
+        ];
+        for names in cases {
+            let members: Vec<(String, Hir)> = names
+                .iter()
+                .zip(values.iter().cycle())
+                .map(|(n, v)| (n.to_string(), v.clone()))
+                .collect();
+            let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
+            let w = g.writer.clone();
+            let quadratic: Vec<(Hir, bool)> = members
+                .iter()
+                .map(|(n, v)| (cat(vec![w.key(n), v.clone()]), false))
+                .collect();
+            let (body, empty) = w.members(quadratic, "").unwrap();
+            assert!(empty);
+            let want = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
+            let body = g.optional_members(members, "").unwrap();
+            let got = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
+            assert!(got.same_language(&want), "{names:?}");
+            let first = format!("{}:1", Value::from(names[0]));
+            check(
+                &got,
+                &["{}", &format!("{{{first}}}")],
+                &["{,}", &format!("{{,{first}}}"), &format!("{{{first},}}")],
+            );
+        }
+    }
+
+    /// Objects of optional members nested (each level's object read by every member before
+    /// it in the quadratic form) compile: 3 levels of 8 members, each a `$ref` to the level
+    /// below (was refused past the state budget).
+    #[test]
+    fn nested_objects_of_optional_members_compile() {
+        let mut defs = Map::new();
+        defs.insert("l0".into(), json!({"type": "integer"}));
+        for level in 1..=3 {
+            let props: Map<String, Value> = (0..8)
+                .map(|i| {
+                    let below = format!("#/$defs/l{}", level - 1);
+                    (format!("p{level}{i}"), json!({ "$ref": below }))
+                })
+                .collect();
+            defs.insert(
+                format!("l{level}"),
+                json!({"type": "object", "properties": props, "additionalProperties": false}),
+            );
+        }
+        let schema = json!({"$defs": defs, "$ref": "#/$defs/l3"});
+        let t = table_with(schema, options(true, Draft::Draft2020));
+        // Level 1's members are integers, the others' objects.
+        let (mut yes, mut no) = (String::from("1"), String::from("1"));
+        for level in 1..=3 {
+            let other = if level == 1 { "2" } else { "{}" };
+            yes = format!(r#"{{"p{level}0":{yes},"p{level}5":{other}}}"#);
+            // The same members, out of order at every level.
+            no = format!(r#"{{"p{level}5":{other},"p{level}0":{no}}}"#);
+        }
+        check(&t, &[&yes, "{}"], &[&no, &yes.replace("}}", "},}")]);
     }
 
     #[test]
