@@ -111,6 +111,14 @@ const MAX_WORK: usize = 200_000;
 const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
 const MINIMIZE_UP_TO: usize = 100_000;
+/// Meta-schemas outside json-schema.org known to extend a draft without changing what its
+/// keywords mean, by a part of their URI, and the draft they extend: Snowplow's Iglu
+/// self-describing schemas (`http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/
+/// schema/jsonschema/1-0-0#`, draft 4 plus the `self` keyword, an annotation here).
+const EXTENSIONS: &[(&str, Draft)] = &[(
+    "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/",
+    Draft::Draft4,
+)];
 /// Regex nodes up to which an object of optional members is written in the quadratic form
 /// ([`General::quadratic`]).
 const QUADRATIC_UP_TO: usize = 4_096;
@@ -504,7 +512,13 @@ pub(crate) fn compile(
     limits: &Limits,
 ) -> Result<SchemaHir, CompileError> {
     let meta = document.get("$schema").and_then(Value::as_str);
-    if let Some(uri) = meta {
+    let extension = meta.and_then(|uri| {
+        EXTENSIONS
+            .iter()
+            .find(|(prefix, _)| uri.contains(prefix))
+            .map(|&(_, draft)| draft)
+    });
+    if let (Some(uri), None) = (meta, extension) {
         if !uri.contains("json-schema.org") {
             return Err(err(
                 "/$schema",
@@ -515,7 +529,9 @@ pub(crate) fn compile(
             ));
         }
     }
-    let draft = meta.and_then(Draft::from_schema_uri).unwrap_or(draft);
+    let draft = extension
+        .or_else(|| meta.and_then(Draft::from_schema_uri))
+        .unwrap_or(draft);
     let mut g = General::new(document, options, closed, draft, limits);
     let root = At {
         schema: document,
@@ -2819,6 +2835,43 @@ mod tests {
         check(&t, &[&yes, "{}"], &[&no, &yes.replace("}}", "},}")]);
     }
 
+    /// Numbers inside untyped values take the shortest text of any double as Python's
+    /// `repr`, JavaScript and ryu write it (17 significant digits, long fractions) and
+    /// integers of up to 20 digits; they stay finite doubles.
+    #[test]
+    fn untyped_numbers_take_every_doubles_shortest_text() {
+        let t = table(json!({"type": "object"}));
+        let yes: Vec<String> = [
+            "0.30000000000000004",
+            "-6.7429466847181544e+16",
+            "2.2250738585072014e-308",
+            "12345678901234567890",
+            "-1234567890123456789",
+            "3.14159265358979323846264338327950288",
+            "0.000012345678901234567",
+            "1E+2",
+            "5e-324",
+        ]
+        .iter()
+        .map(|n| format!(r#"{{"a":[{n}],"b":{{"c":{n}}}}}"#))
+        .collect();
+        let no: Vec<String> = [
+            "1e400",
+            "1e-325",
+            "123456789012345678901",
+            "01",
+            "1.",
+            "-",
+            ".5",
+        ]
+        .iter()
+        .map(|n| format!(r#"{{"a":[{n}]}}"#))
+        .collect();
+        let yes: Vec<&str> = yes.iter().map(String::as_str).collect();
+        let no: Vec<&str> = no.iter().map(String::as_str).collect();
+        check(&t, &yes, &no);
+    }
+
     #[test]
     fn members_follow_llguidance_order() {
         let t = table(json!({"type": "object",
@@ -3039,6 +3092,25 @@ mod tests {
             &[r#"{"n":1}"#, r#"{"n":1,"m":2}"#],
             &[r#"{"n":0}"#, r#"{"n":1.0}"#],
         );
+        // Snowplow's self-describing schemas extend draft 4 (boolean exclusive bounds, `id`)
+        // with `self`, whatever the default draft; another meta-schema is refused.
+        let iglu = json!({
+            "$schema": "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
+            "self": {"vendor": "com.acme", "name": "e", "format": "jsonschema", "version": "1-0-0"},
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 5, "exclusiveMaximum": true}},
+            "required": ["n"], "additionalProperties": false});
+        check(
+            &table(iglu.clone()),
+            &[r#"{"n":4}"#],
+            &[r#"{"n":5}"#, r#"{"n":4,"m":1}"#],
+        );
+        let mut custom = iglu;
+        custom["$schema"] = json!("http://example.test/my-meta-schema#");
+        let e = SchemaLanguage::new(&custom, options(false, Draft::Draft2020))
+            .compile_language()
+            .unwrap_err();
+        assert_eq!(e.pointer, "/$schema", "{e}");
         let anchor = table(json!({"$ref": "#x", "$defs": {"a": {"$anchor": "x", "maximum": 1e2}}}));
         check(
             &anchor,
