@@ -36,6 +36,16 @@ const PLAIN_CLOSURE_MAX: usize = 4096;
 /// [`TokenIndex::plain_length`].
 const LENGTH_STATES_MAX: usize = 4;
 
+/// What [`TokenIndex::plain_step`] keeps between calls: buffers for the states after each
+/// byte of a multi-byte character, and per state after a lead byte (and the kind of
+/// sequence) the live states after the whole character and whether some character dies.
+#[derive(Default)]
+struct Scratch {
+    frontier: Vec<u32>,
+    next: Vec<u32>,
+    after_lead: FxHashMap<(u32, usize), (Vec<u32>, bool)>,
+}
+
 /// A set of token ids (a bitset over the vocabulary).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
@@ -497,9 +507,10 @@ impl TokenIndex {
         seen.insert(state);
         let mut queue = vec![state];
         let mut next = Vec::new();
+        let mut scratch = Scratch::default();
         while let Some(s) = queue.pop() {
             next.clear();
-            if self.plain_step(t, s, &mut next) {
+            if self.plain_step(t, s, &mut next, &mut scratch) {
                 return false;
             }
             for &n in &next {
@@ -520,8 +531,8 @@ impl TokenIndex {
 
     /// The states the plain characters of tier `t` lead to from `from` that are live, added
     /// to `out` (unsorted, possibly repeated), and whether some plain character dies (in
-    /// any of its bytes).
-    fn plain_step(&self, t: usize, from: u32, out: &mut Vec<u32>) -> bool {
+    /// any of its bytes). `scratch`: buffers kept between calls.
+    fn plain_step(&self, t: usize, from: u32, out: &mut Vec<u32>, scratch: &mut Scratch) -> bool {
         let table = self.table();
         let bytes = self.plain_bytes();
         let mut dies = false;
@@ -531,35 +542,46 @@ impl TokenIndex {
                 s => out.push(s),
             }
         }
-        let mut frontier = Vec::new();
-        let mut next = Vec::new();
-        for (lead, first, continuations) in &bytes.sequences {
-            frontier.clear();
-            frontier.push(table.next(from, *lead));
-            for k in 0..*continuations {
-                let column = if k == 0 { first } else { &bytes.continuation };
-                next.clear();
-                for &s in &frontier {
-                    if s == DEAD {
-                        dies = true;
-                        continue;
-                    }
-                    for &b in column {
-                        let t = table.next(s, b);
-                        if !next.contains(&t) {
-                            next.push(t);
+        let Scratch {
+            frontier,
+            next,
+            after_lead,
+        } = scratch;
+        for (i, (lead, first, continuations)) in bytes.sequences.iter().enumerate() {
+            let start = table.next(from, *lead);
+            if start == DEAD {
+                dies = true;
+                continue;
+            }
+            // Many states lead to the same state after the lead byte (every name that is no
+            // declared one, say): the rest of the character is walked once per such state.
+            let (ends, dead) = after_lead.entry((start, i)).or_insert_with(|| {
+                frontier.clear();
+                frontier.push(start);
+                let mut dead = false;
+                for k in 0..*continuations {
+                    let column = if k == 0 { first } else { &bytes.continuation };
+                    next.clear();
+                    for &s in frontier.iter() {
+                        if s == DEAD {
+                            dead = true;
+                            continue;
+                        }
+                        for &b in column {
+                            let t = table.next(s, b);
+                            if !next.contains(&t) {
+                                next.push(t);
+                            }
                         }
                     }
+                    std::mem::swap(frontier, next);
                 }
-                std::mem::swap(&mut frontier, &mut next);
-            }
-            for &s in &frontier {
-                if s == DEAD {
-                    dies = true;
-                } else {
-                    out.push(s);
-                }
-            }
+                let ends: Vec<u32> = frontier.iter().copied().filter(|&s| s != DEAD).collect();
+                dead |= ends.len() < frontier.len();
+                (ends, dead)
+            });
+            dies |= *dead;
+            out.extend_from_slice(ends);
         }
         dies
     }
@@ -576,11 +598,12 @@ impl TokenIndex {
         let longest = self.vocab.tiers[t].max_chars;
         let mut levels: Vec<Vec<u32>> = vec![vec![state]];
         let mut next = Vec::new();
+        let mut scratch = Scratch::default();
         for n in 0..longest {
             next.clear();
             let mut dies = false;
             for &s in &levels[n] {
-                dies |= self.plain_step(t, s, &mut next);
+                dies |= self.plain_step(t, s, &mut next, &mut scratch);
             }
             match (dies, next.is_empty()) {
                 (true, true) => return Some(n),
