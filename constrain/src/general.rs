@@ -119,6 +119,9 @@ const EXTENSIONS: &[(&str, Draft)] = &[(
     "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/",
     Draft::Draft4,
 )];
+/// Regex nodes past which a property's or an item's value is built as its own automaton
+/// ([`General::large_as_slot`]).
+const SLOT_FROM: usize = 2_000;
 /// Regex nodes up to which an object of optional members is written in the quadratic form
 /// ([`General::quadratic`]).
 const QUADRATIC_UP_TO: usize = 4_096;
@@ -1270,8 +1273,29 @@ impl<'a> General<'a> {
                     },
                 }
             }
-            me.gen(n, pointer)
+            let value = me.gen(n, pointer)?;
+            me.large_as_slot(value, pointer)
         })
+    }
+
+    /// `value`, or a slot for its table when its HIR has more than [`SLOT_FROM`] nodes: the
+    /// automaton of a large schema is then built in parts (regex-automata's NFA of one HIR
+    /// holding every value ran past its heap limit), and the part is read in place where
+    /// large ([`crate::json::SHARE_FROM`]).
+    ///
+    /// Errors: the value's automaton past the limits.
+    fn large_as_slot(
+        &mut self,
+        value: Option<Hir>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        match value {
+            Some(h) if crate::json::hir_size(&h, SLOT_FROM + 1) > SLOT_FROM => {
+                let t = self.table_of(&h, pointer)?;
+                self.slot(t, pointer)
+            }
+            other => Ok(other),
+        }
     }
 
     fn gen_flat(&mut self, node: Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
@@ -2801,6 +2825,36 @@ mod tests {
                 &["{,}", &format!("{{,{first}}}"), &format!("{{{first},}}")],
             );
         }
+    }
+
+    /// A value past [`SLOT_FROM`] nodes becomes a slot of the same language.
+    #[test]
+    fn large_values_become_slots_of_the_same_language() {
+        let doc = json!({});
+        let limits = Limits::default();
+        let o = options(true, Draft::Draft2020);
+        let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
+        let digits: Vec<Hir> = (0..super::SLOT_FROM / 2)
+            .map(|i| crate::json::opt(lit(&(i % 10).to_string())))
+            .collect();
+        let big = cat(vec![lit("\"x"), cat(digits), lit("\"")]);
+        let slot = g.large_as_slot(Some(big.clone()), "").unwrap().unwrap();
+        assert!(crate::json::hir_size(&slot, 10) < 10, "{slot:?}");
+        let small = lit("1");
+        assert_eq!(
+            g.large_as_slot(Some(small.clone()), "").unwrap(),
+            Some(small)
+        );
+        let w = g.writer.clone();
+        let object = |v: Hir| w.container("{", cat(vec![w.key("k"), v]), false, "}");
+        let want = g.table_of(&object(big), "").unwrap();
+        let got = g.table_of(&object(slot), "").unwrap();
+        assert!(got.same_language(&want));
+        check(
+            &got,
+            &[r#"{"k":"x0123"}"#, r#"{"k":"x"}"#],
+            &[r#"{"k":"xa"}"#, r#"{"k":1}"#],
+        );
     }
 
     /// Objects of optional members nested (each level's object read by every member before
