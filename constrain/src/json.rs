@@ -1969,9 +1969,8 @@ pub fn any_value_table(
 /// [`any_value_table`] as general mode writes values: strings canonical (only the escapes
 /// serde_json writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and lower-case `\u00XX`
 /// for the other control characters) and numbers in the written forms of
-/// [`crate::numeric`], with at most 20 integer digits, any number of fraction digits and
-/// exponents from -324 to 308 (untyped numbers are compared with nothing, so their
-/// significant digits are not counted: every double's shortest text is read).
+/// [`crate::numeric`], with at most 15 integer and 15 fraction digits (untyped numbers are
+/// compared with nothing, so their significant digits are not counted).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 pub fn general_value_table(

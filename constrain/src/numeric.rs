@@ -21,10 +21,6 @@
 //! or falls among the subnormals. A validator on doubles (the `jsonschema` crate, the
 //! structured-outputs checker) agrees with the exact decimal verdicts below.
 //!
-//! Numbers inside untyped values (compared with nothing) are looser: up to 20 integer
-//! digits, any number of fraction digits, exponents down to -324, so the shortest text of
-//! every double (Python's `repr`, JavaScript, ryu) is read.
-//!
 //! `E` may stand for `e` (serde_json writes `e`; instances written by other tools may not).
 //! Not written: exponents with leading zeros or `e0`, mantissas like `10e3` or
 //! `0.5e1`; for integers alone, scientific forms with fraction digits (`1.5e+20`). Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
@@ -703,10 +699,8 @@ impl Cmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Written {
     lex: Lex,
-    /// Untyped values' numbers: at most [`INT_DIGITS`] integer digits and any number of
-    /// fraction digits, no count of significant digits (nothing compares them; the shortest
-    /// text of every double fits, `0.30000000000000004`, `6.7429466847181544e+16`, as
-    /// Python's `repr`, JavaScript and ryu write them).
+    /// Untyped values' numbers: at most [`LOOSE_DIGITS`] integer and fraction digits, no
+    /// count of significant digits (nothing compares them).
     loose: bool,
     /// A `-` was read.
     neg: bool,
@@ -739,14 +733,12 @@ pub const SIGNIFICANT_DIGITS: u8 = 15;
 /// Most significant digits of a number nothing compares (`type: number` alone): the
 /// shortest text of every double fits (`3.141592653589793`, `0.30000000000000004`).
 pub const PLAIN_DIGITS: u8 = 17;
+/// Most integer digits and most fraction digits of an untyped value's number.
+const LOOSE_DIGITS: u8 = 15;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
 const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
 /// The largest exponents written: `308` (mantissa below 1.7) and `-307`.
 const LARGEST_EXP: [&[u8]; 2] = [b"308", b"307"];
-/// The largest negative exponent of an untyped value's number: `-324`, the shortest text's
-/// of the smallest subnormal double (`5e-324`; nothing compares these numbers, and below
-/// the normals they only lose precision).
-const LOOSE_LARGEST_NEG_EXP: &[u8] = b"324";
 
 /// What a byte was to [`Written`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -803,15 +795,6 @@ impl Written {
     }
 
     /// Whether the bytes read are a whole number.
-    /// The largest exponent of the sign read ([`LARGEST_EXP`], [`LOOSE_LARGEST_NEG_EXP`]).
-    fn exp_limit(&self) -> &'static [u8] {
-        if self.loose && self.eneg {
-            LOOSE_LARGEST_NEG_EXP
-        } else {
-            LARGEST_EXP[self.eneg as usize]
-        }
-    }
-
     pub(crate) fn complete(&self) -> bool {
         match self.lex {
             // `-0` is read as a double (`-0.0`), not as an integer.
@@ -822,7 +805,7 @@ impl Written {
                 self.loose || (k as usize) < limit.len() || self.lim != Ordering::Greater
             }
             Lex::Exp(k) => {
-                let limit = self.exp_limit();
+                let limit = LARGEST_EXP[self.eneg as usize];
                 (k as usize) < limit.len()
                     || self.eord == Ordering::Less
                     || (self.eord == Ordering::Equal && (self.eneg || self.small))
@@ -842,8 +825,7 @@ impl Written {
                 n.sig = 0;
                 n.zeros = 0;
                 n.neg = w.neg && matches!(w.lex, Lex::Minus | Lex::Zero);
-            }
-            if let Lex::Frac(_, last) = w.lex {
+            } else if let Lex::Frac(_, last) = w.lex {
                 n.lex = Lex::Frac(1, last);
             }
             n
@@ -871,7 +853,10 @@ impl Written {
                 n.lim = against(Ordering::Equal, LARGEST[n.neg as usize], 0, d);
                 Event::IntDigit(d)
             }
-            (Lex::Int(k), _, Some(d)) if (k as usize) < LARGEST[self.neg as usize].len() => {
+            (Lex::Int(k), _, Some(d))
+                if (k as usize) < LARGEST[self.neg as usize].len()
+                    && !(self.loose && k >= LOOSE_DIGITS) =>
+            {
                 n.lex = Lex::Int(k + 1);
                 n.int1 = false;
                 n.sig = self.sig.saturating_add(1);
@@ -892,7 +877,9 @@ impl Written {
                     _ => 0,
                 };
                 if self.loose {
-                    // Any number of fraction digits.
+                    if k >= LOOSE_DIGITS {
+                        return None;
+                    }
                 } else if self.sig > 0 || d != 0 {
                     n.sig += 1;
                     if n.sig > self.max_sig {
@@ -931,13 +918,13 @@ impl Written {
             (Lex::E | Lex::EMinus | Lex::EPlus, _, Some(d)) if d != 0 => {
                 n.lex = Lex::Exp(1);
                 n.elen = 1;
-                n.eord = against(Ordering::Equal, n.exp_limit(), 0, d);
+                n.eord = against(Ordering::Equal, LARGEST_EXP[n.eneg as usize], 0, d);
                 Event::ExpDigit(d)
             }
             (Lex::Exp(k), _, Some(d)) if (k as usize) < EXP_DIGITS => {
                 n.lex = Lex::Exp(k + 1);
                 n.elen = k + 1;
-                n.eord = against(self.eord, n.exp_limit(), k as usize, d);
+                n.eord = against(self.eord, LARGEST_EXP[n.eneg as usize], k as usize, d);
                 Event::ExpDigit(d)
             }
             _ => return None,
