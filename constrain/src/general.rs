@@ -1291,11 +1291,24 @@ impl<'a> General<'a> {
     ) -> Result<Option<Hir>, CompileError> {
         match value {
             Some(h) if crate::json::hir_size(&h, SLOT_FROM + 1) > SLOT_FROM => {
-                let t = self.table_of(&h, pointer)?;
-                self.slot(t, pointer)
+                self.slot_of_value(h, pointer)
             }
             other => Ok(other),
         }
+    }
+
+    /// A slot for `value`'s language: `value` itself when it is one slot placeholder
+    /// already, else a new slot for its table (`None` when the language is empty).
+    ///
+    /// Errors: the automaton past the limits.
+    fn slot_of_value(&mut self, value: Hir, pointer: &str) -> Result<Option<Hir>, CompileError> {
+        if let HirKind::Literal(l) = value.kind() {
+            if l.0.len() == 4 && l.0[0] == crate::json::SLOT {
+                return Ok(Some(value));
+            }
+        }
+        let t = self.table_of(&value, pointer)?;
+        self.slot(t, pointer)
     }
 
     fn gen_flat(&mut self, node: Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
@@ -1968,9 +1981,8 @@ impl<'a> General<'a> {
             }
         }
         let mut taken: Vec<String> = Vec::new();
-        let mut members: Vec<(Hir, bool)> = Vec::new();
-        // The members' names and values, for [`Self::optional_members`].
-        let mut values: Vec<(String, Hir)> = Vec::new();
+        // Declared members: name, value, required.
+        let mut named: Vec<(String, Hir, bool)> = Vec::new();
         for (name, mut schemas) in declared {
             let required = o.required.contains(&name);
             taken.push(name.clone());
@@ -1996,10 +2008,7 @@ impl<'a> General<'a> {
                 }
             }
             match self.child_language(&schemas, &refs, &at)? {
-                Some(v) => {
-                    members.push((cat(vec![self.writer.key(&name), v.clone()]), required));
-                    values.push((name.clone(), v));
-                }
+                Some(v) => named.push((name.clone(), v, required)),
                 None if required => {
                     self.cut.get_or_insert(at);
                     return Ok(None);
@@ -2025,6 +2034,18 @@ impl<'a> General<'a> {
         // (its skeleton of placeholders and commas) is intersected with the texts holding
         // between min and max placeholders.
         let counted = o.min > 0 || o.max.is_some();
+        // Members are moved, not cloned (a clone per level would copy nested objects once
+        // per level above them): into the linear form, or written as key and value.
+        let linear = !counted && self.quadratic(&named);
+        let (mut members, named): (Vec<(Hir, bool)>, _) = if linear {
+            (Vec::new(), named)
+        } else {
+            let members = named
+                .into_iter()
+                .map(|(name, v, required)| (cat(vec![w.key(&name), v]), required))
+                .collect();
+            (members, Vec::new())
+        };
         if counted {
             let cap = self.options.max_count as u64;
             if o.max.is_some_and(|m| m < o.min) {
@@ -2052,7 +2073,7 @@ impl<'a> General<'a> {
             }
             others = slotted;
         }
-        let (body, may_be_empty) = if members.is_empty() {
+        let (body, may_be_empty) = if members.is_empty() && named.is_empty() {
             if others.is_empty() {
                 let empty = w.container("{", Hir::empty(), true, "}");
                 return Ok((o.min == 0).then_some(empty));
@@ -2063,8 +2084,8 @@ impl<'a> General<'a> {
                 true,
             )
         } else {
-            let (body, may_be_empty) = if !counted && self.quadratic(&members) {
-                (self.optional_members(values, pointer)?, true)
+            let (body, may_be_empty) = if linear {
+                (self.optional_members(named, pointer)?, true)
             } else {
                 w.members(members, pointer)?
             };
@@ -2136,15 +2157,16 @@ impl<'a> General<'a> {
     /// quadratic form (which member comes first decides the commas, so each member is
     /// written once per member before it) costs more than [`Self::optional_members`]'s
     /// automata: more than two members and over [`QUADRATIC_UP_TO`] nodes written.
-    fn quadratic(&self, members: &[(Hir, bool)]) -> bool {
+    fn quadratic(&self, members: &[(String, Hir, bool)]) -> bool {
         let n = members.len();
-        if n <= 2 || members.iter().any(|(_, required)| *required) {
+        if n <= 2 || members.iter().any(|(_, _, required)| *required) {
             return false;
         }
         let cap = QUADRATIC_UP_TO / n + 1;
         let mut total = 0;
-        for (m, _) in members {
-            total += crate::json::hir_size(m, cap);
+        for (_, v, _) in members {
+            // The value and its key (a literal, a colon, whitespace).
+            total += crate::json::hir_size(v, cap) + 4;
             if total * n > QUADRATIC_UP_TO {
                 return true;
             }
@@ -2166,14 +2188,13 @@ impl<'a> General<'a> {
     /// Errors: the values' and the body's automata past the limits.
     fn optional_members(
         &mut self,
-        members: Vec<(String, Hir)>,
+        members: Vec<(String, Hir, bool)>,
         pointer: &str,
     ) -> Result<Hir, CompileError> {
         let w = self.writer.clone();
         let mut parts = Vec::with_capacity(members.len());
-        for (name, v) in members {
-            let t = self.table_of(&v, pointer)?;
-            if let Some(slot) = self.slot(t, pointer)? {
+        for (name, v, _) in members {
+            if let Some(slot) = self.slot_of_value(v, pointer)? {
                 let member = cat(vec![w.key(&name), slot]);
                 parts.push(opt(cat(vec![opt(w.comma()), member])));
             }
@@ -2801,16 +2822,16 @@ mod tests {
             &["only"],
         ];
         for names in cases {
-            let members: Vec<(String, Hir)> = names
+            let members: Vec<(String, Hir, bool)> = names
                 .iter()
                 .zip(values.iter().cycle())
-                .map(|(n, v)| (n.to_string(), v.clone()))
+                .map(|(n, v)| (n.to_string(), v.clone(), false))
                 .collect();
             let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
             let w = g.writer.clone();
             let quadratic: Vec<(Hir, bool)> = members
                 .iter()
-                .map(|(n, v)| (cat(vec![w.key(n), v.clone()]), false))
+                .map(|(n, v, _)| (cat(vec![w.key(n), v.clone()]), false))
                 .collect();
             let (body, empty) = w.members(quadratic, "").unwrap();
             assert!(empty);
