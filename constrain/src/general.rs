@@ -1364,7 +1364,15 @@ impl<'a> General<'a> {
             } else {
                 let values: Vec<Value> = out.into_iter().cloned().collect();
                 let minus = self.literal_alternation(&values);
-                let table = self.table_of(&h, pointer)?;
+                let mut table = self.table_of(&h, pointer)?;
+                if values.iter().any(holds_number) {
+                    // Texts of numbers that read as the same double as an excluded one
+                    // (`1.00000000000000001` is `1.0`) are not its spellings: numbers with
+                    // a fraction or exponent keep at most 15 significant digits.
+                    let distinct = crate::json::doubles_distinct_table(&self.limits)
+                        .map_err(|e| build_error(pointer, e))?;
+                    table = table.and_in(&distinct, &self.limits, pointer)?;
+                }
                 let minus = self.table_of(&minus, pointer)?;
                 let t = table.minus_in(&minus, &self.limits, pointer)?;
                 parts.extend(self.slot(t, pointer)?);
@@ -2403,6 +2411,18 @@ fn patch<'a>(types: u8, set: impl FnOnce(&mut Node<'a>)) -> Alt<'a> {
     Alt::node(m)
 }
 
+/// Whether a value holds a number a double reader may confuse with a longer text of it:
+/// any number, at any depth (an integer `1` is also the double `1.0` that
+/// `1.00000000000000001` reads as).
+fn holds_number(v: &Value) -> bool {
+    match v {
+        Value::Number(_) => true,
+        Value::Array(items) => items.iter().any(holds_number),
+        Value::Object(members) => members.values().any(holds_number),
+        _ => false,
+    }
+}
+
 fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
     let refuse = |at: &Option<String>, what: &str| {
         err(
@@ -2910,34 +2930,88 @@ mod tests {
         check(&t, &[&yes, "{}"], &[&no, &yes.replace("}}", "},}")]);
     }
 
-    /// Numbers inside untyped values keep at most 15 integer and 15 fraction digits and
-    /// exponents from -307: each such text is its own double, so a negated `const` or
-    /// `enum` (an automaton difference over texts) refuses every text a validator on
-    /// doubles reads as the excluded value (cold review: `[1.00000000000000000001]` under
-    /// `not: {const: [1]}`, `{"a":1e-324}` under `not: {const: {"a":0}}`).
+    /// A negated `const` or `enum` is an automaton difference over texts: it takes away the
+    /// spellings of the excluded values. Texts a validator on doubles reads as the excluded
+    /// value must go too (cold review: `[1.00000000000000000001]` under
+    /// `not: {const: [1]}`, `{"a":1e-324}` under `not: {const: {"a":0}}`): the difference
+    /// keeps numbers with a fraction or exponent to 15 significant digits
+    /// ([`crate::json::doubles_distinct_table`]); exponents stop at -307 everywhere.
+    /// Integers are read exactly (Python's `jsonschema` compares `100000000000000001` and
+    /// `100000000000000000` as different), so they stay.
     #[test]
     fn negated_constants_refuse_texts_of_the_same_double() {
         let t = table(json!({"not": {"const": [1]}}));
         check(
             &t,
-            &["[2]", "[1.5]", "[0.999999999999999]"],
+            &["[2]", "[1.5]", "[0.999999999999999]", "[1.00000000000001]"],
             &[
                 "[1]",
+                "[1.0000000000000001]",
                 "[1.00000000000000000001]",
                 "[0.99999999999999999999]",
+                "[0.9999999999999999e0]",
             ],
         );
         let t = table(json!({"type": "object", "not": {"const": {"a": 0}}}));
         check(
             &t,
-            &[r#"{"a":1}"#, r#"{"a":1e-300}"#],
-            &[r#"{"a":0}"#, r#"{"a":1e-324}"#, r#"{"a":2e-324}"#],
+            &[
+                r#"{"a":1}"#,
+                r#"{"a":1e-300}"#,
+                r#"{"a":[0.3]}"#,
+                r#"{"a":0.0000001}"#,
+            ],
+            &[
+                r#"{"a":0}"#,
+                // Cut as well, though a double of its own (fewer instances).
+                r#"{"a":[0.30000000000000004]}"#,
+                r#"{"a":1e-324}"#,
+                r#"{"a":2e-324}"#,
+                // A double of its own, but past 6 zeros (fewer instances); and 1e-400,
+                // which reads as 0.
+                r#"{"a":0.0000000000000000000001}"#,
+                &format!(r#"{{"a":0.{}1}}"#, "0".repeat(399)),
+            ],
         );
         let t = table(json!({"not": {"const": [100000000000000000u64]}}));
         check(
             &t,
-            &["[1]"],
-            &["[100000000000000000]", "[100000000000000001]"],
+            &["[1]", "[100000000000000001]"],
+            &["[100000000000000000]", "[1.000000000000000001e17]"],
+        );
+        // A typed number nothing compares takes 17 digits; not beside a negated constant.
+        let t = table(json!({"type": "number", "not": {"const": 1}}));
+        check(
+            &t,
+            &["2", "0.5", "1.00000000000001"],
+            &["1", "1.0000000000000001"],
+        );
+    }
+
+    /// Numbers inside untyped values are compared with nothing: any shortest text of a
+    /// double (Python's `repr`, ryu: up to 17 significant digits), integers of up to 20
+    /// digits, any number of fraction digits. Exponents stay within -307..=308, where a
+    /// double reader neither overflows nor reads a subnormal.
+    #[test]
+    fn untyped_numbers_take_every_double_text() {
+        let t = table(json!({"type": "object"}));
+        check(
+            &t,
+            &[
+                r#"{"a":0.30000000000000004}"#,
+                r#"{"a":[-2.5206876611146013,1.6976931348623157e+308]}"#,
+                r#"{"a":{"b":12345678901234567890}}"#,
+                r#"{"a":-9999999999999999999}"#,
+                r#"{"a":0.000000000000000000000000001}"#,
+            ],
+            &[
+                r#"{"a":123456789012345678901}"#,
+                r#"{"a":1e309}"#,
+                // Exponent 308 only for mantissas below 1.7 (no overflow to decide).
+                r#"{"a":1.7976931348623157e+308}"#,
+                r#"{"a":1e-308}"#,
+                r#"{"a":01}"#,
+            ],
         );
     }
 

@@ -1969,8 +1969,9 @@ pub fn any_value_table(
 /// [`any_value_table`] as general mode writes values: strings canonical (only the escapes
 /// serde_json writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and lower-case `\u00XX`
 /// for the other control characters) and numbers in the written forms of
-/// [`crate::numeric`], with at most 15 integer and 15 fraction digits (untyped numbers are
-/// compared with nothing, so their significant digits are not counted).
+/// [`crate::numeric`], with at most 20 integer digits and any number of fraction digits
+/// (untyped numbers are compared with nothing, so their significant digits are not counted:
+/// `0.30000000000000004`, `-2.5206876611146013`, `12345678901234567890` are written).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 pub fn general_value_table(
@@ -1979,6 +1980,84 @@ pub fn general_value_table(
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
     reader_table(Lex::TopValue, true, levels, whitespace, limits).map(crate::dfa::Table::minimize)
+}
+
+/// JSON texts in which two different decimal numbers read as doubles are always different
+/// doubles: every number with a fraction or an exponent has at most
+/// [`crate::numeric::SIGNIFICANT_DIGITS`] (15) mantissa digits from its first non-zero one
+/// (trailing zeros count; IEEE 754's 15 decimal digits that survive a round trip through a
+/// double) and at most [`crate::numeric::LEADING_ZEROS`] (6) zeros after the point before
+/// it (so no decimal reads as a subnormal or as zero). Integers are not restricted (their
+/// readers read them exactly). Bytes inside
+/// strings are skipped (escapes included); a number is a run that starts with `-` or a
+/// digit outside a string. Every state accepts: intersected with a language, it only cuts
+/// the texts holding a longer number.
+///
+/// General mode intersects a difference of texts with it ([`crate::general`]: a negated
+/// `const`/`enum` takes away the spellings of its values, which leaves
+/// `1.00000000000000001`, the double `1.0`, in untyped values' loose numbers).
+///
+/// Errors: none in practice ([`crate::dfa::BuildError::TooLarge`] past `limits`).
+pub fn doubles_distinct_table(
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    /// Where the lexer is.
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    enum At {
+        Out,
+        Str,
+        Esc,
+        /// In a number's mantissa: digits from the first non-zero one (capped one past the
+        /// most), zeros after the point before it (capped likewise), whether a `.` was read.
+        Mant(u8, u8, bool),
+        /// In a number's exponent (the mantissa was short enough).
+        Exp,
+    }
+    const MOST: u8 = crate::numeric::SIGNIFICANT_DIGITS;
+    const ZEROS: u8 = crate::numeric::LEADING_ZEROS;
+    fn step(at: &At, b: u8) -> Option<At> {
+        Some(match (*at, b) {
+            (At::Str, b'\\') => At::Esc,
+            (At::Str, b'"') => At::Out,
+            (At::Str, _) | (At::Esc, _) => At::Str,
+            (At::Mant(sig, zeros, dot), b'0'..=b'9') => {
+                let (sig, zeros) = if sig > 0 || b != b'0' {
+                    ((sig + 1).min(MOST + 1), zeros)
+                } else if dot {
+                    (sig, (zeros + 1).min(ZEROS + 1))
+                } else {
+                    (sig, zeros)
+                };
+                if dot && (sig > MOST || zeros > ZEROS) {
+                    return None;
+                }
+                At::Mant(sig, zeros, dot)
+            }
+            (At::Mant(sig, zeros, _), b'.') if sig <= MOST => At::Mant(sig, zeros, true),
+            (At::Mant(sig, _, _), b'e' | b'E') if sig <= MOST => At::Exp,
+            (At::Mant(..), b'.' | b'e' | b'E') => return None,
+            (At::Exp, b'0'..=b'9' | b'+' | b'-') => At::Exp,
+            // Anything else ends the number (or is outside one).
+            (At::Mant(..) | At::Exp | At::Out, b'"') => At::Str,
+            (At::Mant(..) | At::Out, b'-') => At::Mant(0, 0, false),
+            (At::Out, b'0'..=b'9') => At::Mant(u8::from(b != b'0'), 0, false),
+            (At::Mant(..) | At::Exp | At::Out, _) => At::Out,
+        })
+    }
+    let mut classes = [0u8; 256];
+    for (b, c) in classes.iter_mut().enumerate() {
+        *c = b as u8;
+    }
+    let table = crate::dfa::Table::determinize_keyed(
+        classes,
+        256,
+        At::Out,
+        step,
+        |_| true,
+        limits,
+        &mut Vec::new(),
+    )?;
+    Ok(table.compact())
 }
 
 /// [`typed_value_table`] types (bits of its `types`).

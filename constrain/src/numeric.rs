@@ -12,7 +12,8 @@
 //!   shortest text of any double) and at most [`LEADING_ZEROS`] (6) zeros after the point
 //!   before it;
 //! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, or 17 as
-//!   above, the last one not zero), `e`, an optional sign and a non-zero exponent without leading zeros from
+//!   above, the last one not zero), `e`, an optional sign and a non-zero exponent (without
+//!   leading zeros, but for Python's one-zero padding: `1e-05`) from
 //!   -307 to 308 (308 only below 1.7e308): `1e+308` as serde_json writes it, `1e308`,
 //!   `1.5e-7`.
 //!
@@ -22,7 +23,7 @@
 //! structured-outputs checker) agrees with the exact decimal verdicts below.
 //!
 //! `E` may stand for `e` (serde_json writes `e`; instances written by other tools may not).
-//! Not written: exponents with leading zeros or `e0`, mantissas like `10e3` or
+//! Not written: exponents with more than one leading zero or `e0`, mantissas like `10e3` or
 //! `0.5e1`; for integers alone, scientific forms with fraction digits (`1.5e+20`). Over these forms the number machine ([`NumberSpec::table`]) decides exactly:
 //! the value against inclusive or exclusive decimal bounds of any size (compared digit by
 //! digit: a bound beyond the written forms admits all of them or none), whether the value
@@ -387,10 +388,12 @@ impl Decimal {
             s.push_str("\\.");
             s.extend(self.digits[1..].iter().map(|d| (b'0' + d) as char));
         }
+        // One-digit exponents also with Python's padding zero (`1e-05`).
+        let pad = if e.abs() < 10 { "0?" } else { "" };
         if e > 0 {
-            s.push_str(&format!("[eE]\\+?{e}"));
+            s.push_str(&format!("[eE]\\+?{pad}{e}"));
         } else {
-            s.push_str(&format!("[eE]{e}"));
+            s.push_str(&format!("[eE]-{pad}{}", -e));
         }
         Some(s)
     }
@@ -511,7 +514,10 @@ pub(crate) enum Lex {
     E,
     EMinus,
     EPlus,
-    /// Exponent digits read.
+    /// A `0` right after `e`, `e-` or `e+`: Python's `repr` pads exponents to two digits
+    /// (`1e-05`); one non-zero digit must follow.
+    ExpPad,
+    /// Exponent digits read (from the first non-zero one).
     Exp(u8),
 }
 
@@ -699,8 +705,10 @@ impl Cmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Written {
     lex: Lex,
-    /// Untyped values' numbers: at most [`LOOSE_DIGITS`] integer and fraction digits, no
-    /// count of significant digits (nothing compares them).
+    /// Untyped values' numbers: at most [`INT_DIGITS`] integer digits (a longer integer
+    /// would be read as a double, not exactly), any number of fraction digits, no count of
+    /// significant digits (nothing compares them; where a difference does, general mode
+    /// cuts their texts to [`SIGNIFICANT_DIGITS`] with [`crate::json::doubles_distinct_table`]).
     loose: bool,
     /// A `-` was read.
     neg: bool,
@@ -733,8 +741,6 @@ pub const SIGNIFICANT_DIGITS: u8 = 15;
 /// Most significant digits of a number nothing compares (`type: number` alone): the
 /// shortest text of every double fits (`3.141592653589793`, `0.30000000000000004`).
 pub const PLAIN_DIGITS: u8 = 17;
-/// Most integer digits and most fraction digits of an untyped value's number.
-const LOOSE_DIGITS: u8 = 15;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
 const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
 /// The largest exponents written: `308` (mantissa below 1.7) and `-307`.
@@ -754,6 +760,8 @@ enum Event {
     E,
     /// The exponent's sign (`true`: `-`).
     ExpSign(bool),
+    /// The padding `0` of a one-digit exponent (`1e-05`); nothing to count.
+    ExpPad,
     ExpDigit(u8),
 }
 
@@ -825,7 +833,8 @@ impl Written {
                 n.sig = 0;
                 n.zeros = 0;
                 n.neg = w.neg && matches!(w.lex, Lex::Minus | Lex::Zero);
-            } else if let Lex::Frac(_, last) = w.lex {
+            }
+            if let Lex::Frac(_, last) = w.lex {
                 n.lex = Lex::Frac(1, last);
             }
             n
@@ -854,8 +863,12 @@ impl Written {
                 Event::IntDigit(d)
             }
             (Lex::Int(k), _, Some(d))
-                if (k as usize) < LARGEST[self.neg as usize].len()
-                    && !(self.loose && k >= LOOSE_DIGITS) =>
+                if (k as usize)
+                    < if self.loose {
+                        INT_DIGITS
+                    } else {
+                        LARGEST[self.neg as usize].len()
+                    } =>
             {
                 n.lex = Lex::Int(k + 1);
                 n.int1 = false;
@@ -876,16 +889,13 @@ impl Written {
                     Lex::Frac(k, _) => k,
                     _ => 0,
                 };
-                if self.loose {
-                    if k >= LOOSE_DIGITS {
-                        return None;
-                    }
-                } else if self.sig > 0 || d != 0 {
+                // Loose numbers: any number of fraction digits.
+                if !self.loose && (self.sig > 0 || d != 0) {
                     n.sig += 1;
                     if n.sig > self.max_sig {
                         return None;
                     }
-                } else {
+                } else if !self.loose {
                     n.zeros += 1;
                     if n.zeros > LEADING_ZEROS {
                         return None;
@@ -915,7 +925,11 @@ impl Written {
                 n.lex = Lex::EPlus;
                 Event::ExpSign(false)
             }
-            (Lex::E | Lex::EMinus | Lex::EPlus, _, Some(d)) if d != 0 => {
+            (Lex::E | Lex::EMinus | Lex::EPlus, _, Some(0)) => {
+                n.lex = Lex::ExpPad;
+                Event::ExpPad
+            }
+            (Lex::E | Lex::EMinus | Lex::EPlus | Lex::ExpPad, _, Some(d)) if d != 0 => {
                 n.lex = Lex::Exp(1);
                 n.elen = 1;
                 n.eord = against(Ordering::Equal, LARGEST_EXP[n.eneg as usize], 0, d);
@@ -1095,7 +1109,7 @@ impl NumberSpec {
                     n.eneg = neg;
                     return Some(n);
                 }
-                Event::Zero | Event::Dot | Event::E => return Some(n),
+                Event::Zero | Event::Dot | Event::E | Event::ExpPad => return Some(n),
                 Event::ExpDigit(d) => {
                     n.eval = (n.eval * 10 + d as u16).min(FRAC_DIGITS as u16 + 1);
                     n.lo = exp_step(n.lo, &lo, d);
@@ -1262,10 +1276,13 @@ mod tests {
             }
         }
         for m in ["1", "2.5", "9.75", "1.05", "3.125"] {
-            for e in [-3, -2, -1, 1, 2, 3] {
+            for e in [-3i32, -2, -1, 1, 2, 3] {
                 out.push(format!("{m}e{e}"));
+                // Python's `repr` pads the exponent to two digits.
+                out.push(format!("{m}e{}0{}", if e < 0 { "-" } else { "+" }, e.abs()));
                 if e > 0 {
                     out.push(format!("{m}e+{e}"));
+                    out.push(format!("{m}e0{e}"));
                 }
             }
         }
@@ -1279,8 +1296,11 @@ mod tests {
         "01",
         "1.",
         ".5",
-        "1e+02",
-        "1e02",
+        "1e+002",
+        "1e002",
+        "1e-001",
+        "1e00",
+        "1e-00",
         "1e0",
         "1e+0",
         "10e1",
@@ -1611,8 +1631,16 @@ mod tests {
                 &["1", "1.0", "1.000"][..],
                 &["1e0", "10e-1", "1.1", "01"][..],
             ),
-            ("100", &["100", "100.0", "1e2"], &["1.0e2", "10e1"]),
-            ("0.05", &["0.05", "0.050", "5e-2"], &["0.5e-1", ".05"]),
+            (
+                "100",
+                &["100", "100.0", "1e2", "1e+02", "1E02"],
+                &["1.0e2", "10e1", "1e002"],
+            ),
+            (
+                "0.05",
+                &["0.05", "0.050", "5e-2", "5e-02"],
+                &["0.5e-1", ".05", "5e-002"],
+            ),
             (
                 "-1.5",
                 &["-1.5", "-1.50", "-1.5e0"][..2],
@@ -1629,7 +1657,7 @@ mod tests {
                 &["0.00000120000000000001"],
             ),
             ("0.000000012", &["1.2e-8"], &["0.000000012"]),
-            ("1e300", &["1e300"], &["1"]),
+            ("1e300", &["1e300"], &["1", "1e0300"]),
         ] {
             let re = format!("^(?:{})$", dec(value).spellings());
             let re = regex_automata::meta::Regex::new(&re).unwrap();
