@@ -70,7 +70,7 @@ const RELAXATIONS: &[(Relaxation, &str)] = &[
     ),
     (
         Relaxation::UntypedDepth,
-        "untyped values are nested at most JsonOptions::any_depth (3) levels",
+        "untyped values are nested at most JsonOptions::any_depth (5) levels",
     ),
     (
         Relaxation::Test(
