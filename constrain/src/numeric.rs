@@ -8,9 +8,9 @@
 //! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
 //!   exactly; `-0` is not written: it reads as a double);
 //! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
-//!   from the first non-zero one (a number nothing compares, [`PLAIN_DIGITS`]: 17, the
-//!   shortest text of any double) and at most [`LEADING_ZEROS`] (6) zeros after the point
-//!   before it;
+//!   from the first non-zero one (a number compared with nothing or only with inclusive
+//!   bounds, [`PLAIN_DIGITS`]: 17, the shortest text of any double) and at most
+//!   [`LEADING_ZEROS`] (6) zeros after the point before it;
 //! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, or 17 as
 //!   above, the last one not zero), `e`, an optional sign and a non-zero exponent (without
 //!   leading zeros, but for Python's one-zero padding: `1e-05`) from
@@ -720,7 +720,7 @@ pub(crate) struct Written {
     /// Mantissa digits from the first non-zero one.
     sig: u8,
     /// The most of them ([`SIGNIFICANT_DIGITS`], or [`PLAIN_DIGITS`] for numbers nothing
-    /// compares).
+    /// but inclusive bounds compares).
     max_sig: u8,
     /// Zeros after the point before the first non-zero digit (integer part `0`).
     zeros: u8,
@@ -1044,13 +1044,18 @@ impl NumberSpec {
             .hi
             .as_ref()
             .map(|(b, x)| (BoundDigits::new(b), b.neg, *x));
-        // Numbers nothing compares (both classes, no bound, no divisor) may have the digits of
-        // any double's shortest text.
+        // Numbers of both classes compared with inclusive bounds or nothing (no divisor) may
+        // have the digits of any double's shortest text. Reading a decimal as a double is
+        // monotone, so a reader on doubles may only find such a number *equal* to a bound the
+        // exact comparison puts it beside: it then accepts what is refused here (a valid
+        // `1.0000000000000001` under `maximum: 1`), never the other way. An exclusive bound
+        // (`0.99999999999999999` reads as `1.0`), a divisor, or one class alone (that
+        // text is the integer `1.0`) would let an invalid value through: 15 digits there.
+        let inclusive = |b: &Option<Bound>| b.as_ref().is_none_or(|(_, exclusive)| !exclusive);
         let plain = self.integers
             && self.fractions
-            && !self.draft4
-            && self.lo.is_none()
-            && self.hi.is_none()
+            && inclusive(&self.lo)
+            && inclusive(&self.hi)
             && divisors.is_empty();
         // Scientific forms only without divisors (their residues depend on the exponent), or
         // for integer values when every integer is a multiple.
@@ -1370,10 +1375,10 @@ mod tests {
         for text in WRITTEN {
             assert!(any.matches(text.as_bytes()), "{text}");
         }
-        // Numbers nothing compares have the digits of any double's shortest text; compared
-        // ones at most 15 significant digits.
+        // Numbers nothing compares have the digits of any double's shortest text; ones
+        // compared with an exclusive bound at most 15 significant digits.
         let bounded = NumberSpec {
-            lo: Some((dec("-1e300"), false)),
+            lo: Some((dec("-1e300"), true)),
             ..NumberSpec::any()
         }
         .table(&Limits::default())
@@ -1452,6 +1457,56 @@ mod tests {
             ..NumberSpec::any()
         };
         check(&spec, |_, v| v >= scaled("-2.5") && v < scaled("17"));
+    }
+
+    /// Inclusive bounds keep the 17 digits of a double's shortest text (a reader on doubles
+    /// can only find such a number equal to the bound, which it accepts); an exclusive bound
+    /// keeps 15, since `0.99999999999999999` reads as `1.0`.
+    #[test]
+    fn inclusive_bounds_keep_shortest_double_texts() {
+        let within = |lx: bool, hx: bool| NumberSpec {
+            lo: Some((dec("0"), lx)),
+            hi: Some((dec("1"), hx)),
+            ..NumberSpec::any()
+        };
+        let t = within(false, false).table(&Limits::default()).unwrap();
+        for yes in [
+            "0.30000000000000004",
+            "0.9999999999999999",
+            "1",
+            "0",
+            "2.2250738585072014e-8",
+        ] {
+            assert!(t.matches(yes.as_bytes()), "{yes}");
+        }
+        // Past the bound as decimals (a double reader finds the first equal to 1: refused
+        // though valid to it), or past 17 digits.
+        for no in [
+            "1.0000000000000001",
+            "1.00000000000000001",
+            "0.123456789012345678",
+        ] {
+            assert!(!t.matches(no.as_bytes()), "{no}");
+        }
+        for (lx, hx) in [(true, false), (false, true), (true, true)] {
+            let t = within(lx, hx).table(&Limits::default()).unwrap();
+            for no in [
+                "0.30000000000000004",
+                "0.99999999999999999",
+                "0.9999999999999999",
+            ] {
+                assert!(!t.matches(no.as_bytes()), "{no} with exclusive bounds");
+            }
+            assert!(t.matches(b"0.999999999999999"));
+        }
+        // One class alone keeps 15 digits too: `1.0000000000000001` is the integer `1.0`.
+        let fractions = NumberSpec {
+            integers: false,
+            ..NumberSpec::any()
+        };
+        let t = fractions.table(&Limits::default()).unwrap();
+        assert!(!t.matches(b"1.0000000000000001"));
+        assert!(t.matches(b"1.00000000000001"));
     }
 
     /// A bound's scaled value, saturating far outside the texts' range.
