@@ -1152,8 +1152,11 @@ impl NumberSpec {
             };
             let value_zero = !s.nonzero;
             // Integer-ness: by value (draft 6 on) or by form (draft 4). Draft 4 readers
-            // differ on scientific forms of integer values: they are not written there.
-            if self.draft4 && sci && !s.eneg && s.eval >= s.w.sci_frac as u16 {
+            // differ on scientific forms of integer values: they are not written there,
+            // unless both classes are admitted (`type: number`: `6.17e+16` is a number to
+            // every reader).
+            let both = self.integers && self.fractions;
+            if self.draft4 && !both && sci && !s.eneg && s.eval >= s.w.sci_frac as u16 {
                 return false;
             }
             let integer = if self.draft4 {
@@ -1415,6 +1418,16 @@ mod tests {
                 ..NumberSpec::default()
             },
             |t, _| !t.contains(['.', 'e']),
+        );
+        // Draft 4, both classes: every form, scientific integers included.
+        check(
+            &NumberSpec {
+                integers: true,
+                fractions: true,
+                draft4: true,
+                ..NumberSpec::default()
+            },
+            |_, _| true,
         );
         // Draft 4's other class: decimal forms and scientific forms of fractions.
         check(
