@@ -1743,17 +1743,57 @@ fn wrap_with_defs(schema: &Value, document: &Value) -> Value {
 /// or have an ASCII word assertion (`fields.X.open_pattern`); a schema generation does not cover;
 /// for `python-call-list`, a tool or parameter name outside its name grammar
 /// (`tools/N/function/name`, `.../parameters/properties/K`), a value without a type, or general
-/// schema mode (`tools/N/function`); tables past [`Options::limits`].
+/// schema mode (`tools/N/function`); tables past [`Options::limits`] (in general mode after a
+/// second try with untyped values nested [`SHALLOW_ANY_DEPTH`] levels).
 pub fn compile(
     template: &TemplateModel,
     request: &Request,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
+    with_shallow_retry(options, |o| compile_once(template, request, o))
+}
+
+/// Untyped values' nesting ([`JsonOptions::any_depth`]) of the second try of
+/// [`with_shallow_retry`].
+pub const SHALLOW_ANY_DEPTH: usize = 3;
+
+/// `attempt` under `options`' time budget (one deadline for every try); where a size budget
+/// ends it (states, automaton bytes, work: not time, not the schema's own regex size) and
+/// untyped values nest deeper than [`SHALLOW_ANY_DEPTH`] in general mode, once more with
+/// that depth: each level about doubles the reader of an untyped value, and where values
+/// cannot be read in place (alternatives that start on the same byte) the copies can pass
+/// the budget at 5 levels and not at 3. The first error is returned when the second try
+/// fails too.
+fn with_shallow_retry<T>(
+    options: &Options,
+    attempt: impl Fn(&Options) -> Result<T, ConstrainError>,
+) -> Result<T, ConstrainError> {
     let mut options = *options;
-    options.limits.deadline = options
-        .time_budget
-        .and_then(|t| std::time::Instant::now().checked_add(t));
-    let options = &options;
+    if let Some(t) = options.time_budget.take() {
+        options.limits.deadline = std::time::Instant::now().checked_add(t);
+    }
+    let first = attempt(&options);
+    match first {
+        Err(e)
+            if matches!(
+                e.budget,
+                Some(Budget::States | Budget::AutomatonBytes | Budget::Work)
+            ) && matches!(options.json.mode, SchemaMode::General { .. })
+                && options.json.any_depth > SHALLOW_ANY_DEPTH =>
+        {
+            options.json.any_depth = SHALLOW_ANY_DEPTH;
+            attempt(&options).map_err(|_| e)
+        }
+        other => other,
+    }
+}
+
+/// [`compile`], one try (the deadline already in `options.limits`).
+fn compile_once(
+    template: &TemplateModel,
+    request: &Request,
+    options: &Options,
+) -> Result<Constraint, ConstrainError> {
     let asked = Asked::read(request, options.json.mode)?;
     let layout = Layout::of(template, asked.tools.is_some())?;
     let mut b = Builder {
@@ -2753,16 +2793,20 @@ fn sequence(parts: Vec<(Table, bool)>, limits: &Limits) -> Result<Table, BuildEr
 /// constrain, for comparisons. `schema` is `None` for JSON mode (any object nested at most 5
 /// levels). The language is the value with no whitespace around it.
 ///
-/// Errors: the schema's ([`SchemaLanguage::compile`]), or tables past `options.limits`.
+/// Errors: the schema's ([`SchemaLanguage::compile`]), or tables past `options.limits`
+/// (in general mode after a second try with untyped values nested [`SHALLOW_ANY_DEPTH`]
+/// levels, which is what compiles then).
 pub fn compile_schema(
     schema: Option<&Value>,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
-    let mut options = *options;
-    options.limits.deadline = options
-        .time_budget
-        .and_then(|t| std::time::Instant::now().checked_add(t));
-    let options = &options;
+    with_shallow_retry(options, |o| compile_schema_once(schema, o))
+}
+
+fn compile_schema_once(
+    schema: Option<&Value>,
+    options: &Options,
+) -> Result<Constraint, ConstrainError> {
     let table = match schema {
         None => crate::json::json_mode_table(
             structured_outputs::JSON_MODE_MAX_DEPTH,
@@ -2802,6 +2846,39 @@ mod tests {
         let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let value = value.get("response_template").cloned().unwrap_or(value);
         template_build::model::load(&value).unwrap()
+    }
+
+    /// Where untyped values at 5 levels pass a size budget and 3 levels do not, general mode
+    /// compiles with 3; strict mode, other budgets and a failing second try keep the first
+    /// error.
+    #[test]
+    fn untyped_depth_falls_back_to_three_levels_at_a_size_budget() {
+        let mut options = Options::default();
+        options.json.mode = SchemaMode::general();
+        options.json.any_depth = 5;
+        // Between the two readers' sizes (4,843 and 1,147 states).
+        options.limits.max_states = 3_000;
+        let schema = serde_json::json!({"type": "object", "properties": {"a": {}}});
+        let c = compile_schema(Some(&schema), &options).unwrap();
+        let nested =
+            |levels: usize| format!(r#"{{"a":{}1{}}}"#, "[".repeat(levels), "]".repeat(levels));
+        let table = &c.machine.table;
+        assert!(table.matches(nested(SHALLOW_ANY_DEPTH).as_bytes()));
+        assert!(!table.matches(nested(SHALLOW_ANY_DEPTH + 1).as_bytes()));
+        // With room for 5 levels, 5 it is.
+        options.limits.max_states = 200_000;
+        let c = compile_schema(Some(&schema), &options).unwrap();
+        assert!(c.machine.table.matches(nested(5).as_bytes()));
+        // Too small for either: the first try's error.
+        options.limits.max_states = 500;
+        let e = compile_schema(Some(&schema), &options).unwrap_err();
+        assert_eq!(e.budget, Some(Budget::States), "{e:?}");
+        // Strict mode is not retried.
+        let mut strict = Options::default();
+        strict.json.any_depth = 5;
+        strict.limits.max_states = 3_000;
+        let e = compile_schema(Some(&serde_json::json!({})), &strict).unwrap_err();
+        assert_eq!(e.budget, Some(Budget::States), "{e:?}");
     }
 
     fn weather() -> Vec<Value> {
