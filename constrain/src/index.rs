@@ -242,6 +242,10 @@ fn tier_bytes() -> [Vec<u8>; 2] {
     [wide, narrow]
 }
 
+/// U+2028 and U+2029: not plain text, since ECMA-262's `.` does not match them (a
+/// `pattern` with `.*` would otherwise make every token be walked; their tokens are walked).
+const LINE_SEPARATORS: [char; 2] = ['\u{2028}', '\u{2029}'];
+
 /// Whether `bytes` is plain text for a tier with these ASCII bytes.
 fn is_plain(bytes: &[u8], ascii: &[u8]) -> bool {
     std::str::from_utf8(bytes).is_ok_and(|s| {
@@ -249,7 +253,7 @@ fn is_plain(bytes: &[u8], ascii: &[u8]) -> bool {
             if c.is_ascii() {
                 ascii.contains(&(c as u8))
             } else {
-                !c.is_control()
+                !c.is_control() && !LINE_SEPARATORS.contains(&c)
             }
         })
     })
@@ -348,8 +352,9 @@ pub struct TokenIndex {
 #[derive(Debug)]
 struct PlainBytes {
     ascii: Vec<Vec<u8>>,
-    sequences: Vec<(u8, Vec<u8>, usize)>,
-    continuation: Vec<u8>,
+    /// Lead byte, then the bytes of each continuation position (one per column, each in
+    /// the exact byte range of its position).
+    sequences: Vec<(u8, Vec<Vec<u8>>)>,
 }
 
 impl TokenIndex {
@@ -464,28 +469,34 @@ impl TokenIndex {
                 })
                 .collect();
             // UTF-8 sequences: lead byte ranges, the range of their first continuation byte,
-            // and how many continuation bytes follow.
-            const SEQUENCES: [(u8, u8, u8, u8, usize); 7] = [
+            // and how many continuation bytes follow. `e2` alone: U+2028 and U+2029
+            // (`e2 80 a8`, `e2 80 a9`) are not plain.
+            const SEQUENCES: [(u8, u8, u8, u8, usize); 8] = [
                 (0xc2, 0xdf, 0x80, 0xbf, 1),
                 (0xe0, 0xe0, 0xa0, 0xbf, 2),
-                (0xe1, 0xec, 0x80, 0xbf, 2),
+                (0xe1, 0xe1, 0x80, 0xbf, 2),
+                (0xe3, 0xec, 0x80, 0xbf, 2),
                 (0xed, 0xed, 0x80, 0x9f, 2),
                 (0xee, 0xef, 0x80, 0xbf, 2),
                 (0xf0, 0xf0, 0x90, 0xbf, 3),
                 (0xf1, 0xf4, 0x80, 0xbf, 3),
             ];
+            let any = table.columns_in(0x80, 0xbf);
             let mut sequences = Vec::new();
             for (lead_lo, lead_hi, first_lo, first_hi, continuations) in SEQUENCES {
                 for lead in table.columns_in(lead_lo, lead_hi) {
                     let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
-                    sequences.push((lead, table.columns_in(first_lo, first_hi), continuations));
+                    let mut columns = vec![table.columns_in(first_lo, first_hi)];
+                    columns.resize(continuations, any.clone());
+                    sequences.push((lead, columns));
                 }
             }
-            PlainBytes {
-                ascii,
-                sequences,
-                continuation: table.columns_in(0x80, 0xbf),
-            }
+            // `e2`: after `80`, all but `a8` and `a9`; after `81..=bf`, any.
+            sequences.push((0xe2, vec![table.columns_in(0x81, 0xbf), any.clone()]));
+            let mut separators_out = table.columns_in(0x80, 0xa7);
+            separators_out.extend(table.columns_in(0xaa, 0xbf));
+            sequences.push((0xe2, vec![vec![0x80], separators_out]));
+            PlainBytes { ascii, sequences }
         })
     }
 
@@ -547,7 +558,7 @@ impl TokenIndex {
             next,
             after_lead,
         } = scratch;
-        for (i, (lead, first, continuations)) in bytes.sequences.iter().enumerate() {
+        for (i, (lead, columns)) in bytes.sequences.iter().enumerate() {
             let start = table.next(from, *lead);
             if start == DEAD {
                 dies = true;
@@ -559,8 +570,7 @@ impl TokenIndex {
                 frontier.clear();
                 frontier.push(start);
                 let mut dead = false;
-                for k in 0..*continuations {
-                    let column = if k == 0 { first } else { &bytes.continuation };
+                for column in columns {
                     next.clear();
                     for &s in frontier.iter() {
                         if s == DEAD {

@@ -42,6 +42,12 @@ fn shortcut_masks_are_full_walks() {
         // Every character but `é`: only its last byte dies.
         json!({"type": "string", "pattern": "^[^é]*$"}),
         json!({"type": "string", "pattern": "^(abc|xyz)+$"}),
+        // ECMA-262's `.` leaves out U+2028 and U+2029 (`e2 80 a8`, `e2 80 a9`), which are
+        // not plain text; U+1028 (`e1 80 a8`) and U+2068 (`e2 81 a8`) are, and die here.
+        json!({"type": "string", "pattern": "^(\\d+\\.\\d+\\.\\d+.*)$", "maxLength": 32}),
+        json!({"type": "string", "pattern": "^.*$"}),
+        json!({"type": "string", "pattern": "^[^\u{1028}\u{2028}\u{2068}]*$"}),
+        json!({"type": "string", "pattern": "^[^\u{2029}]*$"}),
         json!({"type": "string", "format": "date-time"}),
         json!({"type": "array", "items": {"type": "string", "maxLength": 4}}),
         json!({"propertyNames": {"maxLength": 3}, "additionalProperties": {"type": "integer"}}),
