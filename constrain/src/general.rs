@@ -2979,6 +2979,13 @@ mod tests {
             &["[1]", "[100000000000000001]"],
             &["[100000000000000000]", "[1.000000000000000001e17]"],
         );
+        // Padded exponents of any length are spellings too (cold review: `1e010`).
+        let t = table(json!({"not": {"const": 1e10}}));
+        check(
+            &t,
+            &["1e11", "1e011"],
+            &["1e10", "1e010", "1e+010", "10000000000"],
+        );
         // A typed number nothing compares takes 17 digits; not beside a negated constant.
         let t = table(json!({"type": "number", "not": {"const": 1}}));
         check(

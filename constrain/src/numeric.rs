@@ -388,8 +388,9 @@ impl Decimal {
             s.push_str("\\.");
             s.extend(self.digits[1..].iter().map(|d| (b'0' + d) as char));
         }
-        // One-digit exponents also with Python's padding zero (`1e-05`).
-        let pad = if e.abs() < 10 { "0?" } else { "" };
+        // Also with one padding zero, as the lexer reads it (Python's `1e-05`; `1e010`
+        // too, which a negated `const: 1e10` must cut: cold review).
+        let pad = "0?";
         if e > 0 {
             s.push_str(&format!("[eE]\\+?{pad}{e}"));
         } else {
@@ -1051,7 +1052,17 @@ impl NumberSpec {
         // `1.0000000000000001` under `maximum: 1`), never the other way. An exclusive bound
         // (`0.99999999999999999` reads as `1.0`), a divisor, or one class alone (that
         // text is the integer `1.0`) would let an invalid value through: 15 digits there.
-        let inclusive = |b: &Option<Bound>| b.as_ref().is_none_or(|(_, exclusive)| !exclusive);
+        // The bound must be a double itself for that (an integer bound past 2^53 stays
+        // exact in Python's `jsonschema`: `9.007199254740993e15` reads below
+        // `minimum: 9007199254740993`, cold review): bounds within ±2^53 only.
+        let limit = Decimal::parse("9007199254740992").unwrap_or_else(Decimal::zero);
+        let inclusive = |b: &Option<Bound>| {
+            b.as_ref().is_none_or(|(v, exclusive)| {
+                let mut abs = v.clone();
+                abs.neg = false;
+                !exclusive && abs.cmp_value(&limit) != Ordering::Greater
+            })
+        };
         let plain = self.integers
             && self.fractions
             && inclusive(&self.lo)
@@ -1512,6 +1523,14 @@ mod tests {
             }
             assert!(t.matches(b"0.999999999999999"));
         }
+        // An integer bound past 2^53 keeps 15 (cold review).
+        let big = NumberSpec {
+            lo: Some((dec("9007199254740993"), false)),
+            ..NumberSpec::any()
+        };
+        let t = big.table(&Limits::default()).unwrap();
+        assert!(!t.matches(b"9.007199254740993e15"));
+        assert!(!t.matches(b"9007199254740993.0"));
         // One class alone keeps 15 digits too: `1.0000000000000001` is the integer `1.0`.
         let fractions = NumberSpec {
             integers: false,
@@ -1725,7 +1744,7 @@ mod tests {
                 &["0.00000120000000000001"],
             ),
             ("0.000000012", &["1.2e-8"], &["0.000000012"]),
-            ("1e300", &["1e300"], &["1", "1e0300"]),
+            ("1e300", &["1e300", "1e0300"], &["1", "1e00300"]),
         ] {
             let re = format!("^(?:{})$", dec(value).spellings());
             let re = regex_automata::meta::Regex::new(&re).unwrap();
