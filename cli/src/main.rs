@@ -873,8 +873,16 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     options.limits.max_work = args.max_work_mi.saturating_mul(1 << 20);
     options.time_budget = (args.compile_budget_ms > 0)
         .then(|| std::time::Duration::from_millis(args.compile_budget_ms));
-    let constraint =
-        compile(&model, &request, &options).map_err(|e| Failure::data(format!("{name}: {e}")))?;
+    // The error names the file its path points into: the tools file for `tools/...`, the
+    // response-format file for `response_format...`, else the template.
+    let constraint = compile(&model, &request, &options).map_err(|e| {
+        let file = match (&args.tools, &args.response_format) {
+            (Some(f), _) if e.at.starts_with("tools") => f.display().to_string(),
+            (_, Some(f)) if e.at.starts_with("response_format") => f.display().to_string(),
+            _ => name.clone(),
+        };
+        Failure::data(format!("{file}: {e}"))
+    })?;
     let vocab = load_vocab(args)?;
     let check = if general {
         Check::General(GeneralCheck::new(&tools, response_format.as_ref())?)

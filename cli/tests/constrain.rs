@@ -131,7 +131,8 @@ fn errors_are_typed() {
     ]);
     assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("lfm2.5: tools/1/function/parameters/properties/origin")
+        // The file the pointer points into, not the template.
+        stderr.contains("python-calls.tools.json: tools/1/function/parameters/properties/origin")
             && stderr.contains("keyword arguments"),
         "{stderr}"
     );
@@ -181,6 +182,7 @@ fn general_schema_mode() {
     };
     let (code, _, stderr) = rtpl(&args(None));
     assert_eq!(code, 1, "strict is the default: {stderr}");
+    assert!(stderr.contains("format.json: response_format"), "{stderr}");
     let (code, _, stderr) = rtpl(&args(Some("strict")));
     assert_eq!(code, 1, "{stderr}");
     let (code, stdout, stderr) = rtpl(&args(Some("general")));
