@@ -2,9 +2,12 @@
 //! each timed again on a fresh index (minimum of five): where masks cost their time.
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
-//! with `PROF_STATE=N` it times state N's mask 100 times instead (for a profiler).
+//! with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler).
 use std::sync::Arc;
 use std::time::Instant;
+
+/// How many fresh masks `PROF_STATE` times.
+const PROF_N: u32 = 1000;
 
 fn main() {
     let path = std::env::args().nth(1).expect("FILE");
@@ -30,11 +33,11 @@ fn main() {
     if let Ok(st) = std::env::var("PROF_STATE") {
         let st: u32 = st.parse().unwrap();
         let t = Instant::now();
-        for _ in 0..100 {
+        for _ in 0..PROF_N {
             let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
             fresh.allowed(st);
         }
-        println!("state {st}: {:?} per mask", t.elapsed() / 100);
+        println!("state {st}: {:?} per mask", t.elapsed() / PROF_N);
         return;
     }
     let mut rows = Vec::new();

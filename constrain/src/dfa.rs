@@ -162,6 +162,20 @@ pub struct Table {
     calls: Option<Arc<Calls>>,
 }
 
+/// A state of a [`Table`] with the innermost table that stores it as a row ([`Table::locate`]):
+/// the table itself, or a shared value read in place (values may read values). Stepping it
+/// ([`Table::next_located`]) looks up that row directly instead of searching for the call.
+#[derive(Debug, Clone, Copy)]
+pub struct Located<'a> {
+    /// The state.
+    pub state: u32,
+    /// The table storing it, the row there, and the offset (`state = offset + local` for a
+    /// value; 0 for the table itself).
+    within: &'a Table,
+    local: u32,
+    offset: u32,
+}
+
 /// The shared part of a table built by [`Table::splice_shared`]: each *call* is a place
 /// where a word of a value table is read and the table then goes on from a return state.
 /// State `starts[c] + r - 1` is call `c` with its value in state `r` (`r >= 1`); its
@@ -395,6 +409,75 @@ impl Table {
         } else {
             DEAD
         }
+    }
+
+    /// `state` with the innermost table that stores it resolved ([`Located`]), for walks
+    /// that step many times from each state (token masks). A state past the table is
+    /// [`DEAD`].
+    #[inline]
+    pub fn locate(&self, state: u32) -> Located<'_> {
+        let state = if (state as usize) < self.len() {
+            state
+        } else {
+            DEAD
+        };
+        match self.value_of(state) {
+            Some((_, within, local, offset)) => Located {
+                state,
+                within,
+                local,
+                offset,
+            },
+            None => Located {
+                state,
+                within: self,
+                local: state,
+                offset: 0,
+            },
+        }
+    }
+
+    /// [`Self::next`] from a located state: a step that stays in the table storing it is
+    /// one lookup there; leaving a value (or entering one) locates the state again.
+    #[inline]
+    pub fn next_located<'a>(&'a self, from: Located<'a>, byte: u8) -> Located<'a> {
+        let w = from.within;
+        let t = w.trans[from.local as usize * w.stride + w.classes[byte as usize] as usize];
+        if t == DEAD {
+            if std::ptr::eq(w, self) || !w.accept[from.local as usize] {
+                return self.locate(DEAD);
+            }
+            // The value accepts here: its call's return state goes on.
+            return self.locate(self.next(from.state, byte));
+        }
+        if (t as usize) < w.accept.len() {
+            Located {
+                state: from.offset + t,
+                within: w,
+                local: t,
+                offset: from.offset,
+            }
+        } else {
+            self.locate(from.offset + t)
+        }
+    }
+
+    /// The innermost value a computed state reads ([`Self::splice_shared`]; a value table
+    /// may read values of its own): an id of the value table (its address, the same for
+    /// every call and every table that reads it), the table, the state in it where it is
+    /// stored, and the offset of the call (value state `r` is state `offset + r` here).
+    /// `None` for a stored state.
+    pub fn value_of(&self, state: u32) -> Option<(usize, &Table, u32, u32)> {
+        let mut found = None;
+        let (mut table, mut state, mut offset) = (self, state, 0);
+        while let Some((call, r)) = table.calls.as_ref().and_then(|c| c.locate(state)) {
+            let c = table.calls.as_ref()?;
+            let value = &c.values[c.value[call] as usize];
+            offset += c.starts[call] - 1;
+            found = Some((Arc::as_ptr(value) as usize, &**value, r, offset));
+            (table, state) = (value, r);
+        }
+        found
     }
 
     /// [`Self::is_accepting`] of a computed state.

@@ -12,7 +12,9 @@
 //! and states found to take plain text are remembered per index). Where a plain text may
 //! hold at most `n` more characters and every longer one dies (a string with a
 //! `maxLength`; `n = 0` where no plain character may come), the plain tokens of at most `n`
-//! characters are taken from a per-length set and the other tokens walked. Special tokens
+//! characters are taken from a per-length set and the other tokens walked; what one plain
+//! character does from a state is remembered (per state of a shared value, for values read in
+//! place), so the masks along a long string cost one more character each. Special tokens
 //! are allowed only where a delimiter (or ignored glue) is written
 //! ([`Machine::special_allowed`]), EOS only in accepting states or where its text is the
 //! delimiter that completes the response. Masks
@@ -43,7 +45,40 @@ const LENGTH_STATES_MAX: usize = 4;
 struct Scratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
-    after_lead: FxHashMap<(u32, usize), (Vec<u32>, bool)>,
+    after_lead: FxHashMap<(usize, u32, usize), (Vec<u32>, bool)>,
+}
+
+/// The table [`TokenIndex::plain_step_in`] steps in: the machine's own (tag [`OWN_TABLE`]) or
+/// a shared value's, whose states its calls read in place (tag: the value's id,
+/// [`Table::value_of`]). [`TokenIndex::plain_next`]'s cache is keyed by tag and state, so
+/// that every call reading a value shares its entries.
+const OWN_TABLE: usize = 0;
+
+/// [`TokenIndex::plain_next`]'s cache of one tier: by table tag ([`OWN_TABLE`] or a value's
+/// id) and state in that table.
+type PlainSteps = FxHashMap<(usize, u32), Arc<PlainNext>>;
+
+/// One plain character from a state ([`TokenIndex::plain_next`]): the live states after it
+/// (sorted, distinct; in the value's numbering for a value's entry), or `None` when
+/// more than [`LENGTH_STATES_MAX`] follow; and whether some plain character dies.
+#[derive(Debug)]
+struct PlainNext {
+    states: Option<Vec<u32>>,
+    dies: bool,
+}
+
+impl PlainNext {
+    /// The same with `offset` added to every state (a value's states in its caller's
+    /// numbering).
+    fn shifted(&self, offset: u32) -> Self {
+        Self {
+            states: self
+                .states
+                .as_ref()
+                .map(|s| s.iter().map(|&r| r + offset).collect()),
+            dies: self.dies,
+        }
+    }
 }
 
 /// A set of token ids (a bitset over the vocabulary).
@@ -341,9 +376,15 @@ pub struct TokenIndex {
     computed: RwLock<FxHashMap<u32, Arc<Mask>>>,
     /// The bytes plain characters start with ([`TokenIndex::plain_bytes`]).
     plain_bytes: OnceLock<PlainBytes>,
+    /// The same per shared value table (by index), whose columns are fewer.
+    value_plain_bytes: RwLock<FxHashMap<usize, Arc<PlainBytes>>>,
     /// Per plain-text tier: states known to take its plain text
     /// ([`TokenIndex::takes_plain_text`]).
     plain_states: Vec<RwLock<FxHashSet<u32>>>,
+    /// Per plain-text tier: one plain character from a state ([`TokenIndex::plain_next`]),
+    /// remembered so that the masks of the next states of a long string cost one more
+    /// character each, not its whole length again.
+    plain_next: Vec<RwLock<PlainSteps>>,
 }
 
 /// One byte per column of a table for the plain characters of each tier: the ASCII bytes
@@ -369,12 +410,24 @@ impl TokenIndex {
             masks: (0..states).map(|_| OnceLock::new()).collect(),
             computed: RwLock::default(),
             plain_bytes: OnceLock::new(),
+            value_plain_bytes: RwLock::default(),
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
+            plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
         }
     }
 
-    /// Heap bytes of the masks computed so far.
+    /// Heap bytes of the masks computed so far (and of what they remember about plain text).
     pub fn mask_memory(&self) -> usize {
+        let steps: usize = self
+            .plain_next
+            .iter()
+            .filter_map(|m| m.read().ok())
+            .map(|m| {
+                m.values()
+                    .map(|p| 48 + p.states.as_ref().map_or(0, |s| s.len() * 4))
+                    .sum::<usize>()
+            })
+            .sum();
         let computed: usize = self
             .computed
             .read()
@@ -385,6 +438,7 @@ impl TokenIndex {
             .map(|m| m.words.len() * 8)
             .sum::<usize>()
             + computed
+            + steps
     }
 
     /// The machine.
@@ -449,8 +503,30 @@ impl TokenIndex {
     /// of one column act alike in every state, computed ones too: a table's columns refine
     /// those of the values it reads in place).
     fn plain_bytes(&self) -> &PlainBytes {
-        self.plain_bytes.get_or_init(|| {
-            let table = self.table();
+        self.plain_bytes
+            .get_or_init(|| self.plain_bytes_of(self.table()))
+    }
+
+    /// [`Self::plain_bytes`] of shared value `v` (`table`), built once per index.
+    fn value_plain_bytes(&self, v: usize, table: &Table) -> Arc<PlainBytes> {
+        if let Some(b) = self
+            .value_plain_bytes
+            .read()
+            .ok()
+            .and_then(|m| m.get(&v).cloned())
+        {
+            return b;
+        }
+        let b = Arc::new(self.plain_bytes_of(table));
+        if let Ok(mut m) = self.value_plain_bytes.write() {
+            m.insert(v, b.clone());
+        }
+        b
+    }
+
+    /// One byte per column of `table` for the plain characters of each tier.
+    fn plain_bytes_of(&self, table: &Table) -> PlainBytes {
+        {
             let ascii = self
                 .vocab
                 .tiers
@@ -497,7 +573,7 @@ impl TokenIndex {
             separators_out.extend(table.columns_in(0xaa, 0xbf));
             sequences.push((0xe2, vec![vec![0x80], separators_out]));
             PlainBytes { ascii, sequences }
-        })
+        }
     }
 
     /// Whether every plain token of tier `t` is allowed from `state` without walking it: the
@@ -542,10 +618,32 @@ impl TokenIndex {
 
     /// The states the plain characters of tier `t` lead to from `from` that are live, added
     /// to `out` (unsorted, possibly repeated), and whether some plain character dies (in
-    /// any of its bytes). `scratch`: buffers kept between calls.
+    /// any of its bytes), stepping in the machine's table. `scratch`: buffers kept between
+    /// calls.
     fn plain_step(&self, t: usize, from: u32, out: &mut Vec<u32>, scratch: &mut Scratch) -> bool {
-        let table = self.table();
-        let bytes = self.plain_bytes();
+        self.plain_step_in(self.table(), OWN_TABLE, t, from, out, scratch)
+            .unwrap_or(true)
+    }
+
+    /// [`Self::plain_step`] in `table` (tag: [`OWN_TABLE`] or a shared value's index). In a
+    /// value's table, `None` where a character passes an accepting state mid-way (its
+    /// call's return state would go on: the answer is not the value's alone).
+    fn plain_step_in(
+        &self,
+        table: &Table,
+        tag: usize,
+        t: usize,
+        from: u32,
+        out: &mut Vec<u32>,
+        scratch: &mut Scratch,
+    ) -> Option<bool> {
+        let value_bytes;
+        let bytes = if tag == OWN_TABLE {
+            self.plain_bytes()
+        } else {
+            value_bytes = self.value_plain_bytes(tag, table);
+            &value_bytes
+        };
         let mut dies = false;
         for &b in &bytes.ascii[t] {
             match table.next(from, b) {
@@ -564,9 +662,10 @@ impl TokenIndex {
                 dies = true;
                 continue;
             }
+            let mut exits = false;
             // Many states lead to the same state after the lead byte (every name that is no
             // declared one, say): the rest of the character is walked once per such state.
-            let (ends, dead) = after_lead.entry((start, i)).or_insert_with(|| {
+            let (ends, dead) = after_lead.entry((tag, start, i)).or_insert_with(|| {
                 frontier.clear();
                 frontier.push(start);
                 let mut dead = false;
@@ -577,6 +676,7 @@ impl TokenIndex {
                             dead = true;
                             continue;
                         }
+                        exits |= tag != OWN_TABLE && table.is_accepting(s);
                         for &b in column {
                             let t = table.next(s, b);
                             if !next.contains(&t) {
@@ -590,10 +690,55 @@ impl TokenIndex {
                 dead |= ends.len() < frontier.len();
                 (ends, dead)
             });
+            if exits {
+                return None;
+            }
             dies |= *dead;
             out.extend_from_slice(ends);
         }
-        dies
+        Some(dies)
+    }
+
+    /// One plain character of tier `t` from `state` ([`PlainNext`], states in the machine's
+    /// numbering), remembered per state; a state of a shared value that is not accepting
+    /// (so no character leaves the value) is remembered per value state, for every call
+    /// that reads the value.
+    fn plain_next(&self, t: usize, state: u32, scratch: &mut Scratch) -> PlainNext {
+        let table = self.table();
+        let (sub, tag, from, offset) = match table.value_of(state) {
+            Some((v, value, r, offset)) if !value.is_accepting(r) => (value, v, r, offset),
+            _ => (table, OWN_TABLE, state, 0),
+        };
+        let key = (tag, from);
+        let cached = self.plain_next[t]
+            .read()
+            .ok()
+            .and_then(|m| m.get(&key).cloned());
+        if let Some(p) = cached {
+            return p.shifted(offset);
+        }
+        let mut out = Vec::new();
+        let (dies, key) = match self.plain_step_in(sub, tag, t, from, &mut out, scratch) {
+            Some(dies) => (dies, key),
+            None => {
+                out.clear();
+                (
+                    self.plain_step(t, state, &mut out, scratch),
+                    (OWN_TABLE, state),
+                )
+            }
+        };
+        let offset = if key.0 == OWN_TABLE { 0 } else { offset };
+        out.sort_unstable();
+        out.dedup();
+        let found = Arc::new(PlainNext {
+            states: (out.len() <= LENGTH_STATES_MAX).then_some(out),
+            dies,
+        });
+        if let Ok(mut m) = self.plain_next[t].write() {
+            m.insert(key, found.clone());
+        }
+        found.shifted(offset)
     }
 
     /// How many plain characters of tier `t` a text from `state` may hold: `Some(n)` when
@@ -613,7 +758,9 @@ impl TokenIndex {
             next.clear();
             let mut dies = false;
             for &s in &levels[n] {
-                dies |= self.plain_step(t, s, &mut next, &mut scratch);
+                let step = self.plain_next(t, s, &mut scratch);
+                next.extend(step.states?);
+                dies |= step.dies;
             }
             match (dies, next.is_empty()) {
                 (true, true) => return Some(n),
@@ -674,14 +821,14 @@ impl TokenIndex {
     /// `mask` plus the tokens of `trie` allowed from `state`, plus specials and EOS.
     fn walk(&self, state: u32, mut mask: Mask, trie: &Trie) -> Mask {
         let table = self.table();
-        let mut states = vec![DEAD; trie.max_depth + 1];
-        states[0] = state;
+        let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
+        states[0] = table.locate(state);
         let mut k = 0usize;
         let n = trie.byte.len();
         while k < n {
             let d = trie.depth[k] as usize;
-            let s = table.next(states[d - 1], trie.byte[k]);
-            if s == DEAD {
+            let s = table.next_located(states[d - 1], trie.byte[k]);
+            if s.state == DEAD {
                 k = trie.end[k] as usize;
                 continue;
             }

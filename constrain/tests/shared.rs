@@ -108,3 +108,47 @@ fn masks_of_shared_states_are_full_walks() {
         }
     }
 }
+
+/// Masks of states in shared values, where what one plain character does is remembered per
+/// value state ([`TokenIndex::allowed`]): nullable strings with a `maxLength` read in place
+/// by the members of a closed object (values in a value), numbers whose plain text goes on
+/// into the caller (`,`, `}`). States are filled out of order, so that later masks reuse
+/// what earlier ones remembered.
+#[test]
+fn masks_of_values_read_by_many_calls_are_full_walks() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let options = Options {
+        json: modes()[0],
+        ..Options::default()
+    };
+    let members: serde_json::Map<String, Value> = (0..24)
+        .map(|i| {
+            let value = match i % 4 {
+                3 => json!({"type": "number"}),
+                _ => json!({"type": ["string", "null"], "maxLength": 20 + i % 3}),
+            };
+            (format!("m{i}"), value)
+        })
+        .collect();
+    let schema = json!({"properties": members, "additionalProperties": false});
+    let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+    let table = &c.machine.table;
+    assert!(table.is_shared(), "{schema}");
+    let index = TokenIndex::new(c.clone(), vocab.clone());
+    let n = table.len() as u32;
+    let step = (n / 1500).max(1) as usize;
+    let mut checked = 0;
+    for phase in 0..step {
+        for s in (1 + phase as u32..n).step_by(step * 7) {
+            let (fast, full) = (index.allowed(s), index.allowed_by_full_walk(s));
+            assert!(
+                *fast == full,
+                "state {s}: {} allowed with the shortcuts, {} by the full walk",
+                fast.count(),
+                full.count()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked} states checked");
+}
