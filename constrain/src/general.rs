@@ -4,7 +4,10 @@
 //! A schema is read as draft 2020-12 with the spellings of drafts 4, 6 and 7 (`definitions`,
 //! `id`, `dependencies`, array-form `items` with `additionalItems`, boolean
 //! `exclusiveMinimum`/`exclusiveMaximum`); the root's `$schema` picks the draft where they
-//! differ (else the mode's draft). Unknown keywords and annotations are ignored.
+//! differ (else the mode's draft). Unknown keywords and annotations are ignored, so are
+//! keywords newer than that draft (`const` under draft 4, `if` under draft 6,
+//! `dependentRequired` or `unevaluatedProperties` under draft 7, `prefixItems` under
+//! 2019-09), as that draft's validators ignore them.
 //!
 //! Every schema place is first *collected* into a node: the conjunction of its keywords,
 //! of the schemas `allOf` and `$ref` apply at the same place (merged structurally: object
@@ -127,6 +130,25 @@ const SLOT_FROM: usize = 2_000;
 const QUADRATIC_UP_TO: usize = 4_096;
 /// Most nested values generated (bounds the stack).
 const MAX_DEPTH: usize = 96;
+
+/// The draft that introduced keyword `key` (of those read here; draft 4 for the others): a
+/// schema of an earlier draft ignores it, as that draft's validators do (Python
+/// `jsonschema`'s per-draft keyword tables).
+fn since(key: &str) -> Draft {
+    match key {
+        "const" | "contains" | "propertyNames" => Draft::Draft6,
+        "if" => Draft::Draft7,
+        "dependentRequired"
+        | "dependentSchemas"
+        | "minContains"
+        | "maxContains"
+        | "unevaluatedProperties"
+        | "unevaluatedItems"
+        | "$recursiveRef" => Draft::Draft2019,
+        "prefixItems" | "$dynamicRef" => Draft::Draft2020,
+        _ => Draft::Draft4,
+    }
+}
 
 /// How one JSON type of a node is generated.
 type Generator<'a> = fn(&mut General<'a>, &Node<'a>, &str) -> Result<Option<Hir>, CompileError>;
@@ -685,6 +707,11 @@ impl<'a> General<'a> {
         let mut items_done = false;
         let mut object_done = false;
         for (key, v) in map {
+            if self.draft < since(key) {
+                // Unknown to the schema's draft: its validators ignore it (inside `not`
+                // too, where applying it would let invalid instances through).
+                continue;
+            }
             let here = keyword(p, key);
             match key.as_str() {
                 "type" => node.types &= self.type_bits(v, &here)?,
@@ -727,11 +754,12 @@ impl<'a> General<'a> {
                     node.array.structure_at.get_or_insert(here);
                 }
                 "contains" => {
-                    let min = match map.get("minContains") {
+                    let bound = |key: &str| map.get(key).filter(|_| self.draft >= since(key));
+                    let min = match bound("minContains") {
                         Some(m) => count(m, &keyword(p, "minContains"))?,
                         None => 1,
                     };
-                    let max = match map.get("maxContains") {
+                    let max = match bound("maxContains") {
                         Some(m) => Some(count(m, &keyword(p, "maxContains"))?),
                         None => None,
                     };
@@ -941,7 +969,10 @@ impl<'a> General<'a> {
                 })
                 .unwrap_or_default()
         };
-        let (prefix, rest) = match (map.get("prefixItems"), map.get("items")) {
+        let prefix_items = map
+            .get("prefixItems")
+            .filter(|_| self.draft >= since("prefixItems"));
+        let (prefix, rest) = match (prefix_items, map.get("items")) {
             (Some(p), items) => (
                 list("prefixItems", p, self),
                 items
@@ -3226,6 +3257,73 @@ mod tests {
         check(&cond, &["5", r#""s""#], &["4", "null", "5.5"]);
         let one = table(json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}));
         check(&one, &["1", "2.5", r#""s""#], &["3", "-1.5"]);
+    }
+
+    /// A keyword newer than the schema's `$schema` draft is ignored, as that draft's
+    /// validators (Python `jsonschema`'s `Draft4Validator`, ...) ignore it; inside `not`,
+    /// applying it would write instances they find invalid.
+    #[test]
+    fn keywords_newer_than_the_draft_are_ignored() {
+        let d4 = "http://json-schema.org/draft-04/schema#";
+        let d6 = "http://json-schema.org/draft-06/schema#";
+        let d7 = "http://json-schema.org/draft-07/schema#";
+        let d2019 = "https://json-schema.org/draft/2019-09/schema";
+        // Draft 4 has no `const`: `not: {const: 1}` is `not: {}` there, which no value meets.
+        let t = table(json!({"$schema": d4, "anyOf": [{"type": "string"}, {"not": {"const": 1}}]}));
+        check(&t, &[r#""s""#], &["2", "1", "null"]);
+        check(
+            &table(json!({"$schema": d4, "const": 1, "type": "integer"})),
+            &["1", "2"],
+            &["\"1\""],
+        );
+        check(
+            &table(
+                json!({"$schema": d4, "type": "array", "contains": {"type": "string"},
+                "items": {"type": "integer"}}),
+            ),
+            &["[1]", "[]"],
+            &[r#"["a"]"#],
+        );
+        check(
+            &table(json!({"$schema": d4, "type": "object", "propertyNames": {"maxLength": 1}})),
+            &[r#"{"long":1}"#],
+            &["1"],
+        );
+        // Draft 6 has no `if`; draft 7 no `dependentRequired` nor `minContains`.
+        check(
+            &table(
+                json!({"$schema": d6, "type": "integer", "if": {"minimum": 0},
+                "then": {"maximum": 3}}),
+            ),
+            &["3", "7"],
+            &["\"x\""],
+        );
+        check(
+            &table(json!({"$schema": d7, "type": "object", "dependentRequired": {"a": ["b"]}})),
+            &[r#"{"a":1}"#],
+            &["[]"],
+        );
+        check(
+            &table(
+                json!({"$schema": d7, "type": "array", "contains": {"const": 1},
+                "minContains": 2}),
+            ),
+            &["[1]", "[1,1]"],
+            &["[2]"],
+        );
+        // Draft 2019-09 has no `prefixItems`; `unevaluatedProperties` of draft 7 is an
+        // unknown keyword, not a refusal.
+        check(
+            &table(json!({"$schema": d2019, "type": "array",
+                "prefixItems": [{"type": "integer"}]})),
+            &[r#"["x"]"#, "[1]"],
+            &["{}"],
+        );
+        check(
+            &table(json!({"$schema": d7, "type": "object", "unevaluatedProperties": false})),
+            &[r#"{"a":1}"#],
+            &["[]"],
+        );
     }
 
     #[test]
