@@ -3326,6 +3326,43 @@ mod tests {
         );
     }
 
+    /// Past ±2^53 Python's `jsonschema` compares an integer text exactly and a text with a
+    /// fraction or an exponent as the double it reads, and a bound or constant written with
+    /// an exponent is a double too. Verdicts from Python `jsonschema` 4 (`Draft202012Validator`).
+    #[test]
+    fn numbers_past_two_to_the_53_compare_as_python_reads_them() {
+        check(
+            &table(json!({"exclusiveMaximum": 1234567890123450100u64})),
+            &["1234567890123449856", "1.2345678901234e18"],
+            &["1.23456789012345e18", "1234567890123450100"],
+        );
+        check(
+            &table(json!({"minimum": 1234567890123450100u64})),
+            &["1.23456789012346e18", "1234567890123450112"],
+            &["1.2345678901234e18"],
+        );
+        check(
+            &table(json!({"type": "integer", "maximum": 9.223372036854776e18})),
+            &["9223372036854775808", "9223372036854775807"],
+            &["9223372036854775809"],
+        );
+        check(
+            &table(json!({"not": {"const": 1234567890123450112u64}})),
+            &["1234567890123450000", "1"],
+            &["1.23456789012345e18", "1234567890123450112"],
+        );
+        check(
+            &table(json!({"const": 1234567890123450112u64})),
+            &["1.23456789012345e18", "1234567890123450112"],
+            &["1234567890123450000"],
+        );
+        check(
+            &table(json!({"const": 9.223372036854776e18})),
+            &["9223372036854775808"],
+            &["9223372036854776000"],
+        );
+    }
+
     #[test]
     fn references_drafts_and_number_bounds() {
         let d4 = table_with(

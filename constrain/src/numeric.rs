@@ -144,9 +144,37 @@ impl Decimal {
         })
     }
 
-    /// From a JSON number (its shortest text, as serde_json prints it).
+    /// From a JSON number: its shortest text, as serde_json prints it; a double past ±2^53
+    /// (below 10^20) is its exact value instead, the integer Python's reader compares
+    /// (`9.223372036854776e18` is 9223372036854775808, not ...6000: cold review).
     pub fn of(n: &serde_json::Number) -> Option<Self> {
+        if n.is_f64() {
+            if let Some(f) = n.as_f64().filter(|f| in_double_gap(f.abs())) {
+                return Self::of_integral_f64(f);
+            }
+        }
         Self::parse(&n.to_string())
+    }
+
+    /// The exact value of a double holding an integer (Rust prints its every digit).
+    fn of_integral_f64(f: f64) -> Option<Self> {
+        Self::parse(&format!("{f:.0}"))
+    }
+
+    /// The double nearest the value (correctly rounded, as Rust's and Python's readers
+    /// round; infinite past the largest).
+    pub fn to_f64(&self) -> f64 {
+        self.to_string().parse().unwrap_or(f64::NAN)
+    }
+
+    /// Whether an integer value past ±2^53 (below 10^20) is a double itself: then texts with
+    /// a fraction or an exponent that read as that double are equal to it for Python's
+    /// `jsonschema` (`1.23456789012345e18 == 1234567890123450112`).
+    fn is_double_in_gap(&self) -> bool {
+        let f = self.to_f64();
+        self.is_integer()
+            && in_double_gap(f.abs())
+            && Self::of_integral_f64(f).is_some_and(|d| d == *self)
     }
 
     /// Whether the value is zero.
@@ -369,6 +397,17 @@ impl Decimal {
         if let Some(s) = self.scientific() {
             out.push(format!("{sign}{s}"));
         }
+        // An integer past 2^53 that is a double: the scientific form of its shortest text
+        // too, where that has at most 15 digits (the only written text reading as it).
+        if self.is_double_in_gap() {
+            let shortest = Self::parse(&format!("{:e}", self.to_f64().abs()));
+            if let Some(s) = shortest
+                .filter(|d| *d != *self)
+                .and_then(|d| d.scientific())
+            {
+                out.push(format!("{sign}{s}"));
+            }
+        }
         out.join("|")
     }
 
@@ -417,6 +456,37 @@ impl std::fmt::Display for Decimal {
 
 /// A bound on the value: `(bound, exclusive)`.
 pub type Bound = (Decimal, bool);
+
+/// Magnitudes past 2^53 (where doubles skip integers) and below 10^20 (past the longest
+/// integer text written): a text with a fraction or an exponent reads there as a double that
+/// may differ from its decimal value, while an integer text stays exact.
+fn in_double_gap(abs: f64) -> bool {
+    abs > 9_007_199_254_740_992.0 && abs < 1e20
+}
+
+/// A bound past ±2^53 (below 10^20) moved inward to the nearest double and made inclusive
+/// (`upper`: an upper bound), for the texts with a fraction or an exponent
+/// ([`NumberSpec::table`]). Python's `jsonschema` compares such a text as the double it
+/// reads (an integer text exactly): reading is monotone, so a text within a double bound
+/// reads as a double within it, and none is written whose double falls beyond the bound
+/// (`1.23456789012345e18`, the double ...112, under `exclusiveMaximum:
+/// 1234567890123450100`: cold review). Such texts between the double and the bound are
+/// refused (valid ones, rare).
+fn double_bound(b: &Option<Bound>, upper: bool) -> Option<Bound> {
+    let (v, exclusive) = b.as_ref()?;
+    let mut f = v.to_f64();
+    if !in_double_gap(f.abs()) {
+        return Some((v.clone(), *exclusive));
+    }
+    let exact = Decimal::of_integral_f64(f)?;
+    let order = exact.cmp_value(v);
+    if upper && (order == Ordering::Greater || (order == Ordering::Equal && *exclusive)) {
+        f = f.next_down();
+    } else if !upper && (order == Ordering::Less || (order == Ordering::Equal && *exclusive)) {
+        f = f.next_up();
+    }
+    Some((Decimal::of_integral_f64(f)?, false))
+}
 
 /// What the number machine admits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -1015,11 +1085,45 @@ impl NumberSpec {
         Ok(t)
     }
 
-    /// The language of the spec: number texts of the written forms whose value meets it.
+    /// The language of the spec: number texts of the written forms whose value meets it
+    /// (past ±2^53, texts with a fraction or an exponent within the bounds as the doubles
+    /// they read as: [`double_bound`]).
     ///
     /// Errors: [`NumberError::Divisor`] for a `multipleOf` the residue automaton cannot
     /// hold; [`NumberError::Build`] past `limits` (a large divisor gives many residues).
     pub fn table(&self, limits: &Limits) -> Result<Table, NumberError> {
+        let spec = NumberSpec {
+            lo: double_bound(&self.lo, false),
+            hi: double_bound(&self.hi, true),
+            ..self.clone()
+        };
+        let exact = self.table_exact(limits)?;
+        if spec == *self {
+            return Ok(exact);
+        }
+        // Integer texts against the exact bounds, texts with a fraction or an exponent
+        // against the double ones: the exact language less the texts of the second kind
+        // that only the exact bounds admit.
+        let doubles = spec.table_exact(limits)?;
+        let floats = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(r"(?s)[^.eE]*[.eE].*")
+            .map_err(|e| NumberError::Build(BuildError::Regex(e.to_string())))?;
+        let floats = Table::from_hir(&floats, limits).map_err(NumberError::Build)?;
+        let beyond = exact
+            .difference(&doubles, limits)
+            .and_then(|t| t.intersect(&floats, limits))
+            .map_err(NumberError::Build)?;
+        exact
+            .difference(&beyond, limits)
+            .map(|t| t.trim().minimize())
+            .map_err(NumberError::Build)
+    }
+
+    /// [`Self::table`] with the bounds as they are.
+    fn table_exact(&self, limits: &Limits) -> Result<Table, NumberError> {
         let mut divisors = Vec::new();
         for q in self.multiple_of.iter().chain(&self.not_multiple_of) {
             divisors.push(Divisor::new(q).ok_or_else(|| NumberError::Divisor(q.clone()))?);
