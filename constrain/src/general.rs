@@ -1762,8 +1762,22 @@ impl<'a> General<'a> {
                 )
             }
             NumberError::TooFine => {
-                let at = n.multiple_of.first().map_or(pointer, |(_, at)| at.as_str());
-                err(at, "multipleOf is too fine to generate (too many residues)")
+                let first = n.multiple_of.first();
+                let at = first.map_or(pointer, |(_, at)| at.as_str());
+                let one = Decimal::parse("1").unwrap_or_else(Decimal::zero);
+                let large =
+                    first.is_some_and(|(q, _)| q.cmp_value(&one) == std::cmp::Ordering::Greater);
+                err(
+                    at,
+                    if large {
+                        "multipleOf is too large to generate (more than 18 significant digits \
+                         or past 1.8e19); minimum and maximum leaving at most 256 multiples \
+                         let it through"
+                    } else {
+                        "multipleOf is too fine to generate (too many residues); minimum and \
+                         maximum leaving at most 256 multiples let it through"
+                    },
+                )
             }
             NumberError::Build(e) => build_error(pointer, e),
         })?;
@@ -3396,6 +3410,20 @@ mod tests {
             .compile_language()
             .unwrap_err();
         assert_eq!(e.pointer, "/$schema", "{e}");
+        // A divisor too large for residues is said to be so, not too fine.
+        for (q, says) in [(json!(1e308), "too large"), (json!(1e-30), "too fine")] {
+            let e = SchemaLanguage::new(
+                &json!({"type": "number", "multipleOf": q}),
+                options(false, Draft::Draft2020),
+            )
+            .compile_language()
+            .map(|_| ())
+            .unwrap_err();
+            assert!(
+                e.pointer.ends_with("/multipleOf") && e.reason.contains(says),
+                "{e}"
+            );
+        }
         let anchor = table(json!({"$ref": "#x", "$defs": {"a": {"$anchor": "x", "maximum": 1e2}}}));
         check(
             &anchor,
