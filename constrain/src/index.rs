@@ -376,7 +376,8 @@ pub struct TokenIndex {
     computed: RwLock<FxHashMap<u32, Arc<Mask>>>,
     /// The bytes plain characters start with ([`TokenIndex::plain_bytes`]).
     plain_bytes: OnceLock<PlainBytes>,
-    /// The same per shared value table (by index), whose columns are fewer.
+    /// The same per shared value table (by its id, [`Table::value_of`]), whose columns are
+    /// fewer.
     value_plain_bytes: RwLock<FxHashMap<usize, Arc<PlainBytes>>>,
     /// Per plain-text tier: states known to take its plain text
     /// ([`TokenIndex::takes_plain_text`]).
@@ -526,54 +527,52 @@ impl TokenIndex {
 
     /// One byte per column of `table` for the plain characters of each tier.
     fn plain_bytes_of(&self, table: &Table) -> PlainBytes {
-        {
-            let ascii = self
-                .vocab
-                .tiers
-                .iter()
-                .map(|tier| {
-                    let mut seen = vec![false; table.classes()];
-                    let mut reps = Vec::new();
-                    for &b in &tier.ascii {
-                        let c = table.class_of(b);
-                        if !seen[c] {
-                            seen[c] = true;
-                            reps.push(b);
-                        }
+        let ascii = self
+            .vocab
+            .tiers
+            .iter()
+            .map(|tier| {
+                let mut seen = vec![false; table.classes()];
+                let mut reps = Vec::new();
+                for &b in &tier.ascii {
+                    let c = table.class_of(b);
+                    if !seen[c] {
+                        seen[c] = true;
+                        reps.push(b);
                     }
-                    reps
-                })
-                .collect();
-            // UTF-8 sequences: lead byte ranges, the range of their first continuation byte,
-            // and how many continuation bytes follow. `e2` alone: U+2028 and U+2029
-            // (`e2 80 a8`, `e2 80 a9`) are not plain.
-            const SEQUENCES: [(u8, u8, u8, u8, usize); 8] = [
-                (0xc2, 0xdf, 0x80, 0xbf, 1),
-                (0xe0, 0xe0, 0xa0, 0xbf, 2),
-                (0xe1, 0xe1, 0x80, 0xbf, 2),
-                (0xe3, 0xec, 0x80, 0xbf, 2),
-                (0xed, 0xed, 0x80, 0x9f, 2),
-                (0xee, 0xef, 0x80, 0xbf, 2),
-                (0xf0, 0xf0, 0x90, 0xbf, 3),
-                (0xf1, 0xf4, 0x80, 0xbf, 3),
-            ];
-            let any = table.columns_in(0x80, 0xbf);
-            let mut sequences = Vec::new();
-            for (lead_lo, lead_hi, first_lo, first_hi, continuations) in SEQUENCES {
-                for lead in table.columns_in(lead_lo, lead_hi) {
-                    let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
-                    let mut columns = vec![table.columns_in(first_lo, first_hi)];
-                    columns.resize(continuations, any.clone());
-                    sequences.push((lead, columns));
                 }
+                reps
+            })
+            .collect();
+        // UTF-8 sequences: lead byte ranges, the range of their first continuation byte,
+        // and how many continuation bytes follow. `e2` alone: U+2028 and U+2029
+        // (`e2 80 a8`, `e2 80 a9`) are not plain.
+        const SEQUENCES: [(u8, u8, u8, u8, usize); 8] = [
+            (0xc2, 0xdf, 0x80, 0xbf, 1),
+            (0xe0, 0xe0, 0xa0, 0xbf, 2),
+            (0xe1, 0xe1, 0x80, 0xbf, 2),
+            (0xe3, 0xec, 0x80, 0xbf, 2),
+            (0xed, 0xed, 0x80, 0x9f, 2),
+            (0xee, 0xef, 0x80, 0xbf, 2),
+            (0xf0, 0xf0, 0x90, 0xbf, 3),
+            (0xf1, 0xf4, 0x80, 0xbf, 3),
+        ];
+        let any = table.columns_in(0x80, 0xbf);
+        let mut sequences = Vec::new();
+        for (lead_lo, lead_hi, first_lo, first_hi, continuations) in SEQUENCES {
+            for lead in table.columns_in(lead_lo, lead_hi) {
+                let first_hi = if lead == 0xf4 { 0x8f } else { first_hi };
+                let mut columns = vec![table.columns_in(first_lo, first_hi)];
+                columns.resize(continuations, any.clone());
+                sequences.push((lead, columns));
             }
-            // `e2`: after `80`, all but `a8` and `a9`; after `81..=bf`, any.
-            sequences.push((0xe2, vec![table.columns_in(0x81, 0xbf), any.clone()]));
-            let mut separators_out = table.columns_in(0x80, 0xa7);
-            separators_out.extend(table.columns_in(0xaa, 0xbf));
-            sequences.push((0xe2, vec![vec![0x80], separators_out]));
-            PlainBytes { ascii, sequences }
         }
+        // `e2`: after `80`, all but `a8` and `a9`; after `81..=bf`, any.
+        sequences.push((0xe2, vec![table.columns_in(0x81, 0xbf), any.clone()]));
+        let mut separators_out = table.columns_in(0x80, 0xa7);
+        separators_out.extend(table.columns_in(0xaa, 0xbf));
+        sequences.push((0xe2, vec![vec![0x80], separators_out]));
+        PlainBytes { ascii, sequences }
     }
 
     /// Whether every plain token of tier `t` is allowed from `state` without walking it: the
