@@ -916,20 +916,22 @@ impl<'a> General<'a> {
         v: &Value,
         at: &str,
     ) -> Result<(), CompileError> {
+        // Draft 4's `exclusiveMinimum`/`exclusiveMaximum` only modify `minimum`/`maximum`
+        // (read with them), by truthiness as Python's `Draft4Validator` reads them: a number
+        // there is no bound of its own (cold review).
+        let draft4 = self.draft == Draft::Draft4;
+        let modifies = |k: &str| match map.get(k) {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Number(n)) if draft4 => n.as_f64() != Some(0.0),
+            Some(Value::String(s)) if draft4 => !s.is_empty(),
+            Some(Value::Array(a)) if draft4 => !a.is_empty(),
+            Some(Value::Object(o)) if draft4 => !o.is_empty(),
+            _ => false,
+        };
         let (lower, exclusive, value) = match key {
-            "minimum" => (
-                true,
-                map.get("exclusiveMinimum") == Some(&Value::Bool(true)),
-                v,
-            ),
-            "maximum" => (
-                false,
-                map.get("exclusiveMaximum") == Some(&Value::Bool(true)),
-                v,
-            ),
-            // Draft 4's boolean forms modify minimum/maximum (read with them).
-            "exclusiveMinimum" if v.is_boolean() => return Ok(()),
-            "exclusiveMaximum" if v.is_boolean() => return Ok(()),
+            "minimum" => (true, modifies("exclusiveMinimum"), v),
+            "maximum" => (false, modifies("exclusiveMaximum"), v),
+            "exclusiveMinimum" | "exclusiveMaximum" if draft4 || v.is_boolean() => return Ok(()),
             "exclusiveMinimum" => (true, true, v),
             _ => (false, true, v),
         };
@@ -1162,7 +1164,7 @@ impl<'a> General<'a> {
         for (i, m) in members.iter().enumerate() {
             let mut alts = vec![Alt::schema(m.clone())];
             for j in 0..members.len() {
-                if i == j || disjoint(&nodes[i], &nodes[j], 2) {
+                if i == j || disjoint(&nodes[i], &nodes[j], 2, self.draft) {
                     continue;
                 }
                 if let Some(neg) = &negated[j] {
@@ -2596,8 +2598,8 @@ fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, Com
 
 /// Whether no value meets both nodes, by a cheap structural test: different types,
 /// different constants, disjoint numeric ranges, or a required property with disjoint
-/// constants (to `depth` levels).
-fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize) -> bool {
+/// constants (to `depth` levels; `const` only where `draft` has it).
+fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize, draft: Draft) -> bool {
     if !a.disj.is_empty() || !b.disj.is_empty() {
         return a.types & b.types == 0;
     }
@@ -2639,14 +2641,18 @@ fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize) -> bool {
                 continue;
             };
             let literal_node = |schemas: &[Sub<'_>]| -> Option<Vec<Value>> {
-                // Only constants read directly from the property schemas.
+                // Only constants read directly from the property schemas (`const` where the
+                // draft has it: cold review).
                 let mut out: Option<Vec<Value>> = None;
                 for s in schemas {
                     let Sub::Is(s) = s else {
                         continue;
                     };
                     let m = s.schema.as_object()?;
-                    let vals = match (m.get("const"), m.get("enum")) {
+                    let vals = match (
+                        m.get("const").filter(|_| draft >= since("const")),
+                        m.get("enum"),
+                    ) {
                         (Some(c), _) => vec![c.clone()],
                         (None, Some(Value::Array(e))) => e.clone(),
                         _ => continue,
@@ -3338,6 +3344,29 @@ mod tests {
             &[r#"{"a":1}"#],
             &["[]"],
         );
+        // Nor does draft 4 have `const` where `oneOf` looks for disjoint branches: these two
+        // are the same schema there, so no object meets exactly one (refused or not written).
+        let branch = |k: i64| json!({"type": "object", "required": ["k"], "properties": {"k": {"const": k}}});
+        let same = json!({"$schema": d4, "oneOf": [branch(1), branch(2)]});
+        let o = options(false, Draft::Draft2020);
+        if let Ok(language) = SchemaLanguage::new(&same, o).compile_language() {
+            let t = language.table(o, &Limits::default()).unwrap();
+            check(&t, &[], &[r#"{"k":3}"#, r#"{"k":1}"#]);
+        }
+        // Draft 4's numeric `exclusiveMinimum`/`exclusiveMaximum` are no bounds; a truthy one
+        // makes `minimum`/`maximum` exclusive (Python's `Draft4Validator`).
+        check(
+            &table(json!({"$schema": d4,
+                "anyOf": [{"type": "string"}, {"not": {"exclusiveMinimum": 2}}]})),
+            &[r#""s""#],
+            &["1", "3"],
+        );
+        check(
+            &table(json!({"$schema": d4, "type": "integer", "minimum": 2,
+                "exclusiveMinimum": 5})),
+            &["3"],
+            &["2", "1"],
+        );
     }
 
     /// Past ±2^53 Python's `jsonschema` compares an integer text exactly and a text with a
@@ -3411,14 +3440,14 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.pointer, "/$schema", "{e}");
         // A divisor too large for residues is said to be so, not too fine.
-        for (q, says) in [(json!(1e308), "too large"), (json!(1e-30), "too fine")] {
+        for (q, says) in [(json!(1e308), "too large"), (json!(0.0123457), "too fine")] {
             let e = SchemaLanguage::new(
                 &json!({"type": "number", "multipleOf": q}),
                 options(false, Draft::Draft2020),
             )
             .compile_language()
             .map(|_| ())
-            .unwrap_err();
+            .expect_err(says);
             assert!(
                 e.pointer.ends_with("/multipleOf") && e.reason.contains(says),
                 "{e}"

@@ -39,14 +39,19 @@ const PLAIN_CLOSURE_MAX: usize = 4096;
 const LENGTH_STATES_MAX: usize = 4;
 
 /// What [`TokenIndex::plain_step`] keeps between calls: buffers for the states after each
-/// byte of a multi-byte character, and per state after a lead byte (and the kind of
-/// sequence) the live states after the whole character and whether some character dies.
+/// byte of a multi-byte character, and per table and state after a lead byte (and the kind
+/// of sequence) the live states after the whole character, whether some character dies, and
+/// (in a value's table) whether one passes an accepting state mid-way.
 #[derive(Default)]
 struct Scratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
-    after_lead: FxHashMap<(usize, u32, usize), (Vec<u32>, bool)>,
+    after_lead: FxHashMap<(usize, u32, usize), AfterLead>,
 }
+
+/// [`Scratch::after_lead`]'s entries: the live states after the whole character, whether
+/// some character dies, whether one passes an accepting state of a value mid-way.
+type AfterLead = (Vec<u32>, bool, bool);
 
 /// The table [`TokenIndex::plain_step_in`] steps in: the machine's own (tag [`OWN_TABLE`]) or
 /// a shared value's, whose states its calls read in place (tag: the value's id,
@@ -661,10 +666,11 @@ impl TokenIndex {
                 dies = true;
                 continue;
             }
-            let mut exits = false;
+
             // Many states lead to the same state after the lead byte (every name that is no
             // declared one, say): the rest of the character is walked once per such state.
-            let (ends, dead) = after_lead.entry((tag, start, i)).or_insert_with(|| {
+            let (ends, dead, exits) = after_lead.entry((tag, start, i)).or_insert_with(|| {
+                let mut exits = false;
                 frontier.clear();
                 frontier.push(start);
                 let mut dead = false;
@@ -687,9 +693,9 @@ impl TokenIndex {
                 }
                 let ends: Vec<u32> = frontier.iter().copied().filter(|&s| s != DEAD).collect();
                 dead |= ends.len() < frontier.len();
-                (ends, dead)
+                (ends, dead, exits)
             });
-            if exits {
+            if *exits {
                 return None;
             }
             dies |= *dead;
