@@ -470,8 +470,10 @@ impl Table {
     pub fn value_of(&self, state: u32) -> Option<(usize, &Table, u32, u32)> {
         let mut found = None;
         let (mut table, mut state, mut offset) = (self, state, 0);
-        while let Some((call, r)) = table.calls.as_ref().and_then(|c| c.locate(state)) {
-            let c = table.calls.as_ref()?;
+        while let Some(c) = table.calls.as_ref() {
+            let Some((call, r)) = c.locate(state) else {
+                break;
+            };
             let value = &c.values[c.value[call] as usize];
             offset += c.starts[call] - 1;
             found = Some((Arc::as_ptr(value) as usize, &**value, r, offset));
