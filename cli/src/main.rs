@@ -738,15 +738,24 @@ struct GeneralCheck {
 }
 
 impl GeneralCheck {
-    fn new(tools: &[Value], response_format: Option<&Value>) -> Result<Self, Failure> {
-        let build = |at: &str, schema: &Value| {
+    /// `files`: the tools file and the response-format file, named in errors.
+    fn new(
+        tools: &[Value],
+        response_format: Option<&Value>,
+        files: [&str; 2],
+    ) -> Result<Self, Failure> {
+        let build = |file: &str, at: &str, schema: &Value| {
             jsonschema::options()
                 .should_validate_formats(false)
                 .build(schema)
-                .map_err(|e| Failure::data(format!("{at}: the validator refuses it: {e}")))
+                .map_err(|e| Failure::data(format!("{file}: {at}: the validator refuses it: {e}")))
         };
         let content = match response_format.and_then(|f| f.pointer("/json_schema/schema")) {
-            Some(schema) => Some(build("response_format/json_schema/schema", schema)?),
+            Some(schema) => Some(build(
+                files[1],
+                "response_format/json_schema/schema",
+                schema,
+            )?),
             None => None,
         };
         let mut validators = Vec::new();
@@ -759,7 +768,7 @@ impl GeneralCheck {
                 continue;
             };
             let at = format!("tools/{i}/function/parameters");
-            validators.push((name.to_string(), build(&at, parameters)?));
+            validators.push((name.to_string(), build(files[0], &at, parameters)?));
         }
         Ok(Self {
             content,
@@ -885,7 +894,16 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
     })?;
     let vocab = load_vocab(args)?;
     let check = if general {
-        Check::General(GeneralCheck::new(&tools, response_format.as_ref())?)
+        let file = |f: &Option<std::path::PathBuf>| {
+            f.as_ref()
+                .map_or_else(|| name.clone(), |f| f.display().to_string())
+        };
+        let (tools_file, response_file) = (file(&args.tools), file(&args.response_format));
+        Check::General(GeneralCheck::new(
+            &tools,
+            response_format.as_ref(),
+            [&tools_file, &response_file],
+        )?)
     } else {
         Check::Contract(Arc::new(Contract {
             response_format: match &response_format {

@@ -212,6 +212,33 @@ fn general_schema_mode() {
         }
     }
 
+    // A schema the sample checker's validator refuses (draft 4 wants a boolean
+    // `exclusiveMaximum`): the error names the response-format file.
+    let refused = dir.join("refused.json");
+    std::fs::write(
+        &refused,
+        r##"{"type": "json_schema", "json_schema": {"name": "n", "schema": {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "number", "maximum": 5, "exclusiveMaximum": 5}}}"##,
+    )
+    .unwrap();
+    let (code, _, stderr) = rtpl(&[
+        "constrain",
+        "--model",
+        "qwen3",
+        "--response-format",
+        refused.to_str().unwrap(),
+        "--schema-mode",
+        "general",
+        "--vocab",
+        "o200k_base",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("refused.json: response_format/json_schema/schema: the validator refuses"),
+        "{stderr}"
+    );
+
     // Tools: a call's arguments keep the bounds of its general-mode parameters.
     let tools = dir.join("tools.json");
     std::fs::write(
