@@ -1087,7 +1087,7 @@ impl<'a> SchemaLanguage<'a> {
         }
         let types = self.types(map);
         if map.contains_key("enum") || map.contains_key("const") {
-            return Ok(self.literals(map, &types));
+            return self.literals(map, &types, pointer);
         }
         let python = self.options.literals == Literals::Python;
         let mut branches = Vec::new();
@@ -1186,8 +1186,19 @@ impl<'a> SchemaLanguage<'a> {
         Ok(untyped())
     }
 
-    /// `enum` and/or `const` as literals, keeping the values of the schema's types.
-    fn literals(&self, map: &Map<String, Value>, types: &[&str]) -> Option<Hir> {
+    /// `enum` and/or `const` as literals, keeping the values of the schema's types and, where
+    /// the schema has other keywords (`format`, `pattern`, `properties`, `items`, ...), only the
+    /// values the checker finds valid against the schema
+    /// ([`structured_outputs::schema::check_at`]): `{"format": "date", "enum": ["first"]}`
+    /// admits no value.
+    ///
+    /// Errors: a schema the checker cannot build for that test (named with its pointer).
+    fn literals(
+        &self,
+        map: &Map<String, Value>,
+        types: &[&str],
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
         let mut values: Vec<&Value> = match map.get("enum") {
             Some(Value::Array(values)) => values.iter().collect(),
             _ => Vec::new(),
@@ -1214,14 +1225,29 @@ impl<'a> SchemaLanguage<'a> {
                     _ => false,
                 })
         };
+        let python = self.options.literals == Literals::Python;
+        values.retain(|v| fits(v) && (!python || python_integers(v)));
+        let others = map.keys().any(|k| {
+            !["enum", "const", "type", "$defs"].contains(&k.as_str())
+                && !ANNOTATIONS.contains(&k.as_str())
+        });
+        if others && !values.is_empty() {
+            // The checker reads the schema's other keywords: test each value against it (the
+            // values are the schema's own, so `enum`/`const` admit them).
+            let verdicts = structured_outputs::schema::check_at(self.document, pointer, &values)
+                .ok_or_else(|| {
+                    err(
+                        pointer,
+                        "the checker cannot read this schema to test its enum/const values",
+                    )
+                })?;
+            let mut verdicts = verdicts.into_iter();
+            values.retain(|_| verdicts.next().unwrap_or(false));
+        }
         // A set, not a list: `{"enum": [100,000 strings]}` was quadratic here (over 40 s).
         let mut seen = std::collections::HashSet::new();
         let mut parts = Vec::new();
-        let python = self.options.literals == Literals::Python;
-        for v in values
-            .into_iter()
-            .filter(|v| fits(v) && (!python || python_integers(v)))
-        {
+        for v in values {
             let text = v.to_string();
             if !seen.contains(&text) {
                 parts.push(lit(&text));
@@ -1231,11 +1257,11 @@ impl<'a> SchemaLanguage<'a> {
                 seen.insert(text);
             }
         }
-        if parts.is_empty() {
+        Ok(if parts.is_empty() {
             None
         } else {
             Some(alt(parts))
-        }
+        })
     }
 
     fn string(&self, map: &Map<String, Value>, pointer: &str) -> Result<Hir, CompileError> {
@@ -1496,6 +1522,36 @@ mod tests {
             {"type": "string"}]}}, "$ref": "#/$defs/f"});
         let t = table(expr);
         assert!(t.matches(br#"{"not":{"not":"x"}}"#) && t.matches(br#""x""#));
+    }
+
+    #[test]
+    fn enum_values_the_rest_of_their_schema_refuses_are_not_generated() {
+        // The checker (JSON Schema 2020-12, formats asserted) finds "first" no date and "cd"
+        // without an "a": `enum` and the other keywords all apply (found by the schema fuzz
+        // target in CI).
+        let t = table(json!({"type": "object", "properties": {
+            "d": {"type": "string", "format": "date", "enum": ["first", "2024-02-29", "2023-02-29"]},
+            "a b/%~": {"enum": ["ab", "cd"], "pattern": "a"},
+            "o": {"$ref": "#/$defs/o"}},
+            "required": ["d", "a b/%~", "o"],
+            "$defs": {"s": {"type": "string"}, "o": {"type": "object",
+                "properties": {"k": {"$ref": "#/$defs/s"}},
+                "enum": [{"k": "x"}, {"k": 1}], "additionalProperties": false}}}));
+        assert!(t.matches(br#"{"d":"2024-02-29","a b/%~":"ab","o":{"k":"x"}}"#));
+        for bad in [
+            r#"{"d":"first","a b/%~":"ab","o":{"k":"x"}}"#,
+            r#"{"d":"2023-02-29","a b/%~":"ab","o":{"k":"x"}}"#,
+            r#"{"d":"2024-02-29","a b/%~":"cd","o":{"k":"x"}}"#,
+            r#"{"d":"2024-02-29","a b/%~":"ab","o":{"k":1}}"#,
+        ] {
+            assert!(!t.matches(bad.as_bytes()), "{bad}");
+        }
+        // No value left: the schema's language is empty.
+        let none = json!({"type": "string", "format": "uuid", "const": "x"});
+        let e = SchemaLanguage::new(&none, JsonOptions::default())
+            .compile()
+            .unwrap_err();
+        assert!(e.to_string().contains("no value"), "{e}");
     }
 
     #[test]

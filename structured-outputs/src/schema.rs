@@ -766,6 +766,43 @@ pub fn compile(
     Ok(compiled)
 }
 
+/// The checker's verdict on each of `instances` against the schema at `pointer` (RFC 6901,
+/// `""` for the root) inside `document`, read as [`compile`] reads schemas (draft 2020-12,
+/// formats checked), its `$ref`s resolved in `document`. No subset gate: the caller decides
+/// what `document` may hold (token masks use it to keep only the `enum`/`const` values the
+/// rest of their schema admits).
+///
+/// `None` where the checker cannot build that schema (e.g. a `$ref` to something not in
+/// `document`); nothing is fetched.
+pub fn check_at(document: &Value, pointer: &str, instances: &[&Value]) -> Option<Vec<bool>> {
+    const BASE: &str = "urn:response-templates:document";
+    let registry = jsonschema::Registry::new()
+        .add(BASE, document.clone())
+        .ok()?
+        .prepare()
+        .ok()?;
+    let fragment: String = pointer
+        .bytes()
+        .map(|b| {
+            // A URI fragment: the pointer's characters that are not URI characters escaped.
+            if b.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    let root = serde_json::json!({ "$ref": format!("{BASE}#{fragment}") });
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .offline()
+        .with_registry(&registry)
+        .build(&root)
+        .ok()?;
+    Some(instances.iter().map(|v| validator.is_valid(v)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
