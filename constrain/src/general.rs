@@ -544,6 +544,13 @@ pub(crate) fn compile(
             .map(|&(_, draft)| draft)
     });
     if let (Some(uri), None) = (meta, extension) {
+        if uri.strip_suffix('#').unwrap_or(uri) == crate::json::DRAFT3_SCHEMA {
+            return Err(err(
+                "/$schema",
+                "draft 3 is not generated (its required: true, extends, disallow and \
+                 divisibleBy are not read); use draft 4 or later",
+            ));
+        }
         if !uri.contains("json-schema.org") {
             return Err(err(
                 "/$schema",
@@ -3432,6 +3439,35 @@ mod tests {
             &table(iglu.clone()),
             &[r#"{"n":4}"#],
             &[r#"{"n":5}"#, r#"{"n":4,"m":1}"#],
+        );
+        // `$schema` names a draft by the exact meta-schema URI, with or without its empty
+        // fragment, as Python's `validator_for` finds it: the https spelling of draft 7 is
+        // unknown there and read as the latest draft, where a `$ref`'s siblings apply
+        // (Python's jsonschema 4.26: "abc" is valid under Draft7Validator, not under
+        // Draft202012Validator).
+        let sibling = |uri: &str| {
+            json!({"$schema": uri, "definitions": {"s": {"type": "string"}},
+                "$ref": "#/definitions/s", "maxLength": 2})
+        };
+        for (uri, draft7) in [
+            ("http://json-schema.org/draft-07/schema#", true),
+            ("http://json-schema.org/draft-07/schema", true),
+            ("https://json-schema.org/draft-07/schema#", false),
+            ("http://json-schema.org/draft-07/schema##", false),
+        ] {
+            let t = table(sibling(uri));
+            assert!(t.matches(br#""ab""#), "{uri}");
+            assert_eq!(t.matches(br#""abc""#), draft7, "{uri}");
+        }
+        let e = SchemaLanguage::new(
+            &sibling("http://json-schema.org/draft-03/schema#"),
+            options(false, Draft::Draft2020),
+        )
+        .compile_language()
+        .unwrap_err();
+        assert!(
+            e.pointer == "/$schema" && e.reason.contains("draft 3"),
+            "{e}"
         );
         let mut custom = iglu;
         custom["$schema"] = json!("http://example.test/my-meta-schema#");

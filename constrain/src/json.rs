@@ -142,23 +142,27 @@ pub enum Draft {
 }
 
 impl Draft {
-    /// The draft a `$schema` URI names, if it names one.
+    /// The draft a `$schema` URI names, if it names one: the meta-schema URIs exactly, with
+    /// or without their empty fragment (`http://json-schema.org/draft-07/schema#` and
+    /// `...schema`), as Python's `jsonschema.validators.validator_for` looks them up. Any
+    /// other URI (`https://json-schema.org/draft-07/schema`, the scheme changed) names no
+    /// draft: Python then reads the latest, and so does general mode unless told otherwise.
+    /// Draft 3 is [`DRAFT3_SCHEMA`]: no draft of this enum.
     pub fn from_schema_uri(uri: &str) -> Option<Self> {
-        Some(if uri.contains("draft-04") {
-            Self::Draft4
-        } else if uri.contains("draft-06") {
-            Self::Draft6
-        } else if uri.contains("draft-07") {
-            Self::Draft7
-        } else if uri.contains("2019-09") {
-            Self::Draft2019
-        } else if uri.contains("2020-12") {
-            Self::Draft2020
-        } else {
-            return None;
+        Some(match uri.strip_suffix('#').unwrap_or(uri) {
+            "http://json-schema.org/draft-04/schema" => Self::Draft4,
+            "http://json-schema.org/draft-06/schema" => Self::Draft6,
+            "http://json-schema.org/draft-07/schema" => Self::Draft7,
+            "https://json-schema.org/draft/2019-09/schema" => Self::Draft2019,
+            "https://json-schema.org/draft/2020-12/schema" => Self::Draft2020,
+            _ => return None,
         })
     }
 }
+
+/// Draft 3's meta-schema URI (without its empty fragment): general mode refuses it (its
+/// `required: true`, `extends`, `disallow` and `divisibleBy` are not read).
+pub const DRAFT3_SCHEMA: &str = "http://json-schema.org/draft-03/schema";
 
 /// A schema the generator cannot turn into a language.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
