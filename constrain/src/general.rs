@@ -519,6 +519,10 @@ struct General<'a> {
     depth: usize,
     /// Schemas being collected into one another (`$ref` chains, nested `allOf`).
     collecting: usize,
+    /// Negations being built ([`Self::negate`]): inside one, keywords general mode applies
+    /// beyond the schema's draft (`dependencies` from 2019-09 on) are ignored, as that draft's
+    /// validators ignore them, so a complement never admits what they would refuse.
+    negating: usize,
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
@@ -717,6 +721,12 @@ impl<'a> General<'a> {
             if self.draft < since(key) {
                 // Unknown to the schema's draft: its validators ignore it (inside `not`
                 // too, where applying it would let invalid instances through).
+                continue;
+            }
+            if key == "dependencies" && self.draft >= Draft::Draft2019 && self.negating > 0 {
+                // Draft 7's spelling, applied from 2019-09 on where it only refuses more
+                // (README); inside a negation it would admit more, so there it is ignored as
+                // Python's Draft202012Validator ignores it.
                 continue;
             }
             let here = keyword(p, key);
@@ -1187,9 +1197,14 @@ impl<'a> General<'a> {
     ///
     /// Errors: a keyword that cannot be negated (named by the pointer), or a budget.
     fn negate(&mut self, at: &At<'a>) -> Result<Vec<Alt<'a>>, CompileError> {
+        self.negating += 1;
         let mut n = Node::any();
-        self.collect(&mut n, at)?;
-        self.complement(n, &at.pointer)
+        let out = match self.collect(&mut n, at) {
+            Ok(()) => self.complement(n, &at.pointer),
+            Err(e) => Err(e),
+        };
+        self.negating -= 1;
+        out
     }
 
     fn complement(&mut self, mut n: Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
@@ -1602,6 +1617,7 @@ impl<'a> General<'a> {
             work: 0,
             depth: 0,
             collecting: 0,
+            negating: 0,
             numbers: HashMap::new(),
             typed: HashMap::new(),
             matchers: HashMap::new(),
@@ -3116,6 +3132,29 @@ mod tests {
             options(true, Draft::Draft2020),
         );
         check(&open_extra, &[r#"{"a":1,"b":2}"#], &[r#"{"a":1,"b":"2"}"#]);
+    }
+
+    #[test]
+    fn dependencies_past_draft_7_are_ignored_inside_negations() {
+        // Python's jsonschema 4.26: under Draft202012Validator `dependencies` is no keyword,
+        // so `not` of it refuses every object ({"x": {"a": 1}} invalid); under
+        // Draft7Validator that instance is valid. Outside `not`, 2020-12 applies it (refusing
+        // more, README).
+        let s =
+            json!({"type": "object", "properties": {"x": {"not": {"dependencies": {"a": ["b"]}}}}});
+        check(
+            &table(s.clone()),
+            &["{}"],
+            &[r#"{"x":{"a":1}}"#, r#"{"x":1}"#],
+        );
+        let d7 = table_with(s, options(false, Draft::Draft7));
+        check(
+            &d7,
+            &["{}", r#"{"x":{"a":1}}"#],
+            &[r#"{"x":{"b":1,"a":2}}"#, r#"{"x":1}"#],
+        );
+        let positive = table(json!({"type": "object", "dependencies": {"a": ["b"]}}));
+        check(&positive, &[r#"{"b":2,"a":1}"#, "{}"], &[r#"{"a":1}"#]);
     }
 
     #[test]
