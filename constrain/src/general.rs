@@ -936,19 +936,33 @@ impl<'a> General<'a> {
         // Draft 4's `exclusiveMinimum`/`exclusiveMaximum` only modify `minimum`/`maximum`
         // (read with them), by truthiness as Python's `Draft4Validator` reads them: a number
         // there is no bound of its own (cold review).
+        // From draft 6 on they are bounds of their own, and Python compares a boolean there
+        // as the integer it is (`exclusiveMinimum: true` is "above 1"), so a draft 4 spelling
+        // in a later draft's schema is read as Python reads it (cold review).
         let draft4 = self.draft == Draft::Draft4;
-        let modifies = |k: &str| match map.get(k) {
-            Some(Value::Bool(b)) => *b,
-            Some(Value::Number(n)) if draft4 => n.as_f64() != Some(0.0),
-            Some(Value::String(s)) if draft4 => !s.is_empty(),
-            Some(Value::Array(a)) if draft4 => !a.is_empty(),
-            Some(Value::Object(o)) if draft4 => !o.is_empty(),
-            _ => false,
+        let modifies = |k: &str| {
+            draft4
+                && match map.get(k) {
+                    Some(Value::Bool(b)) => *b,
+                    Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+                    Some(Value::String(s)) => !s.is_empty(),
+                    Some(Value::Array(a)) => !a.is_empty(),
+                    Some(Value::Object(o)) => !o.is_empty(),
+                    _ => false,
+                }
+        };
+        let as_integer;
+        let v = match v {
+            Value::Bool(b) if !draft4 => {
+                as_integer = Value::from(u8::from(*b));
+                &as_integer
+            }
+            v => v,
         };
         let (lower, exclusive, value) = match key {
             "minimum" => (true, modifies("exclusiveMinimum"), v),
             "maximum" => (false, modifies("exclusiveMaximum"), v),
-            "exclusiveMinimum" | "exclusiveMaximum" if draft4 || v.is_boolean() => return Ok(()),
+            "exclusiveMinimum" | "exclusiveMaximum" if draft4 => return Ok(()),
             "exclusiveMinimum" => (true, true, v),
             _ => (false, true, v),
         };
@@ -3465,6 +3479,19 @@ mod tests {
             &d4,
             &[r#"{"n":1}"#, r#"{"n":1,"m":2}"#],
             &[r#"{"n":0}"#, r#"{"n":1.0}"#],
+        );
+        // Draft 4's boolean spelling in a later draft: Python's Draft202012Validator compares
+        // the boolean as the integer it is (jsonschema 4.26: 0.5 and 1 are not above `true`,
+        // 1.5 is; 1 and 3 are not below it).
+        check(
+            &table(json!({"type": "number", "minimum": 0, "exclusiveMinimum": true})),
+            &["1.5", "2"],
+            &["0.5", "1", "0"],
+        );
+        check(
+            &table(json!({"type": "number", "maximum": 5, "exclusiveMaximum": true})),
+            &["0.5", "0", "-3"],
+            &["1", "3", "5"],
         );
         // Snowplow's self-describing schemas extend draft 4 (boolean exclusive bounds, `id`)
         // with `self`, whatever the default draft; another meta-schema is refused.
