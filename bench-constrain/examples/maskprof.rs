@@ -2,7 +2,8 @@
 //! each timed again on a fresh index (minimum of five): where masks cost their time.
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
-//! with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler).
+//! with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
+//! with `COMPILE_ONLY=1` it stops after the compile.
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,6 +29,10 @@ fn main() {
     let t = Instant::now();
     let c = constrain::template::compile_schema(Some(&entry.schema), &options).unwrap();
     println!("compile {:?} states {}", t.elapsed(), c.machine.table.len());
+    if std::env::var_os("COMPILE_ONLY").is_some() {
+        // For a profiler: the compile alone.
+        return;
+    }
     let c = Arc::new(c);
     let index = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
     if let Ok(st) = std::env::var("PROF_STATE") {

@@ -1495,7 +1495,8 @@ impl Table {
             .collect();
         // A shared value that starts on a byte its own place also reads otherwise (the
         // place's next byte, another value there) is copied from the start: the first
-        // determinization would find it anyway.
+        // determinization would find it anyway. The same value at several continuations of
+        // one place (or of one determinized set) is one call returning to all of them.
         for (s, ids) in exit_ids.iter().enumerate().skip(1) {
             for (x, &i) in ids.iter().enumerate() {
                 if !shared[i] {
@@ -1507,7 +1508,12 @@ impl Table {
                         && v.next(START, b) != DEAD
                         && (self.next(s as u32, b) != DEAD
                             || ids.iter().enumerate().any(|(y, &j)| {
-                                y != x && values[continuations[j].0].next(START, b) != DEAD
+                                // The same value there is read once (a call returning to
+                                // both continuations).
+                                let other = continuations[j].0;
+                                y != x
+                                    && other != continuations[i].0
+                                    && values[other].next(START, b) != DEAD
                             }))
                 });
                 if clash {
@@ -1525,20 +1531,7 @@ impl Table {
             if !shared.contains(&true) {
                 return Ok(None);
             }
-            // Computed states of call i (before renumbering): `offset[i]..offset[i] + len - 1`.
-            let mut offset = vec![0u64; continuations.len() + 1];
-            for (i, &(k, _)) in continuations.iter().enumerate() {
-                let size = if shared[i] {
-                    values[k].len() as u64 - 1
-                } else {
-                    0
-                };
-                offset[i + 1] = offset[i] + size;
-            }
             const HIGH: u32 = 1 << 31;
-            if offset[continuations.len()] >= HIGH as u64 {
-                return Ok(None);
-            }
             let closure = |set: &mut Vec<(u32, u32)>| {
                 let mut i = 0;
                 while i < set.len() {
@@ -1596,11 +1589,18 @@ impl Table {
             let mut start = vec![(0, START)];
             closure(&mut start);
             grow.id(PairSet::of(start));
-            // Per continuation: the stored state its calls return to (0: not called).
-            let mut ret = vec![0u32; continuations.len()];
+            // The calls of this pass: a value and the continuations it returns to (one, or
+            // several where places of one set start the same value on the same byte: it is
+            // read once and goes on with all of them). Per call: its value, the stored state
+            // it returns to, and the first of its computed states (before renumbering).
+            let mut call_ids: HashMap<(usize, PairSet), usize> = HashMap::default();
+            let mut calls: Vec<(usize, u32, u64)> = Vec::new();
+            let mut computed: u64 = 0;
             let mut scratch: Vec<(u32, u32)> = Vec::new();
-            // Calls found to be copied after all in this pass: the pass goes on to find the
-            // others (its table is not used), then the next one starts without them.
+            let mut returns: Vec<(u32, u32)> = Vec::new();
+            let mut involved: Vec<usize> = Vec::new();
+            // Continuations found to be copied after all in this pass: the pass goes on to
+            // find the others (its table is not used), then the next one starts without them.
             let mut dropped: Vec<usize> = Vec::new();
             while let Some(key) = grow.queue.pop_front() {
                 let accepting = key
@@ -1615,7 +1615,9 @@ impl Table {
                         continue;
                     }
                     scratch.clear();
-                    let mut call: Option<(usize, u32)> = None;
+                    returns.clear();
+                    involved.clear();
+                    let mut call: Option<usize> = None;
                     let mut clash = false;
                     for &(tag, state) in key.pairs() {
                         let t = if tag == 0 {
@@ -1623,14 +1625,14 @@ impl Table {
                                 if !shared[i] {
                                     continue;
                                 }
-                                let r = first[continuations[i].0][c];
-                                if r != DEAD {
-                                    if let Some((j, _)) = call {
-                                        dropped.extend([j, i]);
-                                        clash = true;
-                                        continue;
-                                    }
-                                    call = Some((i, r));
+                                let (k, q) = continuations[i];
+                                if first[k][c] != DEAD {
+                                    // Two different values starting on one byte: both are
+                                    // copied (the determinization decides between them).
+                                    clash |= call.is_some_and(|k0| k0 != k);
+                                    call = Some(k);
+                                    returns.push((0, q));
+                                    involved.push(i);
                                 }
                             }
                             self.next(state, byte)
@@ -1642,15 +1644,28 @@ impl Table {
                         }
                     }
                     table.trans[row * stride + c] = match call {
-                        Some((i, _)) if clash || !scratch.is_empty() => {
-                            dropped.push(i);
+                        Some(_) if clash || !scratch.is_empty() => {
+                            dropped.extend_from_slice(&involved);
                             DEAD
                         }
-                        Some((i, r)) => {
-                            if ret[i] == 0 {
-                                ret[i] = grow.id(PairSet::One([(0, continuations[i].1)]));
-                            }
-                            HIGH | (offset[i] + r as u64 - 1) as u32
+                        Some(k) => {
+                            returns.sort_unstable();
+                            returns.dedup();
+                            let to = PairSet::of_slice(&returns);
+                            let id = match call_ids.get(&(k, to.clone())) {
+                                Some(&id) => id,
+                                None => {
+                                    let ret = grow.id(to.clone());
+                                    calls.push((k, ret, computed));
+                                    computed += values[k].len() as u64 - 1;
+                                    if computed >= HIGH as u64 {
+                                        return Ok(None);
+                                    }
+                                    call_ids.insert((k, to), calls.len() - 1);
+                                    calls.len() - 1
+                                }
+                            };
+                            HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
                         }
                         None if scratch.is_empty() => DEAD,
                         None => {
@@ -1666,40 +1681,31 @@ impl Table {
                 }
                 continue 'retry;
             }
-            // Number the calls after the stored states; keep only the called ones.
+            // Number the calls after the stored states.
             let stored = table.accept.len() as u32;
-            let mut starts = Vec::new();
-            let mut value_of = Vec::new();
-            let mut rets = Vec::new();
-            let mut new_start = vec![0u32; continuations.len()];
-            let mut next_id = stored as u64;
-            let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
-            let mut kept_values = Vec::new();
-            for (i, &(k, _)) in continuations.iter().enumerate() {
-                if ret[i] == 0 {
-                    continue;
-                }
-                new_start[i] = next_id as u32;
-                starts.push(next_id as u32);
-                let vi = *value_index[k].get_or_insert_with(|| {
-                    kept_values.push(values[k].clone());
-                    kept_values.len() as u32 - 1
-                });
-                value_of.push(vi);
-                rets.push(ret[i]);
-                next_id += values[k].len() as u64 - 1;
-            }
+            let next_id = stored as u64 + computed;
             if next_id >= HIGH as u64 {
                 return Ok(None);
             }
             limits.check(next_id as usize)?;
+            let starts: Vec<u32> = calls.iter().map(|c| stored + c.2 as u32).collect();
             for t in table.trans.iter_mut() {
                 if *t & HIGH != 0 {
-                    let o = (*t & !HIGH) as u64;
-                    let i = offset.partition_point(|&x| x <= o) - 1;
-                    *t = new_start[i] + (o - offset[i]) as u32;
+                    *t = stored + (*t & !HIGH);
                 }
             }
+            let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
+            let mut kept_values = Vec::new();
+            let value_of: Vec<u32> = calls
+                .iter()
+                .map(|&(k, _, _)| {
+                    *value_index[k].get_or_insert_with(|| {
+                        kept_values.push(values[k].clone());
+                        kept_values.len() as u32 - 1
+                    })
+                })
+                .collect();
+            let rets: Vec<u32> = calls.iter().map(|c| c.1).collect();
             // Every stored state must be able to finish (a call finishes where its return state
             // does): otherwise the table needs trimming, which copies the values.
             let n = stored as usize;
@@ -2395,6 +2401,53 @@ mod tests {
         // Overlapping starts are found too.
         let t = Table::avoiding(&hir("abab"), &Limits::default()).unwrap();
         assert!(!t.matches(b"aababab") && t.matches(b"abaab"));
+    }
+
+    /// Where one determinized set holds two places that start the same shared value (here
+    /// after "b", read both by a copied value and by the skeleton itself), the value is one
+    /// call returning to both continuations; before, both were copied.
+    #[test]
+    fn one_value_started_from_several_places_of_a_set_is_one_call() {
+        let limits = Limits::default();
+        let raw = |p: &str| {
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap()
+        };
+        // 0xF8: the shared value (words of 1 to 8 letters, 9 states); 0xF9: a copied one.
+        let skeleton =
+            Table::from_hir(&raw(r"(?-u:\xF9)x(?-u:\xF8)1|bx(?-u:\xF8)2"), &limits).unwrap();
+        let shared = Table::from_hir(&hir("[a-z]{1,8}"), &limits).unwrap();
+        let copied = Table::literal(b"b");
+        assert!(shared.len() >= 5 && copied.len() < 5);
+        let find = |t: &Table, s: u32| {
+            [(0xF8u8, 0usize), (0xF9, 1)]
+                .into_iter()
+                .filter_map(|(m, k)| Some((k, t.next(s, m))).filter(|&(_, q)| q != DEAD))
+                .collect::<Vec<_>>()
+        };
+        let values = [Arc::new(shared), Arc::new(copied)];
+        let spliced = skeleton
+            .clone()
+            .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
+            .unwrap();
+        assert!(spliced.is_shared());
+        let copies = skeleton
+            .splice_many(&[0xF8, 0xF9], find, &[&values[0], &values[1]], &limits)
+            .unwrap();
+        assert!(spliced.same_language(&copies));
+        for (text, ok) in [
+            ("bxabc1", true),
+            ("bxabc2", true),
+            ("bxa1", true),
+            ("bx1", false),
+            ("bxabc3", false),
+            ("bxabcdefghi1", false),
+        ] {
+            assert_eq!(spliced.matches(text.as_bytes()), ok, "{text}");
+        }
     }
 
     #[test]

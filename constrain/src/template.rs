@@ -1757,13 +1757,19 @@ pub fn compile(
 /// [`with_shallow_retry`].
 pub const SHALLOW_ANY_DEPTH: usize = 3;
 
+/// The most states the first try of [`with_shallow_retry`] builds in general mode with
+/// untyped values nested deeper than [`SHALLOW_ANY_DEPTH`]: a schema past it is built again
+/// at that depth rather than carried on (such first tries cost seconds before they failed at
+/// 200,000 states; at three levels the same schemas build in a fraction of it).
+pub const FIRST_TRY_STATES: usize = 50_000;
+
 /// `attempt` under `options`' time budget (one deadline for every try); where a size budget
 /// ends it (states, automaton bytes, work: not time, not the schema's own regex size) and
 /// untyped values nest deeper than [`SHALLOW_ANY_DEPTH`] in general mode, once more with
 /// that depth: each level about doubles the reader of an untyped value, and where values
 /// cannot be read in place (alternatives that start on the same byte) the copies can pass
-/// the budget at 5 levels and not at 3. The first error is returned when the second try
-/// fails too.
+/// the budget at 5 levels and not at 3. That first try stops at [`FIRST_TRY_STATES`] (or
+/// the limit, if lower). The first error is returned when the second try fails too.
 fn with_shallow_retry<T>(
     options: &Options,
     attempt: impl Fn(&Options) -> Result<T, ConstrainError>,
@@ -1772,17 +1778,31 @@ fn with_shallow_retry<T>(
     if let Some(t) = options.time_budget.take() {
         options.limits.deadline = std::time::Instant::now().checked_add(t);
     }
-    let first = attempt(&options);
-    match first {
+    let shallower = matches!(options.json.mode, SchemaMode::General { .. })
+        && options.json.any_depth > SHALLOW_ANY_DEPTH;
+    let mut first_try = options;
+    if shallower {
+        first_try.limits.max_states = first_try.limits.max_states.min(FIRST_TRY_STATES);
+    }
+    match attempt(&first_try) {
         Err(e)
-            if matches!(
-                e.budget,
-                Some(Budget::States | Budget::AutomatonBytes | Budget::Work)
-            ) && matches!(options.json.mode, SchemaMode::General { .. })
-                && options.json.any_depth > SHALLOW_ANY_DEPTH =>
+            if shallower
+                && matches!(
+                    e.budget,
+                    Some(Budget::States | Budget::AutomatonBytes | Budget::Work)
+                ) =>
         {
             options.json.any_depth = SHALLOW_ANY_DEPTH;
-            attempt(&options).map_err(|_| e)
+            attempt(&options).map_err(|second| {
+                // The first error, unless only the first try's lower state budget ended it.
+                if first_try.limits.max_states < options.limits.max_states
+                    && e.budget == Some(Budget::States)
+                {
+                    second
+                } else {
+                    e
+                }
+            })
         }
         other => other,
     }

@@ -28,6 +28,9 @@ fn schemas() -> Vec<Value> {
         json!({"properties": {"a": {"properties": {"b": {"properties": {"c": {}}}}}}}),
         json!({"items": [{"type": "integer"}, {}], "additionalItems": {"type": "object"}}),
         json!({"oneOf": [{"type": "object", "required": ["a"]}, {"type": "array"}]}),
+        json!({"type": "object", "anyOf": [
+            {"properties": {"b": {"type": "integer"}}, "required": ["b"]},
+            {"properties": {"c": {"type": "string"}}, "required": ["c"]}]}),
     ]
 }
 
