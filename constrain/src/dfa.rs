@@ -2261,15 +2261,18 @@ fn dense_from_nfa(
 mod tests {
     use super::*;
 
+    /// A pattern that may match bytes outside UTF-8 (`(?-u:\xF8)`).
+    fn raw(pattern: &str) -> Hir {
+        regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .unwrap()
+    }
+
     #[test]
     fn position_tables_flagged_trimmed_are_trimmed() {
-        let parser = |p: &str| {
-            regex_syntax::ParserBuilder::new()
-                .utf8(false)
-                .build()
-                .parse(p)
-                .unwrap()
-        };
+        let parser = raw;
         let mut flagged = 0;
         for p in [
             "a|b(?:cd)*e?",
@@ -2409,13 +2412,6 @@ mod tests {
     #[test]
     fn one_value_started_from_several_places_of_a_set_is_one_call() {
         let limits = Limits::default();
-        let raw = |p: &str| {
-            regex_syntax::ParserBuilder::new()
-                .utf8(false)
-                .build()
-                .parse(p)
-                .unwrap()
-        };
         // 0xF8: the shared value (words of 1 to 8 letters, 9 states); 0xF9: a copied one.
         let skeleton =
             Table::from_hir(&raw(r"(?-u:\xF9)x(?-u:\xF8)1|bx(?-u:\xF8)2"), &limits).unwrap();
