@@ -3,7 +3,8 @@
 //! (`StrictTools::new`), and as `constrain`'s schema language. Never a panic; a typed error
 //! (each with a JSON pointer) or a compiled schema. Where both the checker and the generator
 //! take the schema in JSON Schema mode, every value the generator's masks produce is a JSON
-//! object the checker finds no violation in.
+//! object the checker finds no violation in. General schema mode (`SchemaMode::general`):
+//! compiled within a time budget or a typed error, and every complete sample is JSON.
 //!
 //! Input: JSON text (anything else is skipped).
 #![no_main]
@@ -52,6 +53,24 @@ fuzz_target!(|data: &[u8]| {
             typed(&e);
         }
     }
+    let vocab = Arc::new(VocabIndex::new(small_vocabulary(&[])));
+    // General JSON Schema mode (token masks for the schemas people send, any keyword): a
+    // compiled schema or a typed error at a place in the schema, within a time budget
+    // below the fuzzer's time-out; every complete sample is JSON.
+    let mut general = fuzz_options();
+    general.json.mode = constrain::json::SchemaMode::general();
+    general.time_budget = Some(std::time::Duration::from_secs(2));
+    match constrain::template::compile_schema(Some(&schema), &general) {
+        Ok(c) => {
+            let index = TokenIndex::new(Arc::new(c), vocab.clone());
+            sample_outputs(&index, seed_of(data), 2, |text| {
+                if let Err(e) = serde_json::from_str::<Value>(text) {
+                    panic!("general mode wrote {text:?} for {schema}: not JSON: {e}");
+                }
+            });
+        }
+        Err(e) => assert!(e.at.starts_with("schema"), "{e}"),
+    }
     // The generator against the checker.
     let Ok(format) = ResponseFormat::json_schema(&schema) else {
         return;
@@ -63,7 +82,6 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let vocab = Arc::new(VocabIndex::new(small_vocabulary(&[])));
     let index = TokenIndex::new(Arc::new(constraint), vocab);
     sample_outputs(&index, seed_of(data), 2, |text| {
         let message = json!({"role": "assistant", "content": text});
