@@ -49,6 +49,13 @@ fn shortcut_masks_are_full_walks() {
         json!({"type": "string", "pattern": "^[^\u{1028}\u{2028}\u{2068}]*$"}),
         json!({"type": "string", "pattern": "^[^\u{2029}]*$"}),
         json!({"type": "string", "format": "date-time"}),
+        // Strings of ASCII characters only, where non-ASCII text dies: URIs, host names,
+        // ASCII classes, with and without a length bound, and a first character restricted.
+        json!({"type": "string", "format": "uri"}),
+        json!({"type": "string", "format": "hostname"}),
+        json!({"type": "string", "pattern": "^[A-Za-z0-9]+$"}),
+        json!({"type": "string", "pattern": "^[a-zA-Z0-9_-]*$", "maxLength": 12}),
+        json!({"type": "string", "pattern": "^[a-zA-Z_]\\w*"}),
         json!({"type": "array", "items": {"type": "string", "maxLength": 4}}),
         json!({"propertyNames": {"maxLength": 3}, "additionalProperties": {"type": "integer"}}),
     ] {
