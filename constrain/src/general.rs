@@ -122,6 +122,15 @@ const EXTENSIONS: &[(&str, Draft)] = &[(
     "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/",
     Draft::Draft4,
 )];
+/// The draft a meta-schema this module reads as an extension of a draft extends
+/// ([`EXTENSIONS`]).
+fn extension_draft(uri: &str) -> Option<Draft> {
+    EXTENSIONS
+        .iter()
+        .find(|(prefix, _)| uri.contains(prefix))
+        .map(|&(_, draft)| draft)
+}
+
 /// Regex nodes past which a property's or an item's value is built as its own automaton
 /// ([`General::large_as_slot`]).
 const SLOT_FROM: usize = 2_000;
@@ -540,22 +549,22 @@ pub(crate) fn compile(
     draft: Draft,
     limits: &Limits,
 ) -> Result<SchemaHir, CompileError> {
-    let meta = document.get("$schema").and_then(Value::as_str);
-    let extension = meta.and_then(|uri| {
-        EXTENSIONS
-            .iter()
-            .find(|(prefix, _)| uri.contains(prefix))
-            .map(|&(_, draft)| draft)
-    });
+    let meta = match document.get("$schema") {
+        None => None,
+        Some(Value::String(uri)) => Some(uri.as_str()),
+        // Python's `validator_for` fails on it.
+        Some(_) => return Err(err("/$schema", "must be a string")),
+    };
+    let extension = meta.and_then(extension_draft);
     if let (Some(uri), None) = (meta, extension) {
-        if uri.strip_suffix('#').unwrap_or(uri) == crate::json::DRAFT3_SCHEMA {
+        if crate::json::normalized_schema_uri(uri) == crate::json::DRAFT3_SCHEMA {
             return Err(err(
                 "/$schema",
                 "draft 3 is not generated (its required: true, extends, disallow and \
                  divisibleBy are not read); use draft 4 or later",
             ));
         }
-        if !uri.contains("json-schema.org") {
+        if !uri.to_ascii_lowercase().contains("json-schema.org") {
             return Err(err(
                 "/$schema",
                 format!(
@@ -732,6 +741,7 @@ impl<'a> General<'a> {
             let here = keyword(p, key);
             match key.as_str() {
                 "type" => node.types &= self.type_bits(v, &here)?,
+                "$schema" if !p.is_empty() => self.nested_schema_uri(v, &here)?,
                 // In its place among the keywords: object properties keep their order of
                 // appearance.
                 "$ref" => {
@@ -982,6 +992,28 @@ impl<'a> General<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// A `$schema` below the root: Python's validators switch to the draft it names
+    /// (`Validator.evolve` calls `validator_for` on each subschema), so one naming another
+    /// draft than the schema's (or draft 3) is refused; an unknown URI keeps the draft, as
+    /// there (cold review).
+    fn nested_schema_uri(&self, v: &Value, here: &str) -> Result<(), CompileError> {
+        let uri = v.as_str().ok_or_else(|| err(here, "must be a string"))?;
+        let draft3 = crate::json::normalized_schema_uri(uri) == crate::json::DRAFT3_SCHEMA;
+        let named = extension_draft(uri).or_else(|| Draft::from_schema_uri(uri));
+        match named {
+            Some(d) if d == self.draft => Ok(()),
+            None if !draft3 => Ok(()),
+            _ => Err(err(
+                here,
+                format!(
+                    "a $schema below the root naming another draft ({uri:?}, the schema's is \
+                     {:?}) is not generated",
+                    self.draft
+                ),
+            )),
+        }
     }
 
     fn items(
@@ -3520,6 +3552,11 @@ mod tests {
             ("http://json-schema.org/draft-07/schema", true),
             ("https://json-schema.org/draft-07/schema#", false),
             ("http://json-schema.org/draft-07/schema##", false),
+            // Python normalizes with `urlsplit(uri).geturl()` first (cold review).
+            ("HTTP://json-schema.org/draft-07/schema?#", true),
+            ("\n http://json-schema.org/draft-07/sch\tema#\n", true),
+            ("http://json-schema.org/draft-07/schema ", false),
+            ("http://JSON-schema.org/draft-07/schema", false),
         ] {
             let t = table(sibling(uri));
             assert!(t.matches(br#""ab""#), "{uri}");
@@ -3535,6 +3572,38 @@ mod tests {
             e.pointer == "/$schema" && e.reason.contains("draft 3"),
             "{e}"
         );
+        // Below the root Python's validators switch drafts (`Validator.evolve`): another
+        // draft there is refused, the same one or an unknown URI is read as the schema's;
+        // a `$schema` that is no string fails in Python and is refused.
+        for (schema, at) in [
+            (
+                json!({"properties": {"x": {"$schema": "http://json-schema.org/draft-04/schema#",
+                    "not": {"const": 3}}}}),
+                Some("/properties/x/$schema"),
+            ),
+            (
+                json!({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {
+                    "x": {"$schema": "HTTP://json-schema.org/draft-03/schema"}}}),
+                Some("/properties/x/$schema"),
+            ),
+            (json!({"$schema": 5}), Some("/$schema")),
+            (
+                json!({"properties": {"x": {"$schema": "https://json-schema.org/draft/2020-12/schema#"}}}),
+                None,
+            ),
+            (
+                json!({"properties": {"x": {"$schema": "http://example.test/meta"}}}),
+                None,
+            ),
+        ] {
+            let r =
+                SchemaLanguage::new(&schema, options(false, Draft::Draft2020)).compile_language();
+            match (r, at) {
+                (Err(e), Some(at)) => assert_eq!(e.pointer, at, "{schema}: {e}"),
+                (Ok(_), None) => {}
+                (r, _) => panic!("{schema}: {:?}", r.map(|_| ())),
+            }
+        }
         let mut custom = iglu;
         custom["$schema"] = json!("http://example.test/my-meta-schema#");
         let e = SchemaLanguage::new(&custom, options(false, Draft::Draft2020))

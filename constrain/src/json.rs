@@ -142,14 +142,15 @@ pub enum Draft {
 }
 
 impl Draft {
-    /// The draft a `$schema` URI names, if it names one: the meta-schema URIs exactly, with
-    /// or without their empty fragment (`http://json-schema.org/draft-07/schema#` and
-    /// `...schema`), as Python's `jsonschema.validators.validator_for` looks them up. Any
-    /// other URI (`https://json-schema.org/draft-07/schema`, the scheme changed) names no
-    /// draft: Python then reads the latest, and so does general mode unless told otherwise.
-    /// Draft 3 is [`DRAFT3_SCHEMA`]: no draft of this enum.
+    /// The draft a `$schema` URI names, if it names one: the meta-schema URIs exactly once
+    /// normalized as Python's `jsonschema.validators.validator_for` looks them up
+    /// ([`normalized_schema_uri`]: `HTTP://json-schema.org/draft-07/schema?#` is
+    /// `http://json-schema.org/draft-07/schema`). Any other URI
+    /// (`https://json-schema.org/draft-07/schema`, the scheme changed) names no draft:
+    /// Python then reads the latest, and so does general mode unless told otherwise. Draft 3
+    /// is [`DRAFT3_SCHEMA`]: no draft of this enum.
     pub fn from_schema_uri(uri: &str) -> Option<Self> {
-        Some(match uri.strip_suffix('#').unwrap_or(uri) {
+        Some(match normalized_schema_uri(uri).as_str() {
             "http://json-schema.org/draft-04/schema" => Self::Draft4,
             "http://json-schema.org/draft-06/schema" => Self::Draft6,
             "http://json-schema.org/draft-07/schema" => Self::Draft7,
@@ -160,7 +161,45 @@ impl Draft {
     }
 }
 
-/// Draft 3's meta-schema URI (without its empty fragment): general mode refuses it (its
+/// `uri` as Python's `urllib.parse.urlsplit(uri).geturl()` writes it, which is how
+/// `jsonschema` keys its meta-schemas: leading C0 controls and spaces stripped, tabs and line
+/// breaks removed anywhere, the scheme lowercased, an empty query (`?`) or fragment (`#`)
+/// dropped (Python 3.11's `urllib`; cold review).
+pub fn normalized_schema_uri(uri: &str) -> String {
+    let uri: String = uri
+        .trim_start_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\r' | '\n'))
+        .collect();
+    let (scheme, rest) = match uri.split_once(':') {
+        Some((scheme, rest))
+            if scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            (Some(scheme.to_ascii_lowercase()), rest)
+        }
+        _ => (None, uri.as_str()),
+    };
+    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut out = String::with_capacity(uri.len());
+    if let Some(scheme) = scheme {
+        out.push_str(&scheme);
+        out.push(':');
+    }
+    out.push_str(path);
+    for (mark, part) in [('?', query), ('#', fragment)] {
+        if !part.is_empty() {
+            out.push(mark);
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// Draft 3's meta-schema URI (normalized, [`normalized_schema_uri`]): general mode refuses it (its
 /// `required: true`, `extends`, `disallow` and `divisibleBy` are not read).
 pub const DRAFT3_SCHEMA: &str = "http://json-schema.org/draft-03/schema";
 
