@@ -1008,8 +1008,8 @@ impl<'a> General<'a> {
             _ => Err(err(
                 here,
                 format!(
-                    "a $schema below the root naming another draft ({uri:?}, the schema's is \
-                     {:?}) is not generated",
+                    "a $schema below the root naming another draft ({uri:?}; the schema is read \
+                     as {}) is not generated",
                     self.draft
                 ),
             )),

@@ -141,6 +141,19 @@ pub enum Draft {
     Draft2020,
 }
 
+impl std::fmt::Display for Draft {
+    /// The draft's name: `draft 4`, ..., `draft 2020-12`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Draft4 => "draft 4",
+            Self::Draft6 => "draft 6",
+            Self::Draft7 => "draft 7",
+            Self::Draft2019 => "draft 2019-09",
+            Self::Draft2020 => "draft 2020-12",
+        })
+    }
+}
+
 impl Draft {
     /// The draft a `$schema` URI names, if it names one: the meta-schema URIs exactly once
     /// normalized as Python's `jsonschema.validators.validator_for` looks them up
