@@ -1757,19 +1757,22 @@ pub fn compile(
 /// [`with_shallow_retry`].
 pub const SHALLOW_ANY_DEPTH: usize = 3;
 
-/// The most states the first try of [`with_shallow_retry`] builds in general mode with
-/// untyped values nested deeper than [`SHALLOW_ANY_DEPTH`]: a schema past it is built again
-/// at that depth rather than carried on (such first tries cost seconds before they failed at
-/// 200,000 states; at three levels the same schemas build in a fraction of it).
-pub const FIRST_TRY_STATES: usize = 50_000;
+/// The share of `Limits::max_states` the first try of [`with_shallow_retry`] may build in
+/// general mode with untyped values nested deeper than [`SHALLOW_ANY_DEPTH`] (a quarter:
+/// 50,000 states under the default limit): a schema past it is built again at that depth
+/// rather than carried on (such first tries cost seconds before they failed at 200,000
+/// states; at three levels the same schemas build in a fraction of it). Raising the limit
+/// raises it too.
+pub const FIRST_TRY_SHARE: usize = 4;
 
 /// `attempt` under `options`' time budget (one deadline for every try); where a size budget
 /// ends it (states, automaton bytes, work: not time, not the schema's own regex size) and
 /// untyped values nest deeper than [`SHALLOW_ANY_DEPTH`] in general mode, once more with
 /// that depth: each level about doubles the reader of an untyped value, and where values
 /// cannot be read in place (alternatives that start on the same byte) the copies can pass
-/// the budget at 5 levels and not at 3. That first try stops at [`FIRST_TRY_STATES`] (or
-/// the limit, if lower). The first error is returned when the second try fails too.
+/// the budget at 5 levels and not at 3. That first try stops at a [`FIRST_TRY_SHARE`] of
+/// the state limit. When the second try fails too, its error is returned if the first one
+/// was that lower state budget, else the first error.
 fn with_shallow_retry<T>(
     options: &Options,
     attempt: impl Fn(&Options) -> Result<T, ConstrainError>,
@@ -1782,7 +1785,7 @@ fn with_shallow_retry<T>(
         && options.json.any_depth > SHALLOW_ANY_DEPTH;
     let mut first_try = options;
     if shallower {
-        first_try.limits.max_states = first_try.limits.max_states.min(FIRST_TRY_STATES);
+        first_try.limits.max_states = (first_try.limits.max_states / FIRST_TRY_SHARE).max(1);
     }
     match attempt(&first_try) {
         Err(e)
