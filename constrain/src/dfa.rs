@@ -1651,18 +1651,16 @@ impl Table {
                         Some(k) => {
                             returns.sort_unstable();
                             returns.dedup();
-                            let to = PairSet::of_slice(&returns);
-                            let id = match call_ids.get(&(k, to.clone())) {
-                                Some(&id) => id,
-                                None => {
-                                    let ret = grow.id(to.clone());
+                            let id = match call_ids.entry((k, PairSet::of_slice(&returns))) {
+                                std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+                                std::collections::hash_map::Entry::Vacant(e) => {
+                                    let ret = grow.id(e.key().1.clone());
                                     calls.push((k, ret, computed));
                                     computed += values[k].len() as u64 - 1;
                                     if computed >= HIGH as u64 {
                                         return Ok(None);
                                     }
-                                    call_ids.insert((k, to), calls.len() - 1);
-                                    calls.len() - 1
+                                    *e.insert(calls.len() - 1)
                                 }
                             };
                             HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32

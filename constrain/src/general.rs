@@ -122,13 +122,14 @@ const EXTENSIONS: &[(&str, Draft)] = &[(
     "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/",
     Draft::Draft4,
 )];
-/// The draft a meta-schema this module reads as an extension of a draft extends
-/// ([`EXTENSIONS`]).
-fn extension_draft(uri: &str) -> Option<Draft> {
+/// The draft a `$schema` URI names: a meta-schema read as an extension of a draft
+/// ([`EXTENSIONS`]), else a draft's own ([`Draft::from_schema_uri`]).
+fn named_draft(uri: &str) -> Option<Draft> {
     EXTENSIONS
         .iter()
         .find(|(prefix, _)| uri.contains(prefix))
         .map(|&(_, draft)| draft)
+        .or_else(|| Draft::from_schema_uri(uri))
 }
 
 /// Regex nodes past which a property's or an item's value is built as its own automaton
@@ -555,9 +556,9 @@ pub(crate) fn compile(
         // Python's `validator_for` fails on it.
         Some(_) => return Err(err("/$schema", "must be a string")),
     };
-    let extension = meta.and_then(extension_draft);
-    if let (Some(uri), None) = (meta, extension) {
-        if crate::json::normalized_schema_uri(uri) == crate::json::DRAFT3_SCHEMA {
+    let named = meta.and_then(named_draft);
+    if let (Some(uri), None) = (meta, named) {
+        if crate::json::is_draft3_uri(uri) {
             return Err(err(
                 "/$schema",
                 "draft 3 is not generated (its required: true, extends, disallow and \
@@ -574,9 +575,7 @@ pub(crate) fn compile(
             ));
         }
     }
-    let draft = extension
-        .or_else(|| meta.and_then(Draft::from_schema_uri))
-        .unwrap_or(draft);
+    let draft = named.unwrap_or(draft);
     let mut g = General::new(document, options, closed, draft, limits);
     let root = At {
         schema: document,
@@ -1000,11 +999,9 @@ impl<'a> General<'a> {
     /// there (cold review).
     fn nested_schema_uri(&self, v: &Value, here: &str) -> Result<(), CompileError> {
         let uri = v.as_str().ok_or_else(|| err(here, "must be a string"))?;
-        let draft3 = crate::json::normalized_schema_uri(uri) == crate::json::DRAFT3_SCHEMA;
-        let named = extension_draft(uri).or_else(|| Draft::from_schema_uri(uri));
-        match named {
+        match named_draft(uri) {
             Some(d) if d == self.draft => Ok(()),
-            None if !draft3 => Ok(()),
+            None if !crate::json::is_draft3_uri(uri) => Ok(()),
             _ => Err(err(
                 here,
                 format!(

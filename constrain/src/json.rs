@@ -161,7 +161,7 @@ impl Draft {
     /// `http://json-schema.org/draft-07/schema`). Any other URI
     /// (`https://json-schema.org/draft-07/schema`, the scheme changed) names no draft:
     /// Python then reads the latest, and so does general mode unless told otherwise. Draft 3
-    /// is [`DRAFT3_SCHEMA`]: no draft of this enum.
+    /// ([`is_draft3_uri`]) is no draft of this enum.
     pub fn from_schema_uri(uri: &str) -> Option<Self> {
         Some(match normalized_schema_uri(uri).as_str() {
             "http://json-schema.org/draft-04/schema" => Self::Draft4,
@@ -212,9 +212,12 @@ pub fn normalized_schema_uri(uri: &str) -> String {
     out
 }
 
-/// Draft 3's meta-schema URI (normalized, [`normalized_schema_uri`]): general mode refuses it (its
-/// `required: true`, `extends`, `disallow` and `divisibleBy` are not read).
-pub const DRAFT3_SCHEMA: &str = "http://json-schema.org/draft-03/schema";
+/// Whether `uri` names draft 3's meta-schema (once normalized, [`normalized_schema_uri`]):
+/// general mode refuses it (its `required: true`, `extends`, `disallow` and `divisibleBy` are
+/// not read).
+pub fn is_draft3_uri(uri: &str) -> bool {
+    normalized_schema_uri(uri) == "http://json-schema.org/draft-03/schema"
+}
 
 /// A schema the generator cannot turn into a language.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
