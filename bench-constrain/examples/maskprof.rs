@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
 //! with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
-//! with `COMPILE_ONLY=1` it stops after the compile.
+//! with `COMPILE_ONLY=N` it compiles N times (at least once) before any vocabulary is loaded
+//! and stops.
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,9 +15,6 @@ fn main() {
     let path = std::env::args().nth(1).expect("FILE");
     let text = std::fs::read_to_string(&path).unwrap();
     let entry = bench_constrain::corpus::parse_entry(&text).unwrap();
-    let (vocab, _eos) = bench_constrain::vocab::ours("o200k_base");
-    let bpe = bench_constrain::vocab::bpe("o200k_base");
-    let vindex = Arc::new(constrain::index::VocabIndex::new(vocab));
     let mut options = constrain::template::Options::default();
     options.json.mode = constrain::json::SchemaMode::General {
         closed: false,
@@ -26,13 +24,21 @@ fn main() {
             .and_then(bench_constrain::corpus::draft_of)
             .unwrap_or_default(),
     };
+    if let Ok(n) = std::env::var("COMPILE_ONLY") {
+        // For a profiler: the compile alone, `n` times.
+        for _ in 0..n.parse::<u32>().unwrap_or(1).max(1) {
+            let t = Instant::now();
+            let c = constrain::template::compile_schema(Some(&entry.schema), &options).unwrap();
+            println!("compile {:?} states {}", t.elapsed(), c.machine.table.len());
+        }
+        return;
+    }
+    let (vocab, _eos) = bench_constrain::vocab::ours("o200k_base");
+    let bpe = bench_constrain::vocab::bpe("o200k_base");
+    let vindex = Arc::new(constrain::index::VocabIndex::new(vocab));
     let t = Instant::now();
     let c = constrain::template::compile_schema(Some(&entry.schema), &options).unwrap();
     println!("compile {:?} states {}", t.elapsed(), c.machine.table.len());
-    if std::env::var_os("COMPILE_ONLY").is_some() {
-        // For a profiler: the compile alone.
-        return;
-    }
     let c = Arc::new(c);
     let index = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
     if let Ok(st) = std::env::var("PROF_STATE") {

@@ -285,13 +285,22 @@ impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
         }
     }
 
-    /// The id of `key`, discovering it (ids start at 1; 0 is dead).
+    /// The id of `key`, discovering it (ids start at 1; 0 is dead). A known key is looked
+    /// up without a copy (most transitions lead to known states); a new one is copied once,
+    /// for the queue.
     fn id(&mut self, key: K) -> u32 {
-        let next = self.ids.len() as u32 + 1;
-        *self.ids.entry(key.clone()).or_insert_with(|| {
-            self.queue.push_back(key);
-            next
-        })
+        self.find(key).0
+    }
+
+    /// [`Self::id`] and whether the key is new.
+    fn find(&mut self, key: K) -> (u32, bool) {
+        if let Some(&id) = self.ids.get(&key) {
+            return (id, false);
+        }
+        let id = self.ids.len() as u32 + 1;
+        self.ids.insert(key.clone(), id);
+        self.queue.push_back(key);
+        (id, true)
     }
 }
 
@@ -1233,10 +1242,9 @@ impl Table {
             for (c, &byte) in reps.iter().enumerate() {
                 table.trans[row * stride + c] = match step(&key, byte) {
                     Some(next) => {
-                        let before = grow.ids.len();
-                        let id = grow.id(next.clone());
-                        if grow.ids.len() > before {
-                            found.push(next);
+                        let (id, new) = grow.find(next);
+                        if new {
+                            found.push(grow.queue.back().cloned().unwrap_or_else(|| key.clone()));
                         }
                         id
                     }

@@ -167,69 +167,102 @@ pub enum Step {
     End,
 }
 
-/// The vocabulary trie in pre-order: node `k` has a byte, a depth (1-based) and the index
-/// just past its subtree; tokens are attached to the node where their bytes end.
+/// The vocabulary trie in pre-order, one [`Node`] per distinct token prefix: a walk reads
+/// each node it visits from one cache line.
 #[derive(Debug)]
 struct Trie {
-    byte: Vec<u8>,
-    depth: Vec<u32>,
-    end: Vec<u32>,
-    /// `tokens[first[k]..first[k + 1]]` end at node `k`.
-    first: Vec<u32>,
-    tokens: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Tokens past the first that end at one node (ids with the same bytes), by node.
+    more: Vec<(u32, u32)>,
     max_depth: usize,
 }
 
+/// A trie node: the index just past its subtree, the token whose bytes end here
+/// ([`NO_TOKEN`] for none), its byte, its depth (1-based) and whether [`Trie::more`] holds
+/// other tokens ending here ([`MORE_TOKENS`]).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    end: u32,
+    token: u32,
+    byte: u8,
+    flags: u8,
+    depth: u16,
+}
+
+/// [`Node::token`] of a node no token ends at.
+const NO_TOKEN: u32 = u32::MAX;
+
+/// [`Node::flags`]: more tokens end at the node ([`Trie::more`]).
+const MORE_TOKENS: u8 = 1;
+
 impl Trie {
+    /// The trie of the ordinary tokens `keep` selects. Tokens longer than `u16::MAX` bytes
+    /// (no real vocabulary has one) are left out: never allowed.
     fn new(vocab: &Vocabulary, keep: impl Fn(u32) -> bool) -> Self {
         let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
-            .filter(|&id| !vocab.is_special(id) && !vocab.token(id).is_empty() && keep(id))
+            .filter(|&id| {
+                let bytes = vocab.token(id);
+                !vocab.is_special(id)
+                    && !bytes.is_empty()
+                    && bytes.len() <= u16::MAX as usize
+                    && keep(id)
+            })
             .map(|id| (vocab.token(id), id))
             .collect();
         entries.sort_unstable();
         let mut trie = Self {
-            byte: Vec::new(),
-            depth: Vec::new(),
-            end: Vec::new(),
-            first: Vec::new(),
-            tokens: Vec::new(),
+            nodes: Vec::new(),
+            more: Vec::new(),
             max_depth: 0,
         };
         let mut path: Vec<u32> = Vec::new(); // node index per depth
-        let mut attached: Vec<(u32, u32)> = Vec::new(); // (node, token)
         let mut prev: &[u8] = &[];
         for (bytes, id) in entries {
             let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
             while path.len() > common {
                 let node = path.pop().unwrap_or(0);
-                trie.end[node as usize] = trie.byte.len() as u32;
+                trie.nodes[node as usize].end = trie.nodes.len() as u32;
             }
             for (d, &b) in bytes.iter().enumerate().skip(common) {
-                path.push(trie.byte.len() as u32);
-                trie.byte.push(b);
-                trie.depth.push(d as u32 + 1);
-                trie.end.push(0);
+                path.push(trie.nodes.len() as u32);
+                trie.nodes.push(Node {
+                    end: 0,
+                    token: NO_TOKEN,
+                    byte: b,
+                    flags: 0,
+                    depth: d as u16 + 1,
+                });
             }
             trie.max_depth = trie.max_depth.max(bytes.len());
-            if let Some(&node) = path.last() {
-                attached.push((node, id));
+            if let Some(&k) = path.last() {
+                let node = &mut trie.nodes[k as usize];
+                if node.token == NO_TOKEN {
+                    node.token = id;
+                } else {
+                    node.flags |= MORE_TOKENS;
+                    trie.more.push((k, id));
+                }
             }
             prev = bytes;
         }
         while let Some(node) = path.pop() {
-            trie.end[node as usize] = trie.byte.len() as u32;
+            trie.nodes[node as usize].end = trie.nodes.len() as u32;
         }
-        attached.sort_unstable();
-        let mut first = vec![0u32; trie.byte.len() + 1];
-        for &(node, _) in &attached {
-            first[node as usize + 1] += 1;
-        }
-        for k in 1..first.len() {
-            first[k] += first[k - 1];
-        }
-        trie.first = first;
-        trie.tokens = attached.into_iter().map(|(_, id)| id).collect();
         trie
+    }
+
+    /// The other tokens ending at node `k` (after [`Node::token`]).
+    fn more_at(&self, k: u32) -> impl Iterator<Item = u32> + '_ {
+        let from = self.more.partition_point(|&(n, _)| n < k);
+        self.more[from..]
+            .iter()
+            .take_while(move |&&(n, _)| n == k)
+            .map(|&(_, id)| id)
+    }
+
+    /// Heap bytes.
+    fn memory(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>() + self.more.len() * 8
     }
 }
 
@@ -356,13 +389,12 @@ impl VocabIndex {
 
     /// Heap bytes of the tries and the plain-token sets.
     pub fn trie_memory(&self) -> usize {
-        let trie = |t: &Trie| t.byte.len() * (1 + 4 + 4 + 4) + t.tokens.len() * 4;
-        trie(&self.trie)
+        self.trie.memory()
             + self
                 .tiers
                 .iter()
                 .map(|t| {
-                    trie(&t.rest)
+                    t.rest.memory()
                         + (t.up_to.len() + 1) * t.plain.words.len() * 8
                         + t.long.len() * 16
                 })
@@ -829,17 +861,22 @@ impl TokenIndex {
         let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
         states[0] = table.locate(state);
         let mut k = 0usize;
-        let n = trie.byte.len();
-        while k < n {
-            let d = trie.depth[k] as usize;
-            let s = table.next_located(states[d - 1], trie.byte[k]);
+        let nodes = &trie.nodes;
+        while let Some(node) = nodes.get(k) {
+            let d = node.depth as usize;
+            let s = table.next_located(states[d - 1], node.byte);
             if s.state == DEAD {
-                k = trie.end[k] as usize;
+                k = node.end as usize;
                 continue;
             }
             states[d] = s;
-            for &id in &trie.tokens[trie.first[k] as usize..trie.first[k + 1] as usize] {
-                mask.insert(id);
+            if node.token != NO_TOKEN {
+                mask.insert(node.token);
+                if node.flags & MORE_TOKENS != 0 {
+                    for id in trie.more_at(k as u32) {
+                        mask.insert(id);
+                    }
+                }
             }
             k += 1;
         }

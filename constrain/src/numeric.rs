@@ -593,7 +593,7 @@ pub(crate) enum Lex {
 }
 
 /// A streaming comparison of the absolute value with a bound's absolute value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Cmp {
     /// Integer digits read, capped at the bound's integer digits + 1.
     int_len: u16,
@@ -623,6 +623,8 @@ struct BoundDigits {
     sig: Vec<u8>,
     /// Exponent of |b| in scientific form (`point - 1`).
     exp: i64,
+    /// The digits of `|exp|`.
+    exp_digits: Vec<u8>,
 }
 
 impl BoundDigits {
@@ -643,16 +645,13 @@ impl BoundDigits {
             frac,
             sig: b.digits.clone(),
             exp: b.point - 1,
+            exp_digits: (b.point - 1)
+                .unsigned_abs()
+                .to_string()
+                .bytes()
+                .map(|c| c - b'0')
+                .collect(),
         }
-    }
-
-    fn exp_digits(&self) -> Vec<u8> {
-        self.exp
-            .unsigned_abs()
-            .to_string()
-            .bytes()
-            .map(|c| c - b'0')
-            .collect()
     }
 }
 
@@ -709,7 +708,7 @@ impl Cmp {
 
     /// An exponent digit.
     fn exp_digit(mut self, b: &BoundDigits, d: u8) -> Self {
-        let eb = b.exp_digits();
+        let eb = &b.exp_digits;
         if (self.exp_len as usize) < eb.len() && self.exp_ord == Ordering::Equal {
             self.exp_ord = d.cmp(&eb[self.exp_len as usize]);
         }
@@ -750,7 +749,7 @@ impl Cmp {
         if b.zero {
             return Ordering::Greater;
         }
-        let eb_len = b.exp_digits().len();
+        let eb_len = b.exp_digits.len();
         let abs = match (self.exp_len as usize).cmp(&eb_len) {
             Ordering::Equal => self.exp_ord,
             other => other,
@@ -773,7 +772,7 @@ impl Cmp {
 }
 
 /// The lexer of the written number forms (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Written {
     lex: Lex,
     /// Untyped values' numbers: at most [`INT_DIGITS`] integer digits (a longer integer
@@ -1019,7 +1018,7 @@ impl Written {
 }
 
 /// The machine's state.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
     w: Written,
     neg: bool,
@@ -1036,6 +1035,90 @@ struct State {
     /// Per divisor (of `multiple_of`, then `not_multiple_of`): residue of the scaled digits
     /// and a non-zero digit past the scale.
     residues: Vec<(u64, bool)>,
+}
+
+/// An [`Ordering`] in two bits.
+fn order_bits(o: Ordering) -> u64 {
+    (o as i8 + 1) as u64
+}
+
+impl Cmp {
+    /// Every field in one word (16 + 2 + 16 + 2 + 16 + 2 + 8 + 2 bits), for hashing.
+    fn packed(&self) -> u64 {
+        self.int_len as u64
+            | order_bits(self.int_ord) << 16
+            | (self.frac_pos as u64) << 18
+            | order_bits(self.frac_ord) << 34
+            | (self.mant_pos as u64) << 36
+            | order_bits(self.mant_ord) << 52
+            | (self.exp_len as u64) << 54
+            | order_bits(self.exp_ord) << 62
+    }
+}
+
+impl std::hash::Hash for Cmp {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.packed());
+    }
+}
+
+impl Written {
+    /// Every field in one word (the lexer's place in 13 bits, five flags, five counts of
+    /// at most 8 bits, two orders), for hashing.
+    fn packed(&self) -> u64 {
+        let lex: u64 = match self.lex {
+            Lex::Start => 0,
+            Lex::Minus => 1,
+            Lex::Zero => 2,
+            Lex::Int(n) => 3 | (n as u64) << 4,
+            Lex::Dot => 4,
+            Lex::Frac(n, last) => 5 | (n as u64) << 4 | (last as u64) << 12,
+            Lex::E => 6,
+            Lex::EMinus => 7,
+            Lex::EPlus => 8,
+            Lex::ExpPad => 9,
+            Lex::Exp(n) => 10 | (n as u64) << 4,
+        };
+        lex | (self.loose as u64) << 13
+            | (self.neg as u64) << 14
+            | (self.int1 as u64) << 15
+            | (self.small as u64) << 16
+            | (self.eneg as u64) << 17
+            | (self.sig as u64) << 18
+            | (self.max_sig as u64) << 26
+            | (self.zeros as u64) << 34
+            | (self.sci_frac as u64) << 42
+            | (self.elen as u64) << 50
+            | order_bits(self.lim) << 58
+            | order_bits(self.eord) << 60
+    }
+}
+
+impl std::hash::Hash for Written {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.packed());
+    }
+}
+
+/// A few words per state rather than one write per field: hashing is most of the cost of
+/// building a number automaton (thousands of states before minimization). Equal states
+/// hash alike (every field goes in; the packing only needs to be a function of them).
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.w.packed());
+        h.write_u64(
+            self.lo.packed().rotate_left(7)
+                ^ self.hi.packed()
+                ^ (self.neg as u64) << 63
+                ^ (self.nonzero as u64) << 62
+                ^ (self.frac_nonzero as u64) << 61
+                ^ (self.eneg as u64) << 60,
+        );
+        h.write_u64(self.lo.packed() ^ (self.eval as u64) << 48);
+        for &(r, past) in &self.residues {
+            h.write_u64(r << 1 | past as u64);
+        }
+    }
 }
 
 impl NumberSpec {
@@ -1211,6 +1294,13 @@ impl NumberSpec {
             Some((bd, _, _)) => c.exp_digit(bd, d),
             None => c,
         };
+        // Both classes and no divisor: whether a value is an integer is never asked, so
+        // the exponent's value and non-zero fraction digits are not tracked (fewer states
+        // before minimization, the same language).
+        let class_blind = self.integers && self.fractions && divisors.is_empty();
+        // No bound: the sign and whether a non-zero digit came are only compared with
+        // bounds, so they are not tracked either.
+        let unbounded = lo.is_none() && hi.is_none();
         let step = |s: &State, byte: u8| -> Option<State> {
             let (w, event) = s.w.event(byte, scientific)?;
             // Integers alone: the scientific form only without fraction digits (`1e+20`, not
@@ -1222,7 +1312,7 @@ impl NumberSpec {
             n.w = w;
             let (d, int, k) = match event {
                 Event::Sign => {
-                    n.neg = true;
+                    n.neg = !unbounded;
                     return Some(n);
                 }
                 Event::ExpSign(neg) => {
@@ -1231,7 +1321,9 @@ impl NumberSpec {
                 }
                 Event::Zero | Event::Dot | Event::E | Event::ExpPad => return Some(n),
                 Event::ExpDigit(d) => {
-                    n.eval = (n.eval * 10 + d as u16).min(FRAC_DIGITS as u16 + 1);
+                    if !class_blind {
+                        n.eval = (n.eval * 10 + d as u16).min(FRAC_DIGITS as u16 + 1);
+                    }
                     n.lo = exp_step(n.lo, &lo, d);
                     n.hi = exp_step(n.hi, &hi, d);
                     return Some(n);
@@ -1243,8 +1335,8 @@ impl NumberSpec {
             let sci = scientific && w.int1;
             n.lo = bound_step(n.lo, &lo, d, int, sci);
             n.hi = bound_step(n.hi, &hi, d, int, sci);
-            n.nonzero |= d != 0;
-            n.frac_nonzero |= !int && d != 0;
+            n.nonzero |= !unbounded && d != 0;
+            n.frac_nonzero |= !class_blind && !int && d != 0;
             for (i, q) in divisors.iter().enumerate() {
                 let (r, past) = n.residues[i];
                 // Fraction digits past the scale must be zero; the others count.

@@ -75,3 +75,46 @@ fn shortcut_masks_are_full_walks() {
         }
     }
 }
+
+/// Ids with the same bytes (some Hugging Face vocabularies hold a few): the trie keeps one
+/// node per distinct prefix, and every id ending there is allowed with it, in the plain
+/// tiers and in full walks alike.
+#[test]
+fn ids_with_the_same_bytes_are_allowed_together() {
+    let tokens: Vec<Vec<u8>> = ["\"", "a", "a", "ab", "-", "ab", "ab", "\"}", "b", "!"]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::new(tokens, &[], &[]).unwrap()));
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    // After the opening quote; `"}` (7) closes the string and writes `}`, never allowed.
+    for (schema, expected) in [
+        // Plain text: the tier shortcut.
+        (
+            json!({"type": "string"}),
+            vec![0u32, 1, 2, 3, 4, 5, 6, 8, 9],
+        ),
+        // A pattern where `-` and `!` die: a full walk.
+        (
+            json!({"type": "string", "pattern": "^[ab]*$"}),
+            vec![0, 1, 2, 3, 5, 6, 8],
+        ),
+    ] {
+        let compiled = compile_schema(Some(&schema), &options).unwrap();
+        let index = TokenIndex::new(Arc::new(compiled), vocab.clone());
+        let constrain::index::Step::Next(open) = index.advance(index.start(), 0).unwrap() else {
+            panic!("`\"` ends nothing");
+        };
+        assert_eq!(
+            index.allowed(open).iter().collect::<Vec<_>>(),
+            expected,
+            "{schema}"
+        );
+        assert_eq!(
+            index.allowed_by_full_walk(open).iter().collect::<Vec<_>>(),
+            expected,
+            "{schema}"
+        );
+    }
+}
