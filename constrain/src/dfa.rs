@@ -193,19 +193,63 @@ struct Calls {
     values: Vec<Arc<Table>>,
     /// States in all (stored and computed).
     end: u32,
+    /// Per block of [`CALL_BLOCK`] computed states (from `starts[0]`): the call holding
+    /// the block's first state, so that finding a state's call searches a few calls, not
+    /// all of them (4 bytes per block).
+    blocks: Vec<u32>,
 }
 
+/// Computed states per entry of [`Calls::blocks`].
+const CALL_BLOCK: u32 = 64;
+
 impl Calls {
+    /// The calls: first states `starts` (ascending), values, return states, the values'
+    /// tables, and the number of states in all.
+    fn new(
+        starts: Vec<u32>,
+        value: Vec<u32>,
+        ret: Vec<u32>,
+        values: Vec<Arc<Table>>,
+        end: u32,
+    ) -> Self {
+        let first = starts.first().copied().unwrap_or(end);
+        let mut blocks = Vec::new();
+        let mut c = 0usize;
+        let mut at = first;
+        while at < end {
+            while c + 1 < starts.len() && starts[c + 1] <= at {
+                c += 1;
+            }
+            blocks.push(c as u32);
+            at = at.saturating_add(CALL_BLOCK);
+        }
+        Self {
+            starts,
+            value,
+            ret,
+            values,
+            end,
+            blocks,
+        }
+    }
+
     /// The call a computed state belongs to, and its value state.
     #[inline]
     fn locate(&self, state: u32) -> Option<(usize, u32)> {
         if state >= self.end {
             return None;
         }
-        let c = self
-            .starts
-            .partition_point(|&s| s <= state)
-            .checked_sub(1)?;
+        let first = *self.starts.first()?;
+        let b = (state.checked_sub(first)? / CALL_BLOCK) as usize;
+        let lo = *self.blocks.get(b)? as usize;
+        let hi = self
+            .blocks
+            .get(b + 1)
+            .map_or(self.starts.len(), |&h| h as usize + 1);
+        let c = lo
+            + self.starts[lo..hi]
+                .partition_point(|&s| s <= state)
+                .checked_sub(1)?;
         Some((c, state - self.starts[c] + 1))
     }
 }
@@ -382,7 +426,9 @@ impl Table {
     /// calls that read them.
     pub fn shared_memory(&self) -> usize {
         self.calls.as_ref().map_or(0, |c| {
-            c.starts.len() * 12 + c.values.iter().map(|v| v.memory()).sum::<usize>()
+            c.starts.len() * 12
+                + c.blocks.len() * 4
+                + c.values.iter().map(|v| v.memory()).sum::<usize>()
         })
     }
 
@@ -1174,13 +1220,13 @@ impl Table {
             value_of.push(k as u32);
             rets.push(ids[ret as usize]);
         }
-        out.calls = Some(Arc::new(Calls {
+        out.calls = Some(Arc::new(Calls::new(
             starts,
-            value: value_of,
-            ret: rets,
-            values: kept,
-            end: next_id as u32,
-        }));
+            value_of,
+            rets,
+            kept,
+            next_id as u32,
+        )));
         Ok(out)
     }
 
@@ -1618,6 +1664,15 @@ impl Table {
                 table.push_state(accepting);
                 table.check_size(limits)?;
                 let row = table.len() - 1;
+                // The copied values' states located once per row, not once per column (a
+                // value reading values of its own would search its calls each time).
+                let located: Vec<Option<Located<'_>>> = key
+                    .pairs()
+                    .iter()
+                    .map(|&(tag, state)| {
+                        (tag != 0).then(|| values[continuations[tag as usize - 1].0].locate(state))
+                    })
+                    .collect();
                 for (c, &byte) in reps.iter().enumerate() {
                     if markers.contains(&byte) {
                         continue;
@@ -1627,7 +1682,7 @@ impl Table {
                     involved.clear();
                     let mut call: Option<usize> = None;
                     let mut clash = false;
-                    for &(tag, state) in key.pairs() {
+                    for (&(tag, state), located) in key.pairs().iter().zip(&located) {
                         let t = if tag == 0 {
                             for &i in &exit_ids[state as usize] {
                                 if !shared[i] {
@@ -1645,7 +1700,11 @@ impl Table {
                             }
                             self.next(state, byte)
                         } else {
-                            values[continuations[tag as usize - 1].0].next(state, byte)
+                            let value = &values[continuations[tag as usize - 1].0];
+                            match located {
+                                Some(l) => value.next_located(*l, byte).state,
+                                None => value.next(state, byte),
+                            }
                         };
                         if t != DEAD {
                             scratch.push((tag, t));
@@ -1750,13 +1809,13 @@ impl Table {
                 return Ok(None);
             }
             table.trimmed = true;
-            table.calls = Some(Arc::new(Calls {
+            table.calls = Some(Arc::new(Calls::new(
                 starts,
-                value: value_of,
-                ret: rets,
-                values: kept_values,
-                end: next_id as u32,
-            }));
+                value_of,
+                rets,
+                kept_values,
+                next_id as u32,
+            )));
             return Ok(Some(table));
         }
         Ok(None)
