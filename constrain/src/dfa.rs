@@ -263,6 +263,12 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// Most tables [`Table::from_hir`] keeps, and most bytes they may hold in all (all are
+/// dropped when one more would pass either); a table of more than 1/16 of the bytes is not
+/// kept.
+const HIR_CACHE: usize = 1024;
+const HIR_CACHE_BYTES: usize = 64 << 20;
+
 /// Most determinizations [`Table::splice_shared`] tries before it copies every value.
 const SHARE_RETRIES: usize = 6;
 
@@ -726,7 +732,42 @@ impl Table {
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits`; [`BuildError::Regex`] when
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
+    ///
+    /// Tables built are kept process-wide (at most [`HIR_CACHE`] of them and
+    /// [`HIR_CACHE_BYTES`], keyed by the HIR and the size budgets): the same pattern, format or string bounds in another place or another
+    /// schema is a copy, not a second construction.
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
+        use std::sync::{Mutex, OnceLock};
+        type Key = (String, usize, usize, usize);
+        // The tables and their bytes in all.
+        type Cache = (HashMap<Key, Arc<Table>>, usize);
+        static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+        let cache = CACHE.get_or_init(|| Mutex::new((HashMap::default(), 0)));
+        let key = (
+            format!("{hir:?}"),
+            limits.max_states,
+            limits.max_automaton_bytes,
+            limits.max_work,
+        );
+        if let Some(t) = cache.lock().ok().and_then(|c| c.0.get(&key).cloned()) {
+            return Ok(t.as_ref().clone());
+        }
+        let table = Self::from_hir_uncached(hir, limits)?;
+        let bytes = table.memory();
+        if bytes <= HIR_CACHE_BYTES / 16 {
+            if let Ok(mut c) = cache.lock() {
+                if c.0.len() >= HIR_CACHE || c.1 + bytes > HIR_CACHE_BYTES {
+                    *c = (HashMap::default(), 0);
+                }
+                c.0.insert(key, Arc::new(table.clone()));
+                c.1 += bytes;
+            }
+        }
+        Ok(table)
+    }
+
+    /// [`Self::from_hir`] without the cache.
+    fn from_hir_uncached(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
         match crate::positions::table(hir, limits) {
             Ok(table) => Ok(table.trim()),
             Err(crate::positions::Refusal::Build(e)) => Err(e),
@@ -2333,6 +2374,31 @@ mod tests {
             .build()
             .parse(pattern)
             .unwrap()
+    }
+
+    /// [`Table::from_hir`]'s process-wide tables are keyed by the budgets too: a pattern
+    /// built under the default budgets is refused under a smaller `max_states` (not served
+    /// from the cache), and served again under the default ones, equal to a fresh build.
+    #[test]
+    fn kept_tables_meet_the_budgets_of_each_build() {
+        let hir = raw("q[a-z]{40,60}z");
+        let first = Table::from_hir(&hir, &Limits::default()).unwrap();
+        assert!(first.len() > 40);
+        let small = Limits {
+            max_states: 20,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            Table::from_hir(&hir, &small),
+            Err(BuildError::TooLarge {
+                budget: Budget::States,
+                ..
+            })
+        ));
+        let again = Table::from_hir(&hir, &Limits::default()).unwrap();
+        let fresh = Table::from_hir_uncached(&hir, &Limits::default()).unwrap();
+        assert_eq!((&again.trans, &again.accept), (&fresh.trans, &fresh.accept));
+        assert_eq!((&first.trans, &first.accept), (&fresh.trans, &fresh.accept));
     }
 
     #[test]
