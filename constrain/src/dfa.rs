@@ -47,6 +47,22 @@ pub struct Limits {
     pub deadline: Option<std::time::Instant>,
 }
 
+impl Limits {
+    /// These limits raised to the default ones where they are lower (the deadline kept):
+    /// what the process-wide caches of bounded parts (readers, number automata) build
+    /// within, before the caller's own state limit is checked on the result, so that a
+    /// compile's outcome does not depend on what is cached.
+    pub fn at_least_default(&self) -> Self {
+        let d = Self::default();
+        Self {
+            max_states: self.max_states.max(d.max_states),
+            max_automaton_bytes: self.max_automaton_bytes.max(d.max_automaton_bytes),
+            max_work: self.max_work.max(d.max_work),
+            deadline: self.deadline,
+        }
+    }
+}
+
 impl Default for Limits {
     /// 200,000 states; 256 MiB per NFA or DFA under construction; 16 Mi entries of
     /// determinization work; no deadline.
@@ -263,11 +279,25 @@ impl std::fmt::Debug for Table {
     }
 }
 
-/// Most tables [`Table::from_hir`] keeps, and most bytes they may hold in all (all are
-/// dropped when one more would pass either); a table of more than 1/16 of the bytes is not
-/// kept.
+/// Most tables [`Table::from_hir`] keeps, and most bytes they and their keys may hold in
+/// all (all are dropped when one more would pass either); a table of more than 1/16 of the
+/// bytes is not kept, nor one whose HIR's text passes [`HIR_KEY_BYTES`].
 const HIR_CACHE: usize = 1024;
 const HIR_CACHE_BYTES: usize = 64 << 20;
+const HIR_KEY_BYTES: usize = 64 << 10;
+
+/// A string that refuses to grow past [`HIR_KEY_BYTES`] (the cache key of a HIR's text).
+struct Bounded(String);
+
+impl std::fmt::Write for Bounded {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.0.len() + s.len() > HIR_KEY_BYTES {
+            return Err(std::fmt::Error);
+        }
+        self.0.push_str(s);
+        Ok(())
+    }
+}
 
 /// Most determinizations [`Table::splice_shared`] tries before it copies every value.
 const SHARE_RETRIES: usize = 6;
@@ -734,7 +764,9 @@ impl Table {
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
     ///
     /// Tables built are kept process-wide (at most [`HIR_CACHE`] of them and
-    /// [`HIR_CACHE_BYTES`], keyed by the HIR and the size budgets): the same pattern, format or string bounds in another place or another
+    /// [`HIR_CACHE_BYTES`] with their keys, keyed by the HIR's text, up to
+    /// [`HIR_KEY_BYTES`] of it, and the size budgets; not the deadline: a table found is
+    /// served even past it): the same pattern, format or string bounds in another place or another
     /// schema is a copy, not a second construction.
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
         use std::sync::{Mutex, OnceLock};
@@ -743,8 +775,13 @@ impl Table {
         type Cache = (HashMap<Key, Arc<Table>>, usize);
         static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new((HashMap::default(), 0)));
+        // The HIR's text, up to HIR_KEY_BYTES: a larger HIR is built without the cache.
+        let mut text = Bounded(String::new());
+        if std::fmt::write(&mut text, format_args!("{hir:?}")).is_err() {
+            return Self::from_hir_uncached(hir, limits);
+        }
         let key = (
-            format!("{hir:?}"),
+            text.0,
             limits.max_states,
             limits.max_automaton_bytes,
             limits.max_work,
@@ -753,7 +790,7 @@ impl Table {
             return Ok(t.as_ref().clone());
         }
         let table = Self::from_hir_uncached(hir, limits)?;
-        let bytes = table.memory();
+        let bytes = table.memory() + key.0.len();
         if bytes <= HIR_CACHE_BYTES / 16 {
             if let Ok(mut c) = cache.lock() {
                 if c.0.len() >= HIR_CACHE || c.1 + bytes > HIR_CACHE_BYTES {

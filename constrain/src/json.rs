@@ -572,6 +572,11 @@ fn cached_reader(
     let table = match found {
         Some(t) => t,
         None => {
+            // Built within the default budgets at least (a reader's size depends on its
+            // depth alone); the caller's state limit is checked below, on a cached reader
+            // too, so that a compile's outcome does not depend on what is cached.
+            let within = limits.at_least_default();
+            let limits = &within;
             let built = Arc::new(match kind {
                 ReaderKind::Object => any_object_table(levels, whitespace, limits)?,
                 ReaderKind::Value { general: false } => {

@@ -1159,12 +1159,17 @@ impl NumberSpec {
             limits.check(t.len()).map_err(NumberError::Build)?;
             return Ok(t);
         }
-        let t = Arc::new(self.table(limits)?);
+        // Built within the default budgets at least, then held to the caller's state limit,
+        // as a cached table is: whether a compile fits must not depend on what an earlier
+        // compile left in the cache (a first try under a quarter of the limit failed on a
+        // table's transient states, and passed once another compile had cached it).
+        let t = Arc::new(self.table(&limits.at_least_default())?);
         if let Ok(mut c) = cache.lock() {
             if c.len() < NUMBER_CACHE {
                 c.insert(self.clone(), t.clone());
             }
         }
+        limits.check(t.len()).map_err(NumberError::Build)?;
         Ok(t)
     }
 
