@@ -1367,8 +1367,8 @@ impl Table {
                 table.trans[row * stride + c] = match step(&key, byte) {
                     Some(next) => {
                         let (id, new) = grow.find(next);
-                        if new {
-                            found.push(grow.queue.back().cloned().unwrap_or_else(|| key.clone()));
+                        if let Some(k) = grow.queue.back().filter(|_| new) {
+                            found.push(k.clone());
                         }
                         id
                     }

@@ -1056,12 +1056,6 @@ impl Cmp {
     }
 }
 
-impl std::hash::Hash for Cmp {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u64(self.packed());
-    }
-}
-
 impl Written {
     /// Every field in one word (the lexer's place in 13 bits, five flags, five counts of
     /// at most 8 bits, two orders), for hashing.
@@ -1106,15 +1100,15 @@ impl std::hash::Hash for Written {
 impl std::hash::Hash for State {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         h.write_u64(self.w.packed());
+        h.write_u64(self.lo.packed());
+        h.write_u64(self.hi.packed());
         h.write_u64(
-            self.lo.packed().rotate_left(7)
-                ^ self.hi.packed()
-                ^ (self.neg as u64) << 63
-                ^ (self.nonzero as u64) << 62
-                ^ (self.frac_nonzero as u64) << 61
-                ^ (self.eneg as u64) << 60,
+            self.neg as u64
+                | (self.nonzero as u64) << 1
+                | (self.frac_nonzero as u64) << 2
+                | (self.eneg as u64) << 3
+                | (self.eval as u64) << 4,
         );
-        h.write_u64(self.lo.packed() ^ (self.eval as u64) << 48);
         for &(r, past) in &self.residues {
             h.write_u64(r << 1 | past as u64);
         }
