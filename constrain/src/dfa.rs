@@ -286,15 +286,34 @@ const HIR_CACHE: usize = 1024;
 const HIR_CACHE_BYTES: usize = 64 << 20;
 const HIR_KEY_BYTES: usize = 64 << 10;
 
-/// A string that refuses to grow past [`HIR_KEY_BYTES`] (the cache key of a HIR's text).
-struct Bounded(String);
+/// A string that refuses to grow past a length (the cache key of a HIR's text: at most
+/// [`HIR_KEY_BYTES`] in [`Table::from_hir`]).
+pub(crate) struct Bounded {
+    text: String,
+    max: usize,
+}
+
+impl Bounded {
+    /// Empty, refusing to pass `max` bytes.
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            text: String::new(),
+            max,
+        }
+    }
+
+    /// The text written.
+    pub(crate) fn into_string(self) -> String {
+        self.text
+    }
+}
 
 impl std::fmt::Write for Bounded {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.0.len() + s.len() > HIR_KEY_BYTES {
+        if self.text.len() + s.len() > self.max {
             return Err(std::fmt::Error);
         }
-        self.0.push_str(s);
+        self.text.push_str(s);
         Ok(())
     }
 }
@@ -713,6 +732,51 @@ impl Table {
         self.trimmed
     }
 
+    /// A hash of what [`Self::same_rows`] compares.
+    pub(crate) fn rows_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.classes.hash(&mut h);
+        self.stride.hash(&mut h);
+        self.trans.hash(&mut h);
+        self.accept.hash(&mut h);
+        if let Some(c) = &self.calls {
+            c.starts.hash(&mut h);
+            c.value.hash(&mut h);
+            c.ret.hash(&mut h);
+            for v in &c.values {
+                (Arc::as_ptr(v) as usize).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    /// Whether two tables are the same automaton, state for state: the same columns and
+    /// rows, and the same values read in place (the same tables, by address). Minimized
+    /// tables of one language are numbered alike ([`Self::minimize`]), so this finds them.
+    pub(crate) fn same_rows(&self, other: &Self) -> bool {
+        let calls = match (&self.calls, &other.calls) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                a.starts == b.starts
+                    && a.value == b.value
+                    && a.ret == b.ret
+                    && a.end == b.end
+                    && a.values.len() == b.values.len()
+                    && a.values
+                        .iter()
+                        .zip(&b.values)
+                        .all(|(x, y)| Arc::ptr_eq(x, y))
+            }
+            _ => false,
+        };
+        calls
+            && self.classes == other.classes
+            && self.stride == other.stride
+            && self.accept == other.accept
+            && self.trans == other.trans
+    }
+
     /// Whether two trimmed tables have the same language (a pair of states reached by the
     /// same bytes must agree on acceptance and on being dead). For tests.
     pub fn same_language(&self, other: &Self) -> bool {
@@ -776,12 +840,12 @@ impl Table {
         static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new((HashMap::default(), 0)));
         // The HIR's text, up to HIR_KEY_BYTES: a larger HIR is built without the cache.
-        let mut text = Bounded(String::new());
+        let mut text = Bounded::new(HIR_KEY_BYTES);
         if std::fmt::write(&mut text, format_args!("{hir:?}")).is_err() {
             return Self::from_hir_uncached(hir, limits);
         }
         let key = (
-            text.0,
+            text.into_string(),
             limits.max_states,
             limits.max_automaton_bytes,
             limits.max_work,

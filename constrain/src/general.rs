@@ -132,12 +132,20 @@ fn named_draft(uri: &str) -> Option<Draft> {
         .or_else(|| Draft::from_schema_uri(uri))
 }
 
-/// Regex nodes past which a property's or an item's value is built as its own automaton
-/// ([`General::large_as_slot`]).
+/// Regex nodes (a bounded repetition counted once per copy) past which a property's or an
+/// item's value is built as its own automaton ([`General::large_as_slot`]).
 const SLOT_FROM: usize = 2_000;
+/// The estimated automaton size ([`crate::json::hir_weight`]) past which an object's values
+/// are not all written into its automaton: the heaviest ones are read from slots of their
+/// own until the rest fit ([`General::gen_object`]).
+const OBJECT_WEIGHT: usize = 5_000;
 /// Regex nodes up to which an object of optional members is written in the quadratic form
 /// ([`General::quadratic`]).
 const QUADRATIC_UP_TO: usize = 4_096;
+
+/// Longest HIR text [`General::slot_of_value`] keeps a slot under (longer values get a
+/// slot each).
+const VALUE_KEY_BYTES: usize = 16 << 10;
 /// Most nested values generated (bounds the stack).
 const MAX_DEPTH: usize = 96;
 
@@ -536,6 +544,11 @@ struct General<'a> {
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
+    /// Slots of values ([`Self::slot_of_value`]) by their HIR's text (up to
+    /// [`VALUE_KEY_BYTES`]): the same value in many places is one table.
+    values: HashMap<String, Option<Hir>>,
+    /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
+    by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
 }
 
@@ -1376,7 +1389,8 @@ impl<'a> General<'a> {
         })
     }
 
-    /// `value`, or a slot for its table when its HIR has more than [`SLOT_FROM`] nodes: the
+    /// `value`, or a slot for its table when its HIR is estimated past [`SLOT_FROM`] nodes
+    /// ([`crate::json::hir_weight`]: a bounded repetition once per copy): the
     /// automaton of a large schema is then built in parts (regex-automata's NFA of one HIR
     /// holding every value ran past its heap limit), and the part is read in place where
     /// large ([`crate::json::SHARE_FROM`]).
@@ -1401,12 +1415,26 @@ impl<'a> General<'a> {
     /// Errors: the automaton past the limits.
     fn slot_of_value(&mut self, value: Hir, pointer: &str) -> Result<Option<Hir>, CompileError> {
         if let HirKind::Literal(l) = value.kind() {
-            if l.0.len() == 4 && l.0[0] == crate::json::SLOT {
+            if (l.0.len() == 4 && l.0[0] == crate::json::SLOT) || *l.0 == [crate::json::UNTYPED] {
                 return Ok(Some(value));
             }
         }
+        let key = {
+            use std::fmt::Write;
+            let mut text = crate::dfa::Bounded::new(VALUE_KEY_BYTES);
+            write!(text, "{value:?}")
+                .is_ok()
+                .then(|| text.into_string())
+        };
+        if let Some(found) = key.as_ref().and_then(|k| self.values.get(k)) {
+            return Ok(found.clone());
+        }
         let t = self.table_of(&value, pointer)?;
-        self.slot(t, pointer)
+        let slot = self.slot(t, pointer)?;
+        if let Some(k) = key {
+            self.values.insert(k, slot.clone());
+        }
+        Ok(slot)
     }
 
     fn gen_flat(&mut self, node: Node<'a>, pointer: &str) -> Result<Option<Hir>, CompileError> {
@@ -1663,6 +1691,8 @@ impl<'a> General<'a> {
             negating: 0,
             numbers: HashMap::new(),
             typed: HashMap::new(),
+            values: HashMap::new(),
+            by_rows: HashMap::new(),
             matchers: HashMap::new(),
         }
     }
@@ -1682,10 +1712,26 @@ impl<'a> General<'a> {
         } else {
             table
         };
-        self.slots
-            .push(Arc::new(table))
-            .map(Some)
-            .ok_or_else(|| budget(pointer, "too many automata in one schema"))
+        // The same automaton built again (a definition reached through several `$ref`s or
+        // branches) is the same slot: one table, and one call where two places read it.
+        let hash = table.rows_hash();
+        if let Some((_, h)) = self
+            .by_rows
+            .get(&hash)
+            .and_then(|found| found.iter().find(|(t, _)| t.same_rows(&table)))
+        {
+            return Ok(Some(h.clone()));
+        }
+        let table = Arc::new(table);
+        let h = self
+            .slots
+            .push(table.clone())
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        self.by_rows
+            .entry(hash)
+            .or_default()
+            .push((table, h.clone()));
+        Ok(Some(h))
     }
 
     /// One character of a canonical string.
@@ -2137,6 +2183,33 @@ impl<'a> General<'a> {
                 None => {}
             }
         }
+        // Values that together would make a large automaton: the heaviest read from slots
+        // of their own (one table each, shared where the value starts after its key).
+        let weights: Vec<usize> = named
+            .iter()
+            .map(|(_, v, _)| crate::json::hir_weight(v, OBJECT_WEIGHT + 1))
+            .collect();
+        let mut total = weights.iter().fold(0usize, |a, &w| a.saturating_add(w));
+        if total > OBJECT_WEIGHT {
+            let mut order: Vec<usize> = (0..named.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(weights[i]));
+            let mut empty = Vec::new();
+            for i in order {
+                if total <= OBJECT_WEIGHT {
+                    break;
+                }
+                total -= weights[i];
+                let v = std::mem::replace(&mut named[i].1, Hir::fail());
+                match self.slot_of_value(v, pointer)? {
+                    Some(slot) => named[i].1 = slot,
+                    None if named[i].2 => return Ok(None),
+                    None => empty.push(i),
+                }
+            }
+            for i in empty.into_iter().rev() {
+                named.remove(i);
+            }
+        }
         for f in &o.forbidden {
             if !taken.contains(f) {
                 taken.push(f.clone());
@@ -2144,27 +2217,55 @@ impl<'a> General<'a> {
         }
         // Members with undeclared keys, one alternative per key class.
         let classes = self.key_classes(node, &taken, names.as_ref(), pointer)?;
+        // minProperties/maxProperties: each member's value becomes a slot (its key stays in
+        // the skeleton, so the automaton knows the member before its value starts and one
+        // shared table reads each value), and the object's text (keys, colons, value
+        // placeholders, commas) is intersected with the texts holding between min and max
+        // members, counted by the colons outside strings. A bound every object meets anyway
+        // (min at most the required members, max at least every member there can be) is
+        // not counted.
+        let required_members = named.iter().filter(|(_, _, r)| *r).count() as u64;
+        let counted = {
+            let min_met = o.min <= required_members;
+            let max_met = o
+                .max
+                .is_none_or(|m| classes.is_empty() && named.len() as u64 <= m);
+            !(min_met && max_met)
+        };
+        // Members are moved, not cloned (a clone per level would copy nested objects once
+        // per level above them): into the linear form, or written as key and value.
+        let linear = !counted && self.quadratic(&named);
         let mut others: Vec<Hir> = Vec::new();
         for (key, schemas) in classes {
             if let Some(v) = self.child_language(&schemas, &refs, pointer)? {
+                let v = if counted || linear {
+                    match self.slot_of_value(v, pointer)? {
+                        Some(v) => v,
+                        None => continue,
+                    }
+                } else {
+                    v
+                };
                 others.push(cat(vec![self.writer.key_hir(key), v]));
             }
         }
         let w = self.writer.clone();
-        // minProperties/maxProperties: each member becomes a slot, and the object's text
-        // (its skeleton of placeholders and commas) is intersected with the texts holding
-        // between min and max placeholders.
-        let counted = o.min > 0 || o.max.is_some();
-        // Members are moved, not cloned (a clone per level would copy nested objects once
-        // per level above them): into the linear form, or written as key and value.
-        let linear = !counted && self.quadratic(&named);
-        let (mut members, named): (Vec<(Hir, bool)>, _) = if linear {
+        let (members, named): (Vec<(Hir, bool)>, _) = if linear {
             (Vec::new(), named)
         } else {
-            let members = named
-                .into_iter()
-                .map(|(name, v, required)| (cat(vec![w.key(&name), v]), required))
-                .collect();
+            let mut members = Vec::with_capacity(named.len());
+            for (name, v, required) in named {
+                let v = if counted {
+                    match self.slot_of_value(v, pointer)? {
+                        Some(v) => v,
+                        None if required => return Ok(None),
+                        None => continue,
+                    }
+                } else {
+                    v
+                };
+                members.push((cat(vec![w.key(&name), v]), required));
+            }
             (members, Vec::new())
         };
         if counted {
@@ -2181,18 +2282,6 @@ impl<'a> General<'a> {
                     ),
                 ));
             }
-            let mut slotted = Vec::new();
-            for (m, required) in members {
-                let t = self.table_of(&m, pointer)?;
-                slotted.extend(self.slot(t, pointer)?.map(|h| (h, required)));
-            }
-            members = slotted;
-            let mut slotted = Vec::new();
-            for m in others {
-                let t = self.table_of(&m, pointer)?;
-                slotted.extend(self.slot(t, pointer)?);
-            }
-            others = slotted;
         }
         let (body, may_be_empty) = if members.is_empty() && named.is_empty() {
             if others.is_empty() {
@@ -2206,7 +2295,11 @@ impl<'a> General<'a> {
             )
         } else {
             let (body, may_be_empty) = if linear {
-                (self.optional_members(named, pointer)?, true)
+                // The members of undeclared keys are in the linear form too.
+                (
+                    self.optional_members(named, std::mem::take(&mut others), pointer)?,
+                    true,
+                )
             } else {
                 w.members(members, pointer)?
             };
@@ -2232,27 +2325,19 @@ impl<'a> General<'a> {
         let skeleton = Table::from_hir(&hir, &self.limits).map_err(|e| build_error(pointer, e))?;
         let (min, max) = (o.min, o.max.map(|m| m.min(self.options.max_count as u64)));
         let top = max.unwrap_or(min);
-        let mut classes = [0u8; 256];
-        classes[crate::json::SLOT as usize] = 1;
-        let mut keys = Vec::new();
-        let count = Table::determinize_keyed(
-            classes,
-            2,
+        // Members so far (capped at `top`): values are slots, so every colon outside a
+        // key's string starts a member.
+        let count = self.skeleton_automaton(
             0u64,
-            |&c: &u64, b| {
-                if b != crate::json::SLOT {
-                    Some(c)
-                } else if max.is_some_and(|m| c >= m) {
-                    None
-                } else {
-                    Some((c + 1).min(top))
-                }
+            b":",
+            |&c, b| match b {
+                b':' if max.is_some_and(|m| c >= m) => None,
+                b':' => Some((c + 1).min(top)),
+                _ => Some(c),
             },
-            |&c: &u64| c >= min,
-            &self.limits,
-            &mut keys,
-        )
-        .map_err(|e| build_error(pointer, e))?;
+            |&c| c >= min,
+            pointer,
+        )?;
         self.slot_of_both(&skeleton, &count, pointer)
     }
 
@@ -2295,62 +2380,99 @@ impl<'a> General<'a> {
         false
     }
 
-    /// The body of an object whose members (`(name, value)`) are all optional, at least
-    /// one written, in order, with one comma between two: a placeholder for its table,
-    /// built linearly. Each value becomes a slot; the skeleton writes each member (its key,
-    /// then its value's placeholder) with an optional comma before it (linear in the
-    /// members) and is intersected with an automaton that wants no comma before the first
-    /// key and exactly one between two members, outside the keys' strings (the values'
-    /// commas are inside their slots). The same language as [`Writer::members`]'s quadratic
-    /// form, whose copies of nested objects multiply per level. The key stays in the
-    /// skeleton, so the DFA knows the member before it reads its value, and one shared
-    /// table serves each value.
+    /// The body of an object whose declared members (`(name, value)`) are all optional, at
+    /// least one member written, the declared ones in order, then any number of members of
+    /// undeclared keys (`others`: each a key and a value placeholder, a slot or an untyped
+    /// value), with one comma between two: a placeholder for its table, built linearly.
+    /// Each value becomes a slot; the skeleton writes each member (its key, then its value's
+    /// placeholder) with an optional comma before it (linear in the members) and is
+    /// intersected with an automaton that wants no comma before the first member and
+    /// exactly one between two, counting members by their colons outside the keys' strings
+    /// (the values' commas and colons are inside their slots, and so are the keys of
+    /// undeclared members). The same language as [`Writer::members`]'s quadratic form
+    /// followed by the undeclared members, whose copies of nested objects multiply per
+    /// level. A declared key stays in the skeleton, so the DFA knows the member before it
+    /// reads its value, and one shared table serves each value; the undeclared members are
+    /// in the same table, so the body's end is decided there (a body placeholder followed
+    /// by `, "other": ...` would be copied: both go on with a comma).
     ///
     /// Errors: the values' and the body's automata past the limits.
     fn optional_members(
         &mut self,
         members: Vec<(String, Hir, bool)>,
+        others: Vec<Hir>,
         pointer: &str,
     ) -> Result<Hir, CompileError> {
         let w = self.writer.clone();
-        let mut parts = Vec::with_capacity(members.len());
+        let mut parts = Vec::with_capacity(members.len() + 1);
         for (name, v, _) in members {
             if let Some(slot) = self.slot_of_value(v, pointer)? {
                 let member = cat(vec![w.key(&name), slot]);
                 parts.push(opt(cat(vec![opt(w.comma()), member])));
             }
         }
+        if !others.is_empty() {
+            parts.push(repeat(cat(vec![opt(w.comma()), alt(others)]), 0, None));
+        }
         let skeleton =
             Table::from_hir(&cat(parts), &self.limits).map_err(|e| build_error(pointer, e))?;
-        // Columns: 0 other bytes, 1 `"`, 2 `\\`, 3 `,`. States: `(place, in a key, after a
-        // backslash in a key)`, the place 0 before the first member, 1 after a member's key
-        // (in the member), 2 after a comma.
-        let mut classes = [0u8; 256];
-        classes[b'"' as usize] = 1;
-        classes[b'\\' as usize] = 2;
-        classes[b',' as usize] = 3;
-        let mut keys = Vec::new();
-        let commas = Table::determinize_keyed(
-            classes,
-            4,
-            (0u8, false, false),
-            |&(place, key, escaped): &(u8, bool, bool), b| match (key, b) {
-                (true, _) if escaped => Some((place, true, false)),
-                (true, b'\\') => Some((place, true, true)),
-                (true, b'"') => Some((1, false, false)),
-                (true, _) => Some((place, true, false)),
-                (false, b'"') => (place != 1).then_some((place, true, false)),
-                (false, b',') => (place == 1).then_some((2, false, false)),
-                (false, _) => Some((place, false, false)),
+        // The place: 0 before the first member, 1 after a member's colon (in the member), 2
+        // after a comma.
+        let commas = self.skeleton_automaton(
+            0u8,
+            b",:",
+            |&place, b| match b {
+                b'"' | b':' => (place != 1).then_some(if b == b':' { 1 } else { place }),
+                b',' => (place == 1).then_some(2),
+                _ => Some(place),
             },
-            |&(place, key, _): &(u8, bool, bool)| place == 1 && !key,
-            &self.limits,
-            &mut keys,
-        )
-        .map_err(|e| build_error(pointer, e))?;
+            |&place| place == 1,
+            pointer,
+        )?;
         Ok(self
             .slot_of_both(&skeleton, &commas, pointer)?
             .unwrap_or_else(Hir::fail))
+    }
+
+    /// An automaton over an object's skeleton (keys, colons, commas and value placeholders:
+    /// the keys' strings are the only strings there) that skips the inside of each key's
+    /// string (escapes included) and steps `outside(state, byte)` on every other byte (a
+    /// `"` there starts a key); it accepts outside a key where `accept` does. `special`:
+    /// the bytes `outside` tells apart besides `"` (each gets a column of its own).
+    ///
+    /// Errors: the automaton past the limits.
+    fn skeleton_automaton<S: std::hash::Hash + Eq + Clone>(
+        &self,
+        start: S,
+        special: &[u8],
+        outside: impl Fn(&S, u8) -> Option<S>,
+        accept: impl Fn(&S) -> bool,
+        pointer: &str,
+    ) -> Result<Table, CompileError> {
+        let mut classes = [0u8; 256];
+        classes[b'"' as usize] = 1;
+        classes[b'\\' as usize] = 2;
+        for (i, &b) in special.iter().enumerate() {
+            classes[b as usize] = 3 + i as u8;
+        }
+        let mut keys = Vec::new();
+        Table::determinize_keyed(
+            classes,
+            3 + special.len(),
+            (start, false, false),
+            |(s, key, escaped): &(S, bool, bool), b| match (*key, b) {
+                (true, _) if *escaped => Some((s.clone(), true, false)),
+                (true, b'\\') => Some((s.clone(), true, true)),
+                (true, b'"') => Some((s.clone(), false, false)),
+                (true, _) => Some((s.clone(), true, false)),
+                (false, b'"') => outside(s, b).map(|t| (t, true, false)),
+                (false, _) => outside(s, b).map(|t| (t, false, false)),
+            },
+            |(s, key, _): &(S, bool, bool)| !*key && accept(s),
+            &self.limits,
+            &mut keys,
+        )
+        .map_err(|e| build_error(pointer, e))
     }
 
     /// The classes of keys not in `taken`: per class, the language of its keys (a slot) and
@@ -2903,7 +3025,7 @@ fn anchored(hir: &Hir) -> Result<Hir, String> {
 mod tests {
     use crate::dfa::{Limits, Table};
     use crate::json::{
-        alt, cat, lit, untyped, Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots,
+        alt, cat, lit, re, repeat, untyped, Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots,
     };
     use regex_syntax::hir::Hir;
     use serde_json::{json, Map, Value};
@@ -2973,7 +3095,7 @@ mod tests {
             let (body, empty) = w.members(quadratic, "").unwrap();
             assert!(empty);
             let want = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
-            let body = g.optional_members(members, "").unwrap();
+            let body = g.optional_members(members, Vec::new(), "").unwrap();
             let got = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
             assert!(got.same_language(&want), "{names:?}");
             let first = format!("{}:1", Value::from(names[0]));
@@ -2982,6 +3104,112 @@ mod tests {
                 &["{}", &format!("{{{first}}}")],
                 &["{,}", &format!("{{,{first}}}"), &format!("{{{first},}}")],
             );
+        }
+    }
+
+    /// With members of undeclared keys (keys and values in slots, or untyped values), the
+    /// linear form is the quadratic form followed by any number of them (the writing the
+    /// object takes when its declared members are few), keys holding colons and commas.
+    #[test]
+    fn optional_members_linear_form_takes_undeclared_members_after() {
+        let doc = json!({});
+        let limits = Limits::default();
+        let o = options(true, Draft::Draft2020);
+        let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
+        let w = g.writer.clone();
+        let declared: Vec<(String, Hir, bool)> = [("a:b", lit("1")), ("c", lit(r#"{"x":[1,2]}"#))]
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone(), false))
+            .collect();
+        let key = g.table_of(&General::quoted(re("[xy:,]+")), "").unwrap();
+        let key = g.slot(key, "").unwrap().unwrap();
+        let value = g.table_of(&lit(r#"[3,{"k":4}]"#), "").unwrap();
+        let value = g.slot(value, "").unwrap().unwrap();
+        let others = vec![
+            cat(vec![w.key_hir(key.clone()), value]),
+            cat(vec![w.key_hir(lit(r#""z""#)), untyped()]),
+        ];
+        let quadratic: Vec<(Hir, bool)> = declared
+            .iter()
+            .map(|(n, v, _)| (cat(vec![w.key(n), v.clone()]), false))
+            .collect();
+        let (body, _) = w.members(quadratic, "").unwrap();
+        let more = alt(others.clone());
+        let rest = repeat(cat(vec![w.comma(), more.clone()]), 0, None);
+        let body = alt(vec![cat(vec![body, rest.clone()]), cat(vec![more, rest])]);
+        let want = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
+        let linear = g.optional_members(declared, others, "").unwrap();
+        let got = g
+            .table_of(&w.container("{", linear, true, "}"), "")
+            .unwrap();
+        assert!(got.same_language(&want));
+        check(
+            &got,
+            &[
+                "{}",
+                r#"{"a:b":1}"#,
+                r#"{"a:b":1,"c":{"x":[1,2]}}"#,
+                r#"{"c":{"x":[1,2]},"x:,":[3,{"k":4}],"z":null,"y":[3,{"k":4}]}"#,
+                r#"{"z":{"q":[1,{}]}}"#,
+            ],
+            &[
+                r#"{"c":{"x":[1,2]},"a:b":1}"#,
+                r#"{"a:b":1"c":{"x":[1,2]}}"#,
+                r#"{,"z":1}"#,
+                r#"{"z":1,}"#,
+                r#"{"z":1,,"z":2}"#,
+                r#"{"x":1}"#,
+            ],
+        );
+    }
+
+    /// The same automaton slotted twice is one slot (one table, one call where two places
+    /// read it); a different one is not.
+    #[test]
+    fn equal_tables_are_one_slot() {
+        let doc = json!({});
+        let limits = Limits::default();
+        let o = options(true, Draft::Draft2020);
+        let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
+        let a = g.table_of(&re("\"[a-c]{0,40}\""), "").unwrap();
+        // The same language written otherwise.
+        let b = g.table_of(&re("\"(?:a|b|c){0,40}\""), "").unwrap();
+        let c = g.table_of(&re("\"[a-d]{0,40}\""), "").unwrap();
+        let sa = g.slot(a, "").unwrap().unwrap();
+        let sb = g.slot(b, "").unwrap().unwrap();
+        let sc = g.slot(c, "").unwrap().unwrap();
+        assert_eq!(sa, sb);
+        assert_ne!(sa, sc);
+        assert_eq!(g.slots.len(), 2);
+    }
+
+    /// An object of many long strings (40 values of up to 100 characters, past
+    /// `OBJECT_WEIGHT` together) compiles with its values in slots (one table read in place
+    /// by every member), with a `minProperties` its required member meets and with one
+    /// that counts: lengths and counts are exact.
+    #[test]
+    fn objects_of_many_long_strings_compile_exactly() {
+        let mut props = Map::new();
+        for i in 0..40 {
+            props.insert(
+                format!("p{i}"),
+                json!({"type": ["string", "null"], "maxLength": 100}),
+            );
+        }
+        let long = "é".repeat(100);
+        let longer = "x".repeat(101);
+        for min in [1, 3] {
+            let t = table(json!({
+                "type": "object",
+                "properties": props,
+                "required": ["p0"],
+                "minProperties": min,
+            }));
+            let ok = format!(r#"{{"p0":"{long}","p7":null,"p39":"","extra":[1,{{"a":2}}]}}"#);
+            let too_long = format!(r#"{{"p0":"a","p7":null,"p39":"{longer}"}}"#);
+            check(&t, &[&ok], &[&too_long, r#"{"p1":"a"}"#, "{}"]);
+            let few = r#"{"p0":"a","p5":"b"}"#;
+            assert_eq!(t.matches(few.as_bytes()), min <= 2, "{few} with {min}");
         }
     }
 

@@ -860,6 +860,31 @@ pub(crate) fn hir_size(hir: &Hir, cap: usize) -> usize {
     count
 }
 
+/// An estimate of the size of `hir`'s automaton, up to `cap`: its nodes, a bounded
+/// repetition counted once per copy it expands to (`x{0,1024}` is 1,024 copies of `x`), an
+/// unbounded one once per copy of its minimum and once more.
+pub(crate) fn hir_weight(hir: &Hir, cap: usize) -> usize {
+    let w = match hir.kind() {
+        HirKind::Repetition(r) => {
+            let copies = r.max.unwrap_or(r.min.saturating_add(1)).max(1) as usize;
+            hir_weight(&r.sub, cap).saturating_mul(copies)
+        }
+        HirKind::Capture(c) => hir_weight(&c.sub, cap),
+        HirKind::Concat(hs) | HirKind::Alternation(hs) => {
+            let mut total = 0usize;
+            for h in hs {
+                total = total.saturating_add(hir_weight(h, cap));
+                if total > cap {
+                    break;
+                }
+            }
+            total
+        }
+        _ => 1,
+    };
+    w.saturating_add(1).min(cap.saturating_add(1))
+}
+
 /// How JSON text is written in a schema's HIR: whitespace between tokens, and the size
 /// bound of [`JsonOptions::max_nodes`]. Shared by the strict and the general compilers.
 #[derive(Debug, Clone)]
