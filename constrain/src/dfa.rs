@@ -2250,12 +2250,15 @@ impl Table {
             return self.stored().trim_map();
         }
         let n = self.len();
-        // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`),
-        // then a backward search from the accepting states.
+        // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`;
+        // none into DEAD, where most transitions go), then a backward search from the
+        // accepting states.
         let mut start = vec![0u32; n + 1];
         for s in 1..n {
             for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
-                start[t as usize + 1] += 1;
+                if t != DEAD {
+                    start[t as usize + 1] += 1;
+                }
             }
         }
         for k in 1..=n {
@@ -2265,8 +2268,10 @@ impl Table {
         let mut sources = vec![0u32; start[n] as usize];
         for s in 1..n {
             for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
-                sources[fill[t as usize] as usize] = s as u32;
-                fill[t as usize] += 1;
+                if t != DEAD {
+                    sources[fill[t as usize] as usize] = s as u32;
+                    fill[t as usize] += 1;
+                }
             }
         }
         let mut live = vec![false; n];
