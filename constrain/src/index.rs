@@ -631,11 +631,18 @@ impl TokenIndex {
         let mut queue = vec![state];
         let mut next = Vec::new();
         let mut scratch = Scratch::default();
+        let table = self.table();
+        let stored = table.stored_states() as u32;
         while let Some(s) = queue.pop() {
             next.clear();
-            if self.plain_step(t, s, &mut next, &mut scratch) {
+            if self.plain_step_located(t, table, stored, s, &mut next, &mut scratch) {
                 return false;
             }
+            // Most characters lead to a few states (every letter of a name that is no
+            // declared one): each looked up once.
+            next.dedup();
+            next.sort_unstable();
+            next.dedup();
             for &n in &next {
                 if !known.contains(&n) && seen.insert(n) {
                     if seen.len() > PLAIN_CLOSURE_MAX {
@@ -650,6 +657,36 @@ impl TokenIndex {
             known.extend(seen);
         }
         true
+    }
+
+    /// [`Self::plain_step`], but a state read in place from a shared value (past `stored`,
+    /// the table's stored states) steps in the value's own rows when no plain character
+    /// leaves the value from there (its call found once, not once per byte), the states
+    /// found shifted back into the machine's numbering.
+    fn plain_step_located(
+        &self,
+        t: usize,
+        table: &Table,
+        stored: u32,
+        from: u32,
+        out: &mut Vec<u32>,
+        scratch: &mut Scratch,
+    ) -> bool {
+        if from >= stored {
+            if let Some((tag, value, r, offset)) = table.value_of(from) {
+                if !value.is_accepting(r) {
+                    let at = out.len();
+                    if let Some(dies) = self.plain_step_in(value, tag, t, r, out, scratch) {
+                        for s in &mut out[at..] {
+                            *s += offset;
+                        }
+                        return dies;
+                    }
+                    out.truncate(at);
+                }
+            }
+        }
+        self.plain_step(t, from, out, scratch)
     }
 
     /// The states the plain characters of tier `t` lead to from `from` that are live, added
@@ -930,5 +967,55 @@ impl TokenIndex {
             DEAD => None,
             next => Some(Step::Next(next)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state read in place from a shared value, stepped in the value's own rows
+    /// ([`TokenIndex::plain_step_located`]), reaches the states the machine's own steps
+    /// reach, and dies where they die: in every computed state of an open object whose
+    /// names (at most 12 characters) are read in place.
+    #[test]
+    fn located_plain_steps_are_the_machines() {
+        let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+        let options = crate::template::Options {
+            json: crate::json::JsonOptions {
+                mode: crate::json::SchemaMode::general(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let members: serde_json::Map<String, serde_json::Value> = (0..30)
+            .map(|i| {
+                (
+                    format!("name_{i}"),
+                    serde_json::json!({"type": "string", "maxLength": 30}),
+                )
+            })
+            .collect();
+        let schema = serde_json::json!({"properties": members, "propertyNames": {"maxLength": 12}});
+        let c = Arc::new(crate::template::compile_schema(Some(&schema), &options).unwrap());
+        let index = TokenIndex::new(c, vocab);
+        let table = index.table();
+        let stored = table.stored_states() as u32;
+        let mut checked = 0;
+        for s in (stored..table.len() as u32).step_by(3) {
+            for t in 0..index.vocab.tiers.len() {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let da =
+                    index.plain_step_located(t, table, stored, s, &mut a, &mut Scratch::default());
+                let db = index.plain_step(t, s, &mut b, &mut Scratch::default());
+                for v in [&mut a, &mut b] {
+                    v.sort_unstable();
+                    v.dedup();
+                }
+                assert_eq!((da, a), (db, b), "state {s}, tier {t}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "{checked} steps checked");
     }
 }

@@ -155,3 +155,68 @@ fn masks_of_values_read_by_many_calls_are_full_walks() {
     }
     assert!(checked > 100, "{checked} states checked");
 }
+
+/// The names of an open object of optional members are read in place (the object's body is
+/// a shared value): the masks in its key states, whose plain-text closure steps in the
+/// value's own rows, are the full walk's.
+#[test]
+fn masks_of_names_read_in_place_are_full_walks() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let options = Options {
+        json: modes()[0],
+        ..Options::default()
+    };
+    let members: serde_json::Map<String, Value> = (0..30)
+        .map(|i| {
+            (
+                format!("name_{i}_{}", "x".repeat(i % 5)),
+                json!({"type": "string", "maxLength": 30}),
+            )
+        })
+        .collect();
+    // Open names, and names of at most 12 characters (plain text dies a few characters
+    // on, so a closure that went astray would take plain tokens it must not).
+    for schema in [
+        json!({"properties": members, "patternProperties": {"^p": {"type": "integer"}}}),
+        json!({"properties": members, "propertyNames": {"maxLength": 12}}),
+    ] {
+        names_match_full_walks(&schema, &options, &vocab);
+    }
+}
+
+fn names_match_full_walks(schema: &Value, options: &Options, vocab: &Arc<VocabIndex>) {
+    let c = Arc::new(compile_schema(Some(schema), options).unwrap());
+    let table = &c.machine.table;
+    let index = TokenIndex::new(c.clone(), vocab.clone());
+    let mut read_in_place = 0;
+    for prefix in [
+        "{\"",
+        "{\"name_1",
+        "{\"name_3_xxx",
+        "{\"name_3_xxxy",
+        "{\"p",
+        "{\"q\\n",
+        "{\"na\u{e9}",
+        "{\"name_0_\":\"a\",\"",
+        "{\"name_0_\":\"a\",\"name_2_x",
+        "{\"pz\":1,\"",
+    ] {
+        let s = table.walk(constrain::dfa::START, prefix.as_bytes());
+        if s == constrain::dfa::DEAD {
+            // A name past 12 characters, or a value the schema refuses.
+            continue;
+        }
+        read_in_place += (s as usize >= table.stored_states()) as usize;
+        let (fast, full) = (index.allowed(s), index.allowed_by_full_walk(s));
+        assert!(
+            *fast == full,
+            "after {prefix}: {} allowed with the shortcuts, {} by the full walk",
+            fast.count(),
+            full.count()
+        );
+    }
+    assert!(
+        read_in_place >= 5,
+        "{schema}: {read_in_place} key states read in place"
+    );
+}
