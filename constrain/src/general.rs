@@ -2225,29 +2225,37 @@ impl<'a> General<'a> {
         // (min at most the required members, max at least every member there can be) is
         // not counted.
         let required_members = named.iter().filter(|(_, _, r)| *r).count() as u64;
+        // The values of undeclared keys (a class whose schema admits nothing writes none).
+        let mut other_values: Vec<(Hir, Hir)> = Vec::new();
+        for (key, schemas) in classes {
+            if let Some(v) = self.child_language(&schemas, &refs, pointer)? {
+                other_values.push((key, v));
+            }
+        }
         let counted = {
             let min_met = o.min <= required_members;
             let max_met = o
                 .max
-                .is_none_or(|m| classes.is_empty() && named.len() as u64 <= m);
+                .is_none_or(|m| other_values.is_empty() && named.len() as u64 <= m);
             !(min_met && max_met)
         };
         // Members are moved, not cloned (a clone per level would copy nested objects once
-        // per level above them): into the linear form, or written as key and value.
-        let linear = !counted && self.quadratic(&named);
+        // per level above them): into the linear form, or written as key and value. Counted
+        // optional members are linear too (the count goes into the form's comma automaton;
+        // written quadratically, each key would be written once per member before it).
+        let all_optional = !named.is_empty() && required_members == 0;
+        let linear = all_optional && (counted || self.quadratic(&named));
         let mut others: Vec<Hir> = Vec::new();
-        for (key, schemas) in classes {
-            if let Some(v) = self.child_language(&schemas, &refs, pointer)? {
-                let v = if counted || linear {
-                    match self.slot_of_value(v, pointer)? {
-                        Some(v) => v,
-                        None => continue,
-                    }
-                } else {
-                    v
-                };
-                others.push(cat(vec![self.writer.key_hir(key), v]));
-            }
+        for (key, v) in other_values {
+            let v = if counted || linear {
+                match self.slot_of_value(v, pointer)? {
+                    Some(v) => v,
+                    None => continue,
+                }
+            } else {
+                v
+            };
+            others.push(cat(vec![self.writer.key_hir(key), v]));
         }
         let w = self.writer.clone();
         let (members, named): (Vec<(Hir, bool)>, _) = if linear {
@@ -2295,11 +2303,18 @@ impl<'a> General<'a> {
             )
         } else {
             let (body, may_be_empty) = if linear {
-                // The members of undeclared keys are in the linear form too.
-                (
-                    self.optional_members(named, std::mem::take(&mut others), pointer)?,
-                    true,
-                )
+                // The members of undeclared keys are in the linear form too, and so is the
+                // count: the object is whole.
+                let count = counted.then(|| {
+                    let max = o.max.map(|m| m.min(self.options.max_count as u64));
+                    (o.min, max)
+                });
+                let body =
+                    self.optional_members(named, std::mem::take(&mut others), count, pointer)?;
+                if counted {
+                    return Ok(Some(w.container("{", body, o.min == 0, "}")));
+                }
+                (body, true)
             } else {
                 w.members(members, pointer)?
             };
@@ -2394,13 +2409,16 @@ impl<'a> General<'a> {
     /// level. A declared key stays in the skeleton, so the DFA knows the member before it
     /// reads its value, and one shared table serves each value; the undeclared members are
     /// in the same table, so the body's end is decided there (a body placeholder followed
-    /// by `, "other": ...` would be copied: both go on with a comma).
+    /// by `, "other": ...` would be copied: both go on with a comma). With `count`
+    /// (`minProperties`, `maxProperties`), the same automaton counts the members: the body
+    /// holds between `min` and `max` of them.
     ///
     /// Errors: the values' and the body's automata past the limits.
     fn optional_members(
         &mut self,
         members: Vec<(String, Hir, bool)>,
         others: Vec<Hir>,
+        count: Option<(u64, Option<u64>)>,
         pointer: &str,
     ) -> Result<Hir, CompileError> {
         let w = self.writer.clone();
@@ -2417,16 +2435,21 @@ impl<'a> General<'a> {
         let skeleton =
             Table::from_hir(&cat(parts), &self.limits).map_err(|e| build_error(pointer, e))?;
         // The place: 0 before the first member, 1 after a member's colon (in the member), 2
-        // after a comma.
+        // after a comma; and the members so far (with `count`: at least `min`, at most
+        // `max`, capped at the larger).
+        let (min, max) = count.unwrap_or((0, None));
+        let top = max.unwrap_or(min);
         let commas = self.skeleton_automaton(
-            0u8,
+            (0u8, 0u64),
             b",:",
-            |&place, b| match b {
-                b'"' | b':' => (place != 1).then_some(if b == b':' { 1 } else { place }),
-                b',' => (place == 1).then_some(2),
-                _ => Some(place),
+            |&(place, c), b| match b {
+                b'"' => (place != 1).then_some((place, c)),
+                b':' if place == 1 || max.is_some_and(|m| c >= m) => None,
+                b':' => Some((1, (c + 1).min(top))),
+                b',' => (place == 1).then_some((2, c)),
+                _ => Some((place, c)),
             },
-            |&place| place == 1,
+            |&(place, c)| place == 1 && c >= min,
             pointer,
         )?;
         Ok(self
@@ -3095,7 +3118,7 @@ mod tests {
             let (body, empty) = w.members(quadratic, "").unwrap();
             assert!(empty);
             let want = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
-            let body = g.optional_members(members, Vec::new(), "").unwrap();
+            let body = g.optional_members(members, Vec::new(), None, "").unwrap();
             let got = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
             assert!(got.same_language(&want), "{names:?}");
             let first = format!("{}:1", Value::from(names[0]));
@@ -3138,7 +3161,7 @@ mod tests {
         let rest = repeat(cat(vec![w.comma(), more.clone()]), 0, None);
         let body = alt(vec![cat(vec![body, rest.clone()]), cat(vec![more, rest])]);
         let want = g.table_of(&w.container("{", body, true, "}"), "").unwrap();
-        let linear = g.optional_members(declared, others, "").unwrap();
+        let linear = g.optional_members(declared, others, None, "").unwrap();
         let got = g
             .table_of(&w.container("{", linear, true, "}"), "")
             .unwrap();
@@ -3159,6 +3182,53 @@ mod tests {
                 r#"{"z":1,}"#,
                 r#"{"z":1,,"z":2}"#,
                 r#"{"x":1}"#,
+            ],
+        );
+    }
+
+    /// Counted objects of optional members (`maxProperties` below their number, closed,
+    /// which left no undeclared key to write; `minProperties` above 0) are written in the
+    /// linear form with the count in its comma automaton: exact at the bounds. Written
+    /// quadratically, 45 members passed the state budget.
+    #[test]
+    fn counted_optional_members_are_linear_and_exact() {
+        let mut props = Map::new();
+        for i in 0..45 {
+            props.insert(format!("p{i}"), json!({"type": "integer"}));
+        }
+        let members = |n: usize| {
+            let body: Vec<String> = (0..n).map(|i| format!(r#""p{i}":{i}"#)).collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let t = table(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "maxProperties": 44,
+            "properties": props,
+        }));
+        check(&t, &["{}", &members(1), &members(44)], &[&members(45)]);
+        // `maxProperties` every object meets: not counted.
+        let t = table(json!({
+            "type": "object",
+            "additionalProperties": false,
+            "maxProperties": 100,
+            "properties": props,
+        }));
+        check(&t, &["{}", &members(45)], &[r#"{"q":1}"#]);
+        let t = table(json!({
+            "type": "object",
+            "minProperties": 2,
+            "maxProperties": 3,
+            "properties": props,
+        }));
+        check(
+            &t,
+            &[&members(2), &members(3), r#"{"p0":0,"x":[1,{"y":2}]}"#],
+            &[
+                "{}",
+                &members(1),
+                &members(4),
+                r#"{"p0":0,"x":1,"y":2,"z":3}"#,
             ],
         );
     }
