@@ -2206,7 +2206,9 @@ impl<'a> General<'a> {
                     None => empty.push(i),
                 }
             }
-            for i in empty.into_iter().rev() {
+            // Indices were found by weight: removed from the last one down.
+            empty.sort_unstable_by(|a, b| b.cmp(a));
+            for i in empty {
                 named.remove(i);
             }
         }

@@ -631,11 +631,9 @@ impl TokenIndex {
         let mut queue = vec![state];
         let mut next = Vec::new();
         let mut scratch = Scratch::default();
-        let table = self.table();
-        let stored = table.stored_states() as u32;
         while let Some(s) = queue.pop() {
             next.clear();
-            if self.plain_step_located(t, table, stored, s, &mut next, &mut scratch) {
+            if self.plain_step_located(t, s, &mut next, &mut scratch) {
                 return false;
             }
             // Most characters lead to a few states (every letter of a name that is no
@@ -659,20 +657,19 @@ impl TokenIndex {
         true
     }
 
-    /// [`Self::plain_step`], but a state read in place from a shared value (past `stored`,
-    /// the table's stored states) steps in the value's own rows when no plain character
-    /// leaves the value from there (its call found once, not once per byte), the states
-    /// found shifted back into the machine's numbering.
+    /// [`Self::plain_step`], but a state read in place from a shared value (past the
+    /// table's stored states) steps in the value's own rows when no plain character leaves
+    /// the value from there (its call found once, not once per byte), the states found
+    /// shifted back into the machine's numbering.
     fn plain_step_located(
         &self,
         t: usize,
-        table: &Table,
-        stored: u32,
         from: u32,
         out: &mut Vec<u32>,
         scratch: &mut Scratch,
     ) -> bool {
-        if from >= stored {
+        let table = self.table();
+        if from as usize >= table.stored_states() {
             if let Some((tag, value, r, offset)) = table.value_of(from) {
                 if !value.is_accepting(r) {
                     let at = out.len();
@@ -1005,8 +1002,7 @@ mod tests {
         for s in (stored..table.len() as u32).step_by(3) {
             for t in 0..index.vocab.tiers.len() {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
-                let da =
-                    index.plain_step_located(t, table, stored, s, &mut a, &mut Scratch::default());
+                let da = index.plain_step_located(t, s, &mut a, &mut Scratch::default());
                 let db = index.plain_step(t, s, &mut b, &mut Scratch::default());
                 for v in [&mut a, &mut b] {
                     v.sort_unstable();
