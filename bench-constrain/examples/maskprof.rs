@@ -15,15 +15,7 @@ fn main() {
     let path = std::env::args().nth(1).expect("FILE");
     let text = std::fs::read_to_string(&path).unwrap();
     let entry = bench_constrain::corpus::parse_entry(&text).unwrap();
-    let mut options = constrain::template::Options::default();
-    options.json.mode = constrain::json::SchemaMode::General {
-        closed: false,
-        draft: entry
-            .draft
-            .as_deref()
-            .and_then(bench_constrain::corpus::draft_of)
-            .unwrap_or_default(),
-    };
+    let options = entry.general_options();
     if let Ok(n) = std::env::var("COMPILE_ONLY") {
         // For a profiler: the compile alone, `n` times.
         for _ in 0..n.parse::<u32>().unwrap_or(1).max(1) {
@@ -56,7 +48,6 @@ fn main() {
         let toks = bpe
             .encode_ordinary(&test.text)
             .into_iter()
-            .map(|t| t as u32)
             .collect::<Vec<u32>>();
         let mut state = index.start();
         let mut done = String::new();
@@ -83,7 +74,7 @@ fn main() {
             done.push_str(&bpe.decode(&[tok as _]).unwrap_or_default());
         }
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     let total: u128 = rows.iter().map(|r| r.0).sum();
     println!(
         "sum of first fills {} us over {} masks",

@@ -173,6 +173,10 @@ pub struct Table {
     /// Known to be trimmed (every state reachable, numbered breadth first, and able to
     /// finish): [`Table::trim`] has nothing to do.
     trimmed: bool,
+    /// Known to be minimal ([`Table::minimize`] has nothing to do): built by
+    /// [`Table::minimize`] or by the bottom-up product of an acyclic table
+    /// ([`Table::intersect`], [`Table::difference`]).
+    minimal: bool,
     /// Values read in place instead of copied ([`Table::splice_shared`]): the states from
     /// `accept.len()` on, computed from a shared value table and a return state.
     calls: Option<Arc<Calls>>,
@@ -403,6 +407,16 @@ impl<K: std::hash::Hash + Eq + Clone> Grow<K> {
     }
 }
 
+/// A pair of states on the path of [`Table::product_acyclic`]: the next column to settle and
+/// the last successor pair settled with its id.
+#[derive(Clone, Copy)]
+struct Frame {
+    a: u32,
+    b: u32,
+    column: usize,
+    last: (u32, u32, u32),
+}
+
 /// The coarsest byte partition finer than every given one: bytes with the same column in all
 /// of `maps` share a column. Returns the map and the number of columns.
 fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
@@ -624,6 +638,7 @@ impl Table {
             trans,
             accept,
             trimmed: self.trimmed,
+            minimal: false,
             calls: None,
         }
     }
@@ -689,6 +704,7 @@ impl Table {
             trans,
             accept,
             trimmed,
+            minimal: false,
             calls: None,
         }
     }
@@ -809,6 +825,7 @@ impl Table {
             trans: vec![DEAD; stride],
             accept: vec![false],
             trimmed: false,
+            minimal: false,
             calls: None,
         }
     }
@@ -1168,7 +1185,7 @@ impl Table {
                 }
                 Step::To((na, nb))
             },
-            |&(a, b): &(u32, u32)| self.is_accepting(a) && (other.is_accepting(b) != minus),
+            |&(a, b): &(u32, u32)| self.is_accepting(a) && other.is_accepting(b),
             limits,
         )
     }
@@ -1379,6 +1396,16 @@ impl Table {
         if self.calls.is_some() || other.calls.is_some() {
             return self.product_shared(other, false, limits);
         }
+        if self.is_acyclic() || other.is_acyclic() {
+            if let Some(t) = self.product_acyclic(other, false, limits)? {
+                return Ok(t);
+            }
+        }
+        self.intersect_breadth_first(other, limits)
+    }
+
+    /// [`Self::intersect`] of two tables of stored states, breadth first and then trimmed.
+    fn intersect_breadth_first(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
         let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
         let reps = representatives(&classes, stride);
         let mut table = Self::with_classes(classes, stride);
@@ -1398,6 +1425,226 @@ impl Table {
             }
         }
         Ok(table.trim())
+    }
+
+    /// Whether no cycle is reachable from [`START`] (the transitions into [`DEAD`] aside):
+    /// the language is finite, every word at most as long as the table has states. Stored
+    /// states only (a table with shared values is never taken as acyclic).
+    pub(crate) fn is_acyclic(&self) -> bool {
+        if self.calls.is_some() {
+            return false;
+        }
+        // Depth-first from the start: 0 unseen, 1 on the path, 2 done.
+        let n = self.len();
+        if n <= START as usize {
+            return true;
+        }
+        let mut color = vec![0u8; n];
+        let mut stack: Vec<(u32, usize)> = vec![(START, 0)];
+        color[START as usize] = 1;
+        while let Some(top) = stack.last_mut() {
+            let (s, c) = *top;
+            if c == self.stride {
+                color[s as usize] = 2;
+                stack.pop();
+                continue;
+            }
+            top.1 += 1;
+            let t = self.trans[s as usize * self.stride + c];
+            match color[t as usize] {
+                _ if t == DEAD => {}
+                0 => {
+                    color[t as usize] = 1;
+                    stack.push((t, 0));
+                }
+                1 => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// The product of `self` and `other` (`self` and `other`, or with `minus`, `self` and
+    /// not `other`) built bottom-up, when the product has no cycle (one side of an
+    /// intersection, or `self` of a difference, has a finite language; `maxLength` is the
+    /// common case). Each pair of states is met once, depth first, and its row (the ids of
+    /// its successors, all settled first) is shared with every equal row met before, so
+    /// the result is minimal and trimmed as it is built: a format within a length bound
+    /// (`uri` up to 256 characters) makes 150,000 pairs but 42,000 distinct rows, and
+    /// only those are stored. `Ok(None)` when a cycle is met after all (the caller builds
+    /// the product breadth first instead).
+    ///
+    /// Errors: [`BuildError::TooLarge`] past `limits`, counted in pairs met (the states
+    /// the breadth-first product would have stored before trimming).
+    fn product_acyclic(
+        &self,
+        other: &Self,
+        minus: bool,
+        limits: &Limits,
+    ) -> Result<Option<Self>, BuildError> {
+        /// A pair on the current path (its row not settled yet).
+        const OPEN: u32 = u32::MAX;
+        let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
+        let reps = representatives(&classes, stride);
+        let accepts = |a: u32, b: u32| self.is_accepting(a) && (other.is_accepting(b) != minus);
+        // Pair -> settled id (1-based in `rows`, or DEAD), or OPEN.
+        let mut memo: HashMap<(u32, u32), u32> = HashMap::default();
+        // Distinct rows (stride ids and the accept flag last): the hash of a row -> the last
+        // id with that hash, each id -> the one before it with the same hash (0: none); the
+        // rows in id order.
+        let mut distinct: HashMap<u64, u32> = HashMap::default();
+        let mut same_hash: Vec<u32> = vec![0];
+        let mut rows: Vec<u32> = Vec::new();
+        let mut accept: Vec<bool> = Vec::new();
+        // The path: pairs and the next column of each; `buf` holds each one's row so far.
+        // (The last successor pair of each path entry and its id: neighbouring columns
+        // often lead to the same pair.)
+        let mut path: Vec<Frame> = vec![Frame {
+            a: START,
+            b: START,
+            column: 0,
+            last: (DEAD, DEAD, DEAD),
+        }];
+        let mut buf: Vec<u32> = vec![DEAD; stride + 1];
+        memo.insert((START, START), OPEN);
+        // Each column's column in `self` and in `other`.
+        let cols_a: Vec<usize> = reps
+            .iter()
+            .map(|&r| self.classes[r as usize] as usize)
+            .collect();
+        let cols_b: Vec<usize> = reps
+            .iter()
+            .map(|&r| other.classes[r as usize] as usize)
+            .collect();
+        let root = loop {
+            let depth = path.len() - 1;
+            let Frame {
+                a,
+                b,
+                mut column,
+                mut last,
+            } = path[depth];
+            let row_a = &self.trans[a as usize * self.stride..(a as usize + 1) * self.stride];
+            let row_b = &other.trans[b as usize * other.stride..(b as usize + 1) * other.stride];
+            let out = &mut buf[depth * (stride + 1)..(depth + 1) * (stride + 1)];
+            let mut unmet = None;
+            while column < stride {
+                let (na, nb) = (row_a[cols_a[column]], row_b[cols_b[column]]);
+                let id = if na == DEAD || (!minus && nb == DEAD) {
+                    DEAD
+                } else if (na, nb) == (last.0, last.1) {
+                    last.2
+                } else {
+                    match memo.get(&(na, nb)).copied() {
+                        Some(OPEN) => return Ok(None),
+                        Some(id) => {
+                            last = (na, nb, id);
+                            id
+                        }
+                        None => {
+                            unmet = Some((na, nb));
+                            break;
+                        }
+                    }
+                };
+                out[column] = id;
+                column += 1;
+            }
+            path[depth].column = column;
+            path[depth].last = last;
+            if let Some((na, nb)) = unmet {
+                memo.insert((na, nb), OPEN);
+                if memo.len() > limits.max_states || memo.len().is_multiple_of(256) {
+                    limits.check(memo.len())?;
+                }
+                path.push(Frame {
+                    a: na,
+                    b: nb,
+                    column: 0,
+                    last: (DEAD, DEAD, DEAD),
+                });
+                buf.resize((depth + 2) * (stride + 1), DEAD);
+                continue;
+            }
+            // Every successor settled: this pair's row.
+            let at = depth * (stride + 1);
+            let acc = accepts(a, b);
+            buf[at + stride] = u32::from(acc);
+            let row = &buf[at..at + stride + 1];
+            let id = if !acc && row[..stride].iter().all(|&t| t == DEAD) {
+                DEAD
+            } else {
+                let hash = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = rustc_hash::FxHasher::default();
+                    row.hash(&mut h);
+                    h.finish()
+                };
+                let mut found = distinct.get(&hash).copied().unwrap_or(0);
+                while found != 0 {
+                    let r = found as usize - 1;
+                    if accept[r] == acc && rows[r * stride..(r + 1) * stride] == row[..stride] {
+                        break;
+                    }
+                    found = same_hash[found as usize];
+                }
+                if found == 0 {
+                    found = accept.len() as u32 + 1;
+                    same_hash.push(distinct.insert(hash, found).unwrap_or(0));
+                    rows.extend_from_slice(&row[..stride]);
+                    accept.push(acc);
+                }
+                found
+            };
+            memo.insert((a, b), id);
+            path.pop();
+            match path.last_mut() {
+                None => break id,
+                Some(parent) => {
+                    buf[(depth - 1) * (stride + 1) + parent.column] = id;
+                    parent.column += 1;
+                    if id != DEAD {
+                        parent.last = (a, b, id);
+                    }
+                }
+            }
+        };
+        drop(memo);
+        drop(distinct);
+        let mut out = Self::with_classes(classes, stride);
+        if root == DEAD {
+            // The empty language, as `trim` gives it.
+            out.push_state(false);
+            return Ok(Some(out));
+        }
+        // Renumber breadth first from the root (every row is reachable and can finish).
+        let mut ids = vec![DEAD; accept.len() + 1];
+        let mut order = vec![root];
+        ids[root as usize] = START;
+        let mut i = 0;
+        while i < order.len() {
+            let r = order[i] as usize - 1;
+            i += 1;
+            for &t in &rows[r * stride..(r + 1) * stride] {
+                if t != DEAD && ids[t as usize] == DEAD {
+                    ids[t as usize] = order.len() as u32 + 1;
+                    order.push(t);
+                }
+            }
+        }
+        out.trans.reserve(order.len() * stride);
+        for &old in &order {
+            let r = old as usize - 1;
+            out.accept.push(accept[r]);
+            out.trans.extend(
+                rows[r * stride..(r + 1) * stride]
+                    .iter()
+                    .map(|&t| ids[t as usize]),
+            );
+        }
+        out.trimmed = true;
+        out.minimal = true;
+        Ok(Some(out))
     }
 
     /// Builds a table from any deterministic machine whose states are keys: `step` gives the
@@ -2000,6 +2247,16 @@ impl Table {
         if self.calls.is_some() {
             return self.product_shared(other, true, limits);
         }
+        if other.calls.is_none() && self.is_acyclic() {
+            if let Some(t) = self.product_acyclic(other, true, limits)? {
+                return Ok(t);
+            }
+        }
+        self.difference_breadth_first(other, limits)
+    }
+
+    /// [`Self::difference`] with `self` of stored states, breadth first and then trimmed.
+    fn difference_breadth_first(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
         let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
         let mut keys = Vec::new();
         Self::determinize_keyed(
@@ -2054,7 +2311,7 @@ impl Table {
         }
         let n = self.len();
         let k = self.stride;
-        if n <= 2 {
+        if n <= 2 || self.minimal {
             return self;
         }
         let Some(useful) = Useful::of(&self) else {
@@ -2196,6 +2453,7 @@ impl Table {
             }
         }
         out.trimmed = self.trimmed;
+        out.minimal = true;
         out
     }
 
@@ -2230,6 +2488,8 @@ impl Table {
             trans,
             accept: self.accept,
             trimmed: self.trimmed,
+            // The same states with fewer columns: as minimal as before.
+            minimal: self.minimal,
             calls: None,
         }
     }
@@ -2761,6 +3021,90 @@ mod tests {
             let t = Table::from_hir(&hir(p), &Limits::default()).unwrap();
             assert!(same(&t.clone().minimize(), &minimize_moore(&t)), "{p}");
         }
+    }
+
+    /// A random table of `n` states over `k` columns (byte `b` in column `b % k`, or
+    /// `(b / 3) % k` with `spread`): with `acyclic`, every transition leads to a later state.
+    fn random_table(rng: &mut rand::rngs::SmallRng, acyclic: bool, spread: bool) -> Table {
+        use rand::Rng;
+        let n = rng.random_range(1..30usize);
+        let k = rng.random_range(1..5usize);
+        let mut classes = [0u8; 256];
+        for (b, c) in classes.iter_mut().enumerate() {
+            *c = (if spread { b / 3 } else { b } % k) as u8;
+        }
+        let dead_share = rng.random_range(0..8u32);
+        let mut t = Table::with_classes(classes, k);
+        for _ in 0..n {
+            t.push_state(rng.random_range(0..3u32) == 0);
+        }
+        for s in 1..=n {
+            for c in 0..k {
+                let lo = if acyclic { s as u32 + 1 } else { 1 };
+                t.trans[s * k + c] = if lo > n as u32 || rng.random_range(0..10u32) < dead_share {
+                    DEAD
+                } else {
+                    rng.random_range(lo..=n as u32)
+                };
+            }
+        }
+        t
+    }
+
+    /// The bottom-up product of an acyclic table is exactly the minimized breadth-first one
+    /// (state for state: both are numbered breadth first), for intersections with the
+    /// acyclic table on either side and for differences; and `minimize` leaves it as it is.
+    #[test]
+    fn acyclic_products_are_the_minimal_breadth_first_products() {
+        use rand::SeedableRng;
+        let same = |a: &Table, b: &Table| {
+            (a.is_empty() && b.is_empty())
+                || (a.classes == b.classes
+                    && a.stride == b.stride
+                    && a.trans == b.trans
+                    && a.accept == b.accept)
+        };
+        let limits = Limits::default();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        let mut nonempty = 0;
+        for round in 0..3000 {
+            let a = random_table(&mut rng, true, false);
+            let b = random_table(&mut rng, round % 2 == 0, true);
+            assert!(a.is_acyclic(), "round {round}");
+            let fast = a.product_acyclic(&b, false, &limits).unwrap().unwrap();
+            let slow = a.intersect_breadth_first(&b, &limits).unwrap().minimize();
+            assert!(same(&fast, &slow), "round {round}: intersection");
+            assert!(fast.is_empty() || (fast.minimal && fast.clone().minimize().same_rows(&fast)));
+            let fast = b.product_acyclic(&a, false, &limits).unwrap().unwrap();
+            let slow = b.intersect_breadth_first(&a, &limits).unwrap().minimize();
+            assert!(
+                same(&fast, &slow),
+                "round {round}: intersection, acyclic second"
+            );
+            let fast = a.product_acyclic(&b, true, &limits).unwrap().unwrap();
+            let slow = a.difference_breadth_first(&b, &limits).unwrap().minimize();
+            assert!(same(&fast, &slow), "round {round}: difference");
+            nonempty += usize::from(!fast.is_empty());
+        }
+        assert!(nonempty > 500, "{nonempty}");
+        // A cycle met in the product: no bottom-up product.
+        let cyclic = Table::from_hir(&hir("a(?:bc)*"), &limits).unwrap();
+        assert!(!cyclic.is_acyclic());
+        assert!(cyclic
+            .product_acyclic(&cyclic, false, &limits)
+            .unwrap()
+            .is_none());
+        // The state budget counts the pairs met.
+        let long = Table::from_hir(&hir("[a-z]{0,50}"), &limits).unwrap();
+        let letters = Table::from_hir(&hir("(?:ab|ba)*"), &limits).unwrap();
+        let small = Limits {
+            max_states: 40,
+            ..limits
+        };
+        assert!(long.intersect(&letters, &small).is_err());
+        let both = long.intersect(&letters, &limits).unwrap();
+        assert!(both.matches(b"abba") && !both.matches(b"aa"));
+        assert!(both.matches(&b"ab".repeat(25)) && !both.matches(&b"ab".repeat(26)));
     }
 
     #[test]

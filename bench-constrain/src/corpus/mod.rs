@@ -116,6 +116,19 @@ pub struct Entry {
     pub draft: Option<String>,
 }
 
+impl Entry {
+    /// Ours' compile options for this entry: general mode, objects open, the entry's draft
+    /// (2020-12 when it names none). What the corpus worker compiles with.
+    pub fn general_options(&self) -> constrain::template::Options {
+        let mut options = constrain::template::Options::default();
+        options.json.mode = constrain::json::SchemaMode::General {
+            closed: false,
+            draft: self.draft.as_deref().and_then(draft_of).unwrap_or_default(),
+        };
+        options
+    }
+}
+
 /// A `*.json` file of the directory: its entry, or why it is not one.
 #[derive(Debug, Clone)]
 pub struct File {
