@@ -322,6 +322,79 @@ impl std::fmt::Write for Bounded {
     }
 }
 
+/// Tables kept process-wide, keyed by a text (a HIR's, or several HIRs' for a product of
+/// them) and the size budgets they were built within: at most `max_tables` of them, and at
+/// most `max_bytes` with their keys (all are dropped when one more would pass either); a
+/// table of more than `max_bytes / share` is not kept. Tables are kept behind an `Arc`, so a
+/// table found is shared with every compiled constraint that holds it, not copied.
+pub(crate) struct KeptTables {
+    cache: std::sync::OnceLock<std::sync::Mutex<Kept>>,
+    max_tables: usize,
+    max_bytes: usize,
+    share: usize,
+}
+
+/// A key of [`KeptTables`]: the text and the size budgets.
+type KeptKey = (String, usize, usize, usize);
+
+/// The tables of [`KeptTables`] and their bytes in all.
+type Kept = (HashMap<KeptKey, Arc<Table>>, usize);
+
+impl KeptTables {
+    /// An empty cache with these bounds.
+    pub(crate) const fn new(max_tables: usize, max_bytes: usize, share: usize) -> Self {
+        Self {
+            cache: std::sync::OnceLock::new(),
+            max_tables,
+            max_bytes,
+            share,
+        }
+    }
+
+    /// The table kept for `key` (what `Debug` writes of it, up to [`HIR_KEY_BYTES`]) under
+    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. A key whose text
+    /// is longer is built every time. Errors are `build`'s and are not kept; the deadline is
+    /// not part of the key (a table found is served even past it).
+    pub(crate) fn get_or_build<E>(
+        &'static self,
+        key: &dyn std::fmt::Debug,
+        limits: &Limits,
+        build: impl FnOnce() -> Result<Table, E>,
+    ) -> Result<Arc<Table>, E> {
+        let cache = self
+            .cache
+            .get_or_init(|| std::sync::Mutex::new((HashMap::default(), 0)));
+        let mut text = Bounded::new(HIR_KEY_BYTES);
+        if std::fmt::write(&mut text, format_args!("{key:?}")).is_err() {
+            return build().map(Arc::new);
+        }
+        let key = (
+            text.into_string(),
+            limits.max_states,
+            limits.max_automaton_bytes,
+            limits.max_work,
+        );
+        if let Some(t) = cache.lock().ok().and_then(|c| c.0.get(&key).cloned()) {
+            return Ok(t);
+        }
+        let table = Arc::new(build()?);
+        let bytes = table.memory() + key.0.len();
+        if bytes <= self.max_bytes / self.share {
+            if let Ok(mut c) = cache.lock() {
+                if c.0.len() >= self.max_tables || c.1 + bytes > self.max_bytes {
+                    *c = (HashMap::default(), 0);
+                }
+                c.0.insert(key, table.clone());
+                c.1 += bytes;
+            }
+        }
+        Ok(table)
+    }
+}
+
+/// The tables of [`Table::from_hir`].
+static HIR_TABLES: KeptTables = KeptTables::new(HIR_CACHE, HIR_CACHE_BYTES, 16);
+
 /// Most determinizations [`Table::splice_shared`] tries before it copies every value.
 const SHARE_RETRIES: usize = 6;
 
@@ -850,38 +923,9 @@ impl Table {
     /// served even past it): the same pattern, format or string bounds in another place or another
     /// schema is a copy, not a second construction.
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
-        use std::sync::{Mutex, OnceLock};
-        type Key = (String, usize, usize, usize);
-        // The tables and their bytes in all.
-        type Cache = (HashMap<Key, Arc<Table>>, usize);
-        static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-        let cache = CACHE.get_or_init(|| Mutex::new((HashMap::default(), 0)));
-        // The HIR's text, up to HIR_KEY_BYTES: a larger HIR is built without the cache.
-        let mut text = Bounded::new(HIR_KEY_BYTES);
-        if std::fmt::write(&mut text, format_args!("{hir:?}")).is_err() {
-            return Self::from_hir_uncached(hir, limits);
-        }
-        let key = (
-            text.into_string(),
-            limits.max_states,
-            limits.max_automaton_bytes,
-            limits.max_work,
-        );
-        if let Some(t) = cache.lock().ok().and_then(|c| c.0.get(&key).cloned()) {
-            return Ok(t.as_ref().clone());
-        }
-        let table = Self::from_hir_uncached(hir, limits)?;
-        let bytes = table.memory() + key.0.len();
-        if bytes <= HIR_CACHE_BYTES / 16 {
-            if let Ok(mut c) = cache.lock() {
-                if c.0.len() >= HIR_CACHE || c.1 + bytes > HIR_CACHE_BYTES {
-                    *c = (HashMap::default(), 0);
-                }
-                c.0.insert(key, Arc::new(table.clone()));
-                c.1 += bytes;
-            }
-        }
-        Ok(table)
+        HIR_TABLES
+            .get_or_build(hir, limits, || Self::from_hir_uncached(hir, limits))
+            .map(Arc::unwrap_or_clone)
     }
 
     /// [`Self::from_hir`] without the cache.

@@ -114,6 +114,9 @@ const MAX_WORK: usize = 200_000;
 const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
 const MINIMIZE_UP_TO: usize = 100_000;
+/// The tables of strings with several constraints ([`General::gen_string`]), kept
+/// process-wide: at most 256 of them and 64 MiB, 16 MiB each.
+static STRING_TABLES: crate::dfa::KeptTables = crate::dfa::KeptTables::new(256, 64 << 20, 4);
 /// Meta-schemas outside json-schema.org known to extend a draft without changing what its
 /// keywords mean, by a part of their URI, and the draft they extend: Snowplow's Iglu
 /// self-describing schemas (`http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/
@@ -1704,14 +1707,27 @@ impl<'a> General<'a> {
 
     /// A slot for `table` (`None` when its language is empty), minimized.
     fn slot(&mut self, table: Table, pointer: &str) -> Result<Option<Hir>, CompileError> {
-        if table.is_empty() {
-            return Ok(None);
-        }
-        let table = if table.len() <= MINIMIZE_UP_TO {
+        self.slot_shared(Arc::new(Self::minimized(table)), pointer)
+    }
+
+    /// `table` minimized when it has at most [`MINIMIZE_UP_TO`] states.
+    fn minimized(table: Table) -> Table {
+        if table.len() <= MINIMIZE_UP_TO {
             table.minimize()
         } else {
             table
-        };
+        }
+    }
+
+    /// [`Self::slot`] for a table already minimized (or too large to be) and shared.
+    fn slot_shared(
+        &mut self,
+        table: Arc<Table>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        if table.is_empty() {
+            return Ok(None);
+        }
         // The same automaton built again (a definition reached through several `$ref`s or
         // branches) is the same slot: one table, and one call where two places read it.
         let hash = table.rows_hash();
@@ -1722,7 +1738,6 @@ impl<'a> General<'a> {
         {
             return Ok(Some(h.clone()));
         }
-        let table = Arc::new(table);
         let h = self
             .slots
             .push(table.clone())
@@ -1789,16 +1804,31 @@ impl<'a> General<'a> {
         if parts.len() == 1 && minus.is_empty() {
             return Ok(parts.pop());
         }
-        let mut table = self.table_of(&parts[0], pointer)?;
-        for p in &parts[1..] {
-            let t = self.table_of(p, pointer)?;
-            table = table.and_in(&t, &self.limits, pointer)?;
-        }
-        for m in &minus {
-            let t = self.table_of(m, pointer)?;
-            table = table.minus_in(&t, &self.limits, pointer)?;
-        }
-        self.slot(table, pointer)
+        let build = || {
+            let mut table = self.table_of(&parts[0], pointer)?;
+            for p in &parts[1..] {
+                let t = self.table_of(p, pointer)?;
+                table = table.and_in(&t, &self.limits, pointer)?;
+            }
+            for m in &minus {
+                let t = self.table_of(m, pointer)?;
+                table = table.minus_in(&t, &self.limits, pointer)?;
+            }
+            Ok(Self::minimized(table))
+        };
+        // The same bounds, formats and patterns in another place or another schema (`uri`
+        // up to 256 characters is common) are one table, built once per process; unless a
+        // part refers to this schema's slots (a pattern with look-aheads).
+        let table = if parts
+            .iter()
+            .chain(&minus)
+            .any(crate::json::holds_placeholder)
+        {
+            Arc::new(build()?)
+        } else {
+            STRING_TABLES.get_or_build(&(&parts, &minus), &self.limits, build)?
+        };
+        self.slot_shared(table, pointer)
     }
 
     /// A pattern's language over canonical string text (between the quotes): found anywhere,

@@ -261,6 +261,27 @@ pub fn schema_table(
 /// never occurs in UTF-8.
 pub const SLOT: u8 = 0xFE;
 
+/// Whether `hir` may hold a placeholder ([`UNTYPED`], [`SLOT`]): a literal or a byte class
+/// with `0xFE` or `0xFF`. A HIR without one means the same table in every schema and under
+/// every [`JsonOptions`], so its table may be kept across compiles.
+pub(crate) fn holds_placeholder(hir: &Hir) -> bool {
+    use regex_syntax::hir::Class;
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Literal(l) if l.0.iter().any(|&b| b >= SLOT) => return true,
+            HirKind::Class(Class::Bytes(c)) if c.ranges().iter().any(|r| r.end() >= SLOT) => {
+                return true
+            }
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => stack.extend(hs.iter()),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Most slots one language may refer to (three index bytes of 64 values each).
 pub const MAX_SLOTS: usize = 1 << 18;
 
