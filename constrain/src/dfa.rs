@@ -1229,7 +1229,7 @@ impl Table {
                 }
                 Step::To((na, nb))
             },
-            |&(a, b): &(u32, u32)| self.is_accepting(a) && other.is_accepting(b),
+            |&(a, b): &(u32, u32)| self.is_accepting(a) && (other.is_accepting(b) != minus),
             limits,
         )
     }

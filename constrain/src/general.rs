@@ -3386,6 +3386,29 @@ mod tests {
         );
     }
 
+    /// `not` of a constant object whose member is read in place (a shared value: a string
+    /// up to 100 characters, a `uri`) is a difference of a table with calls
+    /// (`Table::product_shared` with `minus`): cold review of 2026-12-05, where a
+    /// mutation left there had made it an intersection, so the constant alone was accepted.
+    #[test]
+    fn not_const_of_objects_with_shared_values_is_a_difference() {
+        for member in [
+            json!({"type": "string", "maxLength": 100}),
+            json!({"format": "uri"}),
+        ] {
+            let t = table(json!({
+                "type": "object",
+                "properties": {"a": member},
+                "not": {"const": {"a": "x:y"}}
+            }));
+            check(
+                &t,
+                &[r#"{"a":"x:z"}"#, "{}", r#"{"a":"x:yy"}"#],
+                &[r#"{"a":"x:y"}"#],
+            );
+        }
+    }
+
     /// A value past [`SLOT_FROM`] nodes becomes a slot of the same language.
     #[test]
     fn large_values_become_slots_of_the_same_language() {

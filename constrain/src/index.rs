@@ -195,20 +195,7 @@ const NO_TOKEN: u32 = u32::MAX;
 /// [`Node::flags`]: more tokens end at the node ([`Trie::more`]).
 const MORE_TOKENS: u8 = 1;
 
-/// [`Node::flags`] of the vocabulary's full trie: `TAIL_NOT_PLAIN << t` marks a node whose
-/// subtree holds a token whose bytes after the first are not plain text of tier `t` (or
-/// whose first byte is not ASCII). A walk that has the tokens of plain tails from a list
-/// ([`Tier::plain_tails`]) skips the other subtrees.
-const TAIL_NOT_PLAIN: u8 = 2;
-
 impl Trie {
-    /// No token (for a walk that only adds the specials and EOS).
-    const EMPTY: Trie = Trie {
-        nodes: Vec::new(),
-        more: Vec::new(),
-        max_depth: 0,
-    };
-
     /// The trie of the ordinary tokens `keep` selects. Tokens longer than `u16::MAX` bytes
     /// (no real vocabulary has one) are left out: never allowed.
     fn new(vocab: &Vocabulary, keep: impl Fn(u32) -> bool) -> Self {
@@ -264,26 +251,6 @@ impl Trie {
         trie
     }
 
-    /// Sets `flag` on every node whose subtree (the node included) holds a token `has`
-    /// selects.
-    fn mark(&mut self, flag: u8, has: impl Fn(u32) -> bool) {
-        for k in (0..self.nodes.len()).rev() {
-            let node = self.nodes[k];
-            let mut on = node.token != NO_TOKEN
-                && (has(node.token)
-                    || (node.flags & MORE_TOKENS != 0 && self.more_at(k as u32).any(&has)));
-            // The children: the next node, then each one's end.
-            let mut c = k + 1;
-            while !on && c < node.end as usize {
-                on = self.nodes[c].flags & flag != 0;
-                c = self.nodes[c].end as usize;
-            }
-            if on {
-                self.nodes[k].flags |= flag;
-            }
-        }
-    }
-
     /// The other tokens ending at node `k` (after [`Node::token`]).
     fn more_at(&self, k: u32) -> impl Iterator<Item = u32> + '_ {
         let from = self.more.partition_point(|&(n, _)| n < k);
@@ -327,12 +294,6 @@ struct Tier {
     long: Vec<(usize, u32)>,
     /// The most characters a plain token has.
     max_chars: usize,
-    /// The ordinary tokens whose first byte is ASCII and whose other bytes are plain text
-    /// (the first byte alone too), grouped by first byte: those of byte `b` are
-    /// `plain_tails[tails_at[b]..tails_at[b + 1]]`. From a state where byte `b` leads to a
-    /// state that takes plain text, all of them are allowed.
-    plain_tails: Vec<u32>,
-    tails_at: Vec<u32>,
 }
 
 /// Plain tokens of up to this many characters have a mask per length
@@ -357,16 +318,6 @@ fn tier_bytes() -> [Vec<u8>; 2] {
 /// U+2028 and U+2029: not plain text, since ECMA-262's `.` does not match them (a
 /// `pattern` with `.*` would otherwise make every token be walked; their tokens are walked).
 const LINE_SEPARATORS: [char; 2] = ['\u{2028}', '\u{2029}'];
-
-/// Whether ordinary token `id` starts with an ASCII byte and its other bytes are plain text
-/// for a tier with these ASCII bytes ([`Tier::plain_tails`]).
-fn plain_tail(vocab: &Vocabulary, id: u32, ascii: &[u8]) -> bool {
-    let bytes = vocab.token(id);
-    !vocab.is_special(id)
-        && bytes.first().is_some_and(u8::is_ascii)
-        && bytes.len() <= u16::MAX as usize
-        && is_plain(&bytes[1..], ascii)
-}
 
 /// Whether `bytes` is plain text for a tier with these ASCII bytes.
 fn is_plain(bytes: &[u8], ascii: &[u8]) -> bool {
@@ -410,18 +361,6 @@ impl VocabIndex {
                     this[0].union_with(&shorter[n - 1]);
                 }
                 let rest = Trie::new(&vocab, |id| !plain.contains(id));
-                let mut tails: Vec<(u8, u32)> = (0..vocab.len() as u32)
-                    .filter(|&id| plain_tail(&vocab, id, &ascii))
-                    .map(|id| (vocab.token(id)[0], id))
-                    .collect();
-                tails.sort_unstable();
-                let mut tails_at = vec![0u32; 257];
-                for &(b, _) in &tails {
-                    tails_at[b as usize + 1] += 1;
-                }
-                for b in 0..256 {
-                    tails_at[b + 1] += tails_at[b];
-                }
                 Tier {
                     ascii,
                     plain,
@@ -429,17 +368,9 @@ impl VocabIndex {
                     up_to,
                     long,
                     max_chars,
-                    plain_tails: tails.into_iter().map(|(_, id)| id).collect(),
-                    tails_at,
                 }
             })
-            .collect::<Vec<Tier>>();
-        let mut trie = trie;
-        for (t, tier) in tiers.iter().enumerate() {
-            trie.mark(TAIL_NOT_PLAIN << t, |id| {
-                !plain_tail(&vocab, id, &tier.ascii)
-            });
-        }
+            .collect();
         let specials = (0..vocab.len() as u32)
             .filter(|&id| vocab.is_special(id) && !vocab.eos().contains(&id))
             .collect();
@@ -946,90 +877,7 @@ impl TokenIndex {
                 return self.walk(state, tier.plain.clone(), &tier.rest);
             }
         }
-        self.walk_after_first(state)
-    }
-
-    /// The mask of `state` by walking every ordinary token, except where the first byte
-    /// leads to a state that takes plain text ([`Self::takes_plain_text`]: the last
-    /// character of an escape in a string, `"` opening one): the tokens whose other bytes
-    /// are plain come from [`Tier::plain_tails`], and only the subtrees holding other
-    /// tokens are walked. A state inside `\u00` had 10,000 tokens walked one by one.
-    fn walk_after_first(&self, state: u32) -> Mask {
-        let table = self.table();
-        let trie = &self.vocab.trie;
-        let tiers = &self.vocab.tiers;
-        let mut mask = Mask::new(self.vocab().len());
-        let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
-        states[0] = table.locate(state);
-        let nodes = &trie.nodes;
-        let mut k = 0usize;
-        while let Some(root) = nodes.get(k) {
-            let end = root.end as usize;
-            let first = table.next_located(states[0], root.byte);
-            if first.state == DEAD {
-                k = end;
-                continue;
-            }
-            // A quick test first (a state that takes plain text reads its tier's first and
-            // last ASCII bytes), then the closure.
-            let tier = if root.byte.is_ascii() {
-                (0..tiers.len()).find(|&t| {
-                    let ascii = &tiers[t].ascii;
-                    let (lo, hi) = (ascii[0], ascii[ascii.len() - 1]);
-                    table.next_located(first, lo).state != DEAD
-                        && table.next_located(first, hi).state != DEAD
-                        && self.takes_plain_text(t, first.state)
-                })
-            } else {
-                None
-            };
-            let prune = match tier {
-                Some(t) => {
-                    let tier = &tiers[t];
-                    let b = root.byte as usize;
-                    let (lo, hi) = (tier.tails_at[b] as usize, tier.tails_at[b + 1] as usize);
-                    for &id in &tier.plain_tails[lo..hi] {
-                        mask.insert(id);
-                    }
-                    TAIL_NOT_PLAIN << t
-                }
-                None => 0,
-            };
-            // The root's subtree, skipping the nodes `prune` does not mark.
-            states[1] = first;
-            self.take_node(&mut mask, trie, k);
-            k += 1;
-            while k < end {
-                let node = &nodes[k];
-                let s = if prune != 0 && node.flags & prune == 0 {
-                    table.locate(DEAD)
-                } else {
-                    table.next_located(states[node.depth as usize - 1], node.byte)
-                };
-                if s.state == DEAD {
-                    k = node.end as usize;
-                    continue;
-                }
-                states[node.depth as usize] = s;
-                self.take_node(&mut mask, trie, k);
-                k += 1;
-            }
-        }
-        self.walk(state, mask, &Trie::EMPTY)
-    }
-
-    /// The tokens ending at node `k` of `trie`, into `mask`.
-    #[inline]
-    fn take_node(&self, mask: &mut Mask, trie: &Trie, k: usize) {
-        let node = &trie.nodes[k];
-        if node.token != NO_TOKEN {
-            mask.insert(node.token);
-            if node.flags & MORE_TOKENS != 0 {
-                for id in trie.more_at(k as u32) {
-                    mask.insert(id);
-                }
-            }
-        }
+        self.walk(state, Mask::new(self.vocab().len()), &self.vocab.trie)
     }
 
     /// The mask of `state` by walking every ordinary token (no plain-text shortcut, no
@@ -1056,7 +904,14 @@ impl TokenIndex {
                 continue;
             }
             states[d] = s;
-            self.take_node(&mut mask, trie, k);
+            if node.token != NO_TOKEN {
+                mask.insert(node.token);
+                if node.flags & MORE_TOKENS != 0 {
+                    for id in trie.more_at(k as u32) {
+                        mask.insert(id);
+                    }
+                }
+            }
             k += 1;
         }
         for &id in &self.vocab.specials {

@@ -57,9 +57,9 @@ fn shortcut_masks_are_full_walks() {
         json!({"type": "string", "pattern": "^[a-zA-Z0-9_-]*$", "maxLength": 12}),
         json!({"type": "string", "pattern": "^[a-zA-Z_]\\w*"}),
         json!({"type": "array", "items": {"type": "string", "maxLength": 4}}),
-        // One byte, then plain text: the last characters of escapes (`\u001` then a hex
-        // digit), `"` opening a string after `[`, `:` or `,`; and next to them states whose
-        // first bytes lead nowhere plain (digits, `\u` then `0`).
+        // States one byte away from plain text: the last characters of escapes (`\u001`
+        // then a hex digit), `"` opening a string after `[`, `:` or `,`; and next to them
+        // states whose first bytes lead nowhere plain (digits, `\u` then `0`).
         json!({"type": "string"}),
         json!({"type": "array", "items": {"type": "string"}}),
         json!({"type": "object", "additionalProperties": {"type": ["string", "number"]}}),
