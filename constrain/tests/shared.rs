@@ -82,13 +82,19 @@ fn shared_tables_have_the_copied_language() {
     assert!(shared >= 10, "{shared} shared");
 }
 
-#[test]
-fn masks_of_shared_states_are_full_walks() {
+/// The o200k_base vocabulary prepared for masks, and general mode's options.
+fn masks_setup() -> (Arc<VocabIndex>, Options) {
     let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
     let options = Options {
         json: modes()[0],
         ..Options::default()
     };
+    (vocab, options)
+}
+
+#[test]
+fn masks_of_shared_states_are_full_walks() {
+    let (vocab, options) = masks_setup();
     for schema in [
         json!({"properties": {"a": {"type": "integer"}}}),
         json!({"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}}),
@@ -119,11 +125,7 @@ fn masks_of_shared_states_are_full_walks() {
 /// what earlier ones remembered.
 #[test]
 fn masks_of_values_read_by_many_calls_are_full_walks() {
-    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
-    let options = Options {
-        json: modes()[0],
-        ..Options::default()
-    };
+    let (vocab, options) = masks_setup();
     let members: serde_json::Map<String, Value> = (0..24)
         .map(|i| {
             let value = match i % 4 {
@@ -161,11 +163,7 @@ fn masks_of_values_read_by_many_calls_are_full_walks() {
 /// value's own rows, are the full walk's.
 #[test]
 fn masks_of_names_read_in_place_are_full_walks() {
-    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
-    let options = Options {
-        json: modes()[0],
-        ..Options::default()
-    };
+    let (vocab, options) = masks_setup();
     let members: serde_json::Map<String, Value> = (0..30)
         .map(|i| {
             (
