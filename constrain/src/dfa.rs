@@ -187,13 +187,48 @@ pub struct Table {
 /// ([`Table::next_located`]) looks up that row directly instead of searching for the call.
 #[derive(Debug, Clone, Copy)]
 pub struct Located<'a> {
-    /// The state.
-    pub state: u32,
     /// The table storing it, the row there, and the offset (`state = offset + local` for a
-    /// value; 0 for the table itself).
+    /// value; 0 for the table itself). Sixteen bytes: a walk keeps one per trie depth and
+    /// reads back what it wrote one step before.
     within: &'a Table,
-    local: u32,
-    offset: u32,
+    /// The row (low 32 bits) and the offset (high 32 bits), in one word: with the table,
+    /// two words, which a call returns in registers (a walk's loop stepping past a value
+    /// gets it back without a round trip through memory).
+    at: u64,
+}
+
+impl<'a> Located<'a> {
+    #[inline(always)]
+    fn new(within: &'a Table, local: u32, offset: u32) -> Self {
+        Self {
+            within,
+            at: (offset as u64) << 32 | local as u64,
+        }
+    }
+
+    /// The row in the table storing the state.
+    #[inline(always)]
+    fn local(&self) -> u32 {
+        self.at as u32
+    }
+
+    /// The offset of the storing table's rows (0 for the table itself).
+    #[inline(always)]
+    fn offset(&self) -> u32 {
+        (self.at >> 32) as u32
+    }
+
+    /// The state, numbered in the table that located it.
+    #[inline(always)]
+    pub fn state(&self) -> u32 {
+        self.offset() + self.local()
+    }
+
+    /// Whether it is [`DEAD`] (a value's live state is never its row 0, [`DEAD`]).
+    #[inline(always)]
+    pub fn is_dead(&self) -> bool {
+        self.local() == DEAD
+    }
 }
 
 /// The shared part of a table built by [`Table::splice_shared`]: each *call* is a place
@@ -619,44 +654,45 @@ impl Table {
             DEAD
         };
         match self.value_of(state) {
-            Some((_, within, local, offset)) => Located {
-                state,
-                within,
-                local,
-                offset,
-            },
-            None => Located {
-                state,
-                within: self,
-                local: state,
-                offset: 0,
-            },
+            Some((_, within, local, offset)) => Located::new(within, local, offset),
+            None => Located::new(self, state, 0),
         }
     }
 
     /// [`Self::next`] from a located state: a step that stays in the table storing it is
     /// one lookup there; leaving a value (or entering one) locates the state again.
-    #[inline]
+    ///
+    /// The step within one table is inlined into the caller's loop; the rest
+    /// ([`Self::next_relocated`]) is not, so that walks stay small enough to be inlined
+    /// wherever they are called from.
+    #[inline(always)]
     pub fn next_located<'a>(&'a self, from: Located<'a>, byte: u8) -> Located<'a> {
         let w = from.within;
-        let t = w.trans[from.local as usize * w.stride + w.classes[byte as usize] as usize];
-        if t == DEAD {
-            if std::ptr::eq(w, self) || !w.accept[from.local as usize] {
-                return self.locate(DEAD);
-            }
-            // The value accepts here: its call's return state goes on.
-            return self.locate(self.next(from.state, byte));
-        }
-        if (t as usize) < w.accept.len() {
-            Located {
-                state: from.offset + t,
-                within: w,
-                local: t,
-                offset: from.offset,
-            }
+        let t = w.trans[from.local() as usize * w.stride + w.classes[byte as usize] as usize];
+        if t != DEAD && (t as usize) < w.accept.len() {
+            Located::new(w, t, from.offset())
+        } else if t == DEAD && std::ptr::eq(w, self) {
+            // [`DEAD`] is a stored state of every table.
+            Located::new(self, DEAD, 0)
         } else {
-            self.locate(from.offset + t)
+            self.next_relocated(from, t, byte)
         }
+    }
+
+    /// [`Self::next_located`] where `t`, the step in the table storing `from`, is [`DEAD`]
+    /// or past that table's stored states.
+    #[inline(never)]
+    fn next_relocated<'a>(&'a self, from: Located<'a>, t: u32, byte: u8) -> Located<'a> {
+        let w = from.within;
+        if t != DEAD {
+            return self.locate(from.offset() + t);
+        }
+        if std::ptr::eq(w, self) || !w.accept[from.local() as usize] {
+            // [`DEAD`] is a stored state of every table.
+            return Located::new(self, DEAD, 0);
+        }
+        // The value accepts here: its call's return state goes on.
+        self.locate(self.next(from.state(), byte))
     }
 
     /// The innermost value a computed state reads ([`Self::splice_shared`]; a value table
@@ -2135,7 +2171,7 @@ impl Table {
                         } else {
                             let value = &values[continuations[tag as usize - 1].0];
                             match located {
-                                Some(l) => value.next_located(*l, byte).state,
+                                Some(l) => value.next_located(*l, byte).state(),
                                 None => value.next(state, byte),
                             }
                         };

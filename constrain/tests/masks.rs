@@ -66,6 +66,12 @@ fn shortcut_masks_are_full_walks() {
         json!({"enum": ["a\u{1}b", "x\"y", "tab\tz", 12]}),
         json!({"type": "string", "pattern": "^[a-z ]*$"}),
         json!({"propertyNames": {"maxLength": 3}, "additionalProperties": {"type": "integer"}}),
+        // Escapes in strings of a bounded length: after `\u00` and a hex digit, only tokens
+        // whose other characters fit in the length left (`Tier::plain_tails` by length).
+        json!({"type": "string", "maxLength": 6}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 9}}}),
+        json!({"type": "string", "format": "uri", "maxLength": 24}),
+        json!({"type": "array", "items": {"type": "string", "pattern": "^[^q]*$", "maxLength": 5}}),
     ] {
         let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
         let index = TokenIndex::new(c.clone(), vocab.clone());

@@ -1,0 +1,106 @@
+//! Every mask of a corpus directory's instances (ours, general mode, o200k_base), as the
+//! corpus runner asks for them: average, p99, and the slowest first fills with their file
+//! and the text before them.
+//!
+//! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskdir -- DIR [TOP]`
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let dir = std::env::args().nth(1).expect("DIR");
+    let top: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    let (vocab, _eos) = bench_constrain::vocab::ours("o200k_base");
+    let bpe = bench_constrain::vocab::bpe("o200k_base");
+    let vindex = Arc::new(constrain::index::VocabIndex::new(vocab));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut all = Vec::new();
+    let mut rows = Vec::new();
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Ok(entry) = bench_constrain::corpus::parse_entry(&text) else {
+            continue;
+        };
+        let options = entry.general_options();
+        let Ok(c) = constrain::template::compile_schema(Some(&entry.schema), &options) else {
+            continue;
+        };
+        let index_constraint = Arc::new(c);
+        let index = constrain::index::TokenIndex::new(index_constraint.clone(), vindex.clone());
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        for test in &entry.tests {
+            let mut state = index.start();
+            let mut done = String::new();
+            for tok in bpe.encode_ordinary(&test.text) {
+                let cached = index.is_cached(state);
+                let t = Instant::now();
+                let m = index.allowed(state);
+                let ns = t.elapsed().as_nanos() as u64;
+                all.push(ns);
+                if !cached {
+                    let again = if ns > 40_000 {
+                        (0..2)
+                            .map(|_| {
+                                let fresh = constrain::index::TokenIndex::new(
+                                    index_constraint.clone(),
+                                    vindex.clone(),
+                                );
+                                let t = Instant::now();
+                                fresh.allowed(state);
+                                t.elapsed().as_nanos() as u64
+                            })
+                            .min()
+                            .unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    let tail: String = done
+                        .chars()
+                        .rev()
+                        .take(40)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect();
+                    rows.push((ns, m.count(), name.clone(), tail, again));
+                }
+                match index.advance(state, tok) {
+                    Some(constrain::index::Step::Next(s)) => state = s,
+                    _ => break,
+                }
+                done.push_str(&bpe.decode(&[tok as _]).unwrap_or_default());
+            }
+        }
+    }
+    all.sort_unstable();
+    let avg = all.iter().sum::<u64>() as f64 / all.len().max(1) as f64;
+    let p99 = all.get(all.len() * 99 / 100).copied().unwrap_or(0);
+    println!(
+        "{} masks, avg {:.2} us, p99 {:.1} us; {} first fills",
+        all.len(),
+        avg / 1000.0,
+        p99 as f64 / 1000.0,
+        rows.len()
+    );
+    let slow = rows.iter().filter(|r| r.0 > 40_000).count();
+    let genuine = rows.iter().filter(|r| r.4 > 40_000).count();
+    println!(
+        "first fills over 40 us: {slow}, of which over 40 us again on a fresh index: {genuine}"
+    );
+    rows.sort_by_key(|r| std::cmp::Reverse(r.4));
+    for r in rows.iter().take(top) {
+        println!(
+            "{:>8} ns (again {:>8})  allowed {:>6}  {:<50} {:?}",
+            r.0, r.4, r.1, r.2, r.3
+        );
+    }
+}
