@@ -231,6 +231,35 @@ impl<'a> Located<'a> {
     }
 }
 
+/// The return states of the last few value states a walk left
+/// ([`Table::next_located_with`]): a value state (in the walked table's numbering) and the
+/// located state its call returns to.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Returns<'a> {
+    kept: [Option<(u32, Located<'a>)>; RETURNS_KEPT],
+    next: usize,
+}
+
+/// How many return states [`Returns`] keeps (a token that leaves nested values at once
+/// leaves one per level).
+const RETURNS_KEPT: usize = 4;
+
+impl<'a> Returns<'a> {
+    #[inline]
+    fn find(&self, state: u32) -> Option<Located<'a>> {
+        self.kept
+            .iter()
+            .flatten()
+            .find(|(s, _)| *s == state)
+            .map(|&(_, ret)| ret)
+    }
+
+    fn keep(&mut self, state: u32, ret: Located<'a>) {
+        self.kept[self.next] = Some((state, ret));
+        self.next = (self.next + 1) % RETURNS_KEPT;
+    }
+}
+
 /// The shared part of a table built by [`Table::splice_shared`]: each *call* is a place
 /// where a word of a value table is read and the table then goes on from a return state.
 /// State `starts[c] + r - 1` is call `c` with its value in state `r` (`r >= 1`); its
@@ -683,6 +712,38 @@ impl Table {
     /// or past that table's stored states.
     #[inline(never)]
     fn next_relocated<'a>(&'a self, from: Located<'a>, t: u32, byte: u8) -> Located<'a> {
+        self.next_relocated_with(from, t, byte, &mut Returns::default())
+    }
+
+    /// [`Self::next_located`], remembering in `returns` the return states of the values it
+    /// leaves: a walk over a token trie leaves one value state by many bytes (every token
+    /// that closes a string and goes on), and finds where it returns once.
+    #[inline(always)]
+    pub fn next_located_with<'a>(
+        &'a self,
+        from: Located<'a>,
+        byte: u8,
+        returns: &mut Returns<'a>,
+    ) -> Located<'a> {
+        let w = from.within;
+        let t = w.trans[from.local() as usize * w.stride + w.classes[byte as usize] as usize];
+        if t != DEAD && (t as usize) < w.accept.len() {
+            Located::new(w, t, from.offset())
+        } else if t == DEAD && std::ptr::eq(w, self) {
+            Located::new(self, DEAD, 0)
+        } else {
+            self.next_relocated_with(from, t, byte, returns)
+        }
+    }
+
+    #[inline(never)]
+    fn next_relocated_with<'a>(
+        &'a self,
+        from: Located<'a>,
+        t: u32,
+        byte: u8,
+        returns: &mut Returns<'a>,
+    ) -> Located<'a> {
         let w = from.within;
         if t != DEAD {
             return self.locate(from.offset() + t);
@@ -691,8 +752,41 @@ impl Table {
             // [`DEAD`] is a stored state of every table.
             return Located::new(self, DEAD, 0);
         }
-        // The value accepts here: its call's return state goes on.
-        self.locate(self.next(from.state(), byte))
+        // The value accepts here: its call's return state goes on, stepped where it is
+        // stored (leaving the value that holds that state, in turn, when it accepts).
+        let state = from.state();
+        let ret = match returns.find(state) {
+            Some(ret) => ret,
+            None => {
+                let ret = match self.return_of(state) {
+                    Some(ret) => self.locate(ret),
+                    None => Located::new(self, DEAD, 0),
+                };
+                returns.keep(state, ret);
+                ret
+            }
+        };
+        if ret.is_dead() {
+            return ret;
+        }
+        self.next_located_with(ret, byte, returns)
+    }
+
+    /// The return state of the innermost call computed state `state` belongs to (the state
+    /// the table goes on from once that call's value accepts), numbered here. `None` for a
+    /// stored state.
+    fn return_of(&self, state: u32) -> Option<u32> {
+        let mut found = None;
+        let (mut table, mut state, mut offset) = (self, state, 0);
+        while let Some(c) = table.calls.as_ref() {
+            let Some((call, r)) = c.locate(state) else {
+                break;
+            };
+            found = Some(offset + c.ret[call]);
+            offset += c.starts[call] - 1;
+            (table, state) = (&*c.values[c.value[call] as usize], r);
+        }
+        found
     }
 
     /// The innermost value a computed state reads ([`Self::splice_shared`]; a value table
@@ -2812,6 +2906,72 @@ fn dense_from_nfa(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`Table::next_located`] from [`Table::locate`] is [`Table::next`], state for state and
+    /// byte for byte, in a schema whose shared values read values of their own (objects
+    /// of slotted members inside arrays inside objects): entering a value, stepping in it,
+    /// and leaving it for the return state of one call or of several at once.
+    #[test]
+    fn located_steps_are_the_tables() {
+        let options = crate::template::Options {
+            json: crate::json::JsonOptions {
+                mode: crate::json::SchemaMode::general(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let leaf: serde_json::Map<String, serde_json::Value> = (0..14)
+            .map(|i| {
+                let value = match i % 3 {
+                    0 => serde_json::json!({"type": "string", "maxLength": 40}),
+                    1 => serde_json::json!({"type": "integer", "minimum": -5, "maximum": 900}),
+                    _ => serde_json::json!({"type": "string", "format": "date-time"}),
+                };
+                (format!("leaf_{i}"), value)
+            })
+            .collect();
+        let middle: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| {
+                let value = if i % 2 == 0 {
+                    serde_json::json!({"type": "array", "items": {"type": "object", "properties": leaf}})
+                } else {
+                    serde_json::json!({"type": "object", "properties": leaf, "additionalProperties": false})
+                };
+                (format!("middle_{i}"), value)
+            })
+            .collect();
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": middle},
+            "b": {"type": "array", "items": {"type": "object", "properties": middle}},
+            "c": {"type": "string", "maxLength": 12}
+        }});
+        let c = crate::template::compile_schema(Some(&schema), &options).unwrap();
+        let table = &c.machine.table;
+        let stored = table.stored_states() as u32;
+        let n = table.len() as u32;
+        assert!(n > stored, "no shared values: {n} states, all stored");
+        let nested = (stored..n).any(|s| {
+            let l = table.locate(s);
+            !std::ptr::eq(l.within, &**table) && l.within.calls.is_some()
+        });
+        assert!(nested, "no value reads a value of its own");
+        let mut checked = 0u64;
+        for s in (0..n).step_by(((n / 4000) as usize).max(1)) {
+            let from = table.locate(s);
+            assert_eq!(from.state(), s);
+            for b in 0..=255u8 {
+                let located = table.next_located(from, b);
+                assert_eq!(
+                    located.state(),
+                    table.next(s, b),
+                    "state {s}, byte {b:#04x}"
+                );
+                assert_eq!(located.is_dead(), located.state() == DEAD);
+                checked += 1;
+            }
+        }
+        assert!(checked > 100_000, "{checked} steps checked");
+    }
 
     /// A pattern that may match bytes outside UTF-8 (`(?-u:\xF8)`).
     fn raw(pattern: &str) -> Hir {

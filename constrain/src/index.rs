@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::dfa::{Located, Table, DEAD, START};
+use crate::dfa::{Located, Returns, Table, DEAD, START};
 use crate::graph::Machine;
 use crate::template::Constraint;
 use crate::vocab::Vocabulary;
@@ -971,9 +971,10 @@ impl TokenIndex {
         let mut k = 0usize;
         // Per state after a first byte (many bytes lead to one): its plain text, if any.
         let mut decided: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
+        let mut returns = Returns::default();
         while let Some(root) = nodes.get(k) {
             let end = root.end as usize;
-            let first = table.next_located(states[0], root.byte);
+            let first = table.next_located_with(states[0], root.byte, &mut returns);
             if first.is_dead() {
                 k = end;
                 continue;
@@ -1009,7 +1010,15 @@ impl TokenIndex {
             // The root's subtree, skipping the nodes `prune` does not mark.
             states[1] = first;
             take_node(&mut mask, trie, k);
-            walk_range(table, &mut states, &mut mask, trie, k + 1..end, prune);
+            walk_range(
+                table,
+                &mut states,
+                &mut mask,
+                trie,
+                k + 1..end,
+                prune,
+                &mut returns,
+            );
             k = end;
         }
         self.walk(state, mask, &Trie::EMPTY)
@@ -1121,7 +1130,16 @@ fn take_node(mask: &mut Mask, trie: &Trie, k: usize) {
 fn walk_nodes(table: &Table, state: u32, mask: &mut Mask, trie: &Trie) {
     let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
     states[0] = table.locate(state);
-    walk_range(table, &mut states, mask, trie, 0..trie.nodes.len(), 0);
+    let mut returns = Returns::default();
+    walk_range(
+        table,
+        &mut states,
+        mask,
+        trie,
+        0..trie.nodes.len(),
+        0,
+        &mut returns,
+    );
 }
 
 /// The tokens of the trie's nodes `range` (whole subtrees) allowed from the states their
@@ -1136,6 +1154,7 @@ fn walk_range<'a>(
     trie: &Trie,
     range: std::ops::Range<usize>,
     prune: u8,
+    returns: &mut Returns<'a>,
 ) {
     let nodes = &trie.nodes[..range.end.min(trie.nodes.len())];
     let mut k = range.start;
@@ -1145,7 +1164,7 @@ fn walk_range<'a>(
             continue;
         }
         let d = node.depth as usize;
-        let s = table.next_located(states[d - 1], node.byte);
+        let s = table.next_located_with(states[d - 1], node.byte, returns);
         if s.is_dead() {
             k = node.end as usize;
             continue;
