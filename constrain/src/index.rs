@@ -212,15 +212,21 @@ impl Trie {
     /// The trie of the ordinary tokens `keep` selects. Tokens longer than `u16::MAX` bytes
     /// (no real vocabulary has one) are left out: never allowed.
     fn new(vocab: &Vocabulary, keep: impl Fn(u32) -> bool) -> Self {
+        Self::of_suffixes(vocab, |id| keep(id).then_some(0))
+    }
+
+    /// The trie of the ordinary tokens `from` selects, each by its bytes from the offset
+    /// `from` gives (a token's tail past a prefix; non-empty tails only).
+    fn of_suffixes(vocab: &Vocabulary, from: impl Fn(u32) -> Option<usize>) -> Self {
         let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
-            .filter(|&id| {
+            .filter_map(|id| {
                 let bytes = vocab.token(id);
-                !vocab.is_special(id)
-                    && !bytes.is_empty()
-                    && bytes.len() <= u16::MAX as usize
-                    && keep(id)
+                if vocab.is_special(id) || bytes.is_empty() || bytes.len() > u16::MAX as usize {
+                    return None;
+                }
+                let tail = bytes.get(from(id)?..)?;
+                (!tail.is_empty()).then_some((tail, id))
             })
-            .map(|id| (vocab.token(id), id))
             .collect();
         entries.sort_unstable();
         let mut trie = Self {
@@ -320,6 +326,11 @@ struct Tier {
     ascii: Vec<u8>,
     plain: Mask,
     rest: Trie,
+    /// The tokens of [`Tier::rest`] by what follows their longest plain prefix (which
+    /// starts with a character that is not plain): from a state that every plain
+    /// character leads back to (a string body), a token is allowed when that tail is.
+    /// Many tokens share a tail (`",`, `"}`), so this trie is walked instead of `rest`.
+    tails_past_plain: Trie,
     /// `up_to[n]`: the plain tokens of at most `n` characters, for `n` up to
     /// [`SHORT_CHARS`].
     up_to: Vec<Mask>,
@@ -369,6 +380,27 @@ fn plain_tail(vocab: &Vocabulary, id: u32, ascii: &[u8]) -> bool {
         && is_plain(&bytes[1..], ascii)
 }
 
+/// The length in bytes of the longest prefix of `bytes` made of plain characters for a
+/// tier with these ASCII bytes (whole characters; a byte that starts no valid character
+/// ends it).
+fn plain_prefix(bytes: &[u8], ascii: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        let len = match b {
+            0x00..=0x7f => 1,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            _ => break,
+        };
+        match bytes.get(at..at + len) {
+            Some(c) if is_plain(c, ascii) => at += len,
+            _ => break,
+        }
+    }
+    at
+}
+
 /// Whether `bytes` is plain text for a tier with these ASCII bytes.
 fn is_plain(bytes: &[u8], ascii: &[u8]) -> bool {
     std::str::from_utf8(bytes).is_ok_and(|s| {
@@ -411,6 +443,9 @@ impl VocabIndex {
                     this[0].union_with(&shorter[n - 1]);
                 }
                 let rest = Trie::new(&vocab, |id| !plain.contains(id));
+                let tails_past_plain = Trie::of_suffixes(&vocab, |id| {
+                    (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii))
+                });
                 let mut tails: Vec<(u8, u32, u32)> = (0..vocab.len() as u32)
                     .filter(|&id| plain_tail(&vocab, id, &ascii))
                     .map(|id| {
@@ -431,6 +466,7 @@ impl VocabIndex {
                     ascii,
                     plain,
                     rest,
+                    tails_past_plain,
                     up_to,
                     long,
                     max_chars,
@@ -469,6 +505,7 @@ impl VocabIndex {
                 .iter()
                 .map(|t| {
                     t.rest.memory()
+                        + t.tails_past_plain.memory()
                         + (t.up_to.len() + 1) * t.plain.words.len() * 8
                         + t.long.len() * 16
                 })
@@ -943,6 +980,9 @@ impl TokenIndex {
                         }
                     }
                 }
+                if n >= tier.max_chars && self.plain_returns(t, state) {
+                    return self.walk(state, mask, &tier.tails_past_plain);
+                }
                 return self.walk(state, mask, &tier.rest);
             }
         }
@@ -952,6 +992,14 @@ impl TokenIndex {
             }
         }
         self.walk_after_first(state)
+    }
+
+    /// Whether every plain character of tier `t` leads from `state` back to `state` (a
+    /// string body with no length left to count): then a token's plain prefix leaves it
+    /// there, and only its tail past that prefix decides ([`Tier::tails_past_plain`]).
+    fn plain_returns(&self, t: usize, state: u32) -> bool {
+        let step = self.plain_next(t, state, &mut Scratch::default());
+        !step.dies && step.states.as_deref() == Some(&[state])
     }
 
     /// The mask of `state` by walking every ordinary token, except where the first byte
@@ -1178,6 +1226,28 @@ fn walk_range<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token's plain prefix ends before its first character that is not plain: `"`,
+    /// `\`, a control character, U+2028, or a byte that starts no whole character (a
+    /// token may end inside one).
+    #[test]
+    fn plain_prefixes_end_at_the_first_character_not_plain() {
+        let [wide, narrow] = tier_bytes();
+        for (bytes, in_wide, in_narrow) in [
+            (&b"abc"[..], 3, 3),
+            (b"ab\"c", 2, 2),
+            (b"a-b\\n", 3, 1),
+            ("caf\u{e9}\"".as_bytes(), 5, 5),
+            ("x\u{2028}y".as_bytes(), 1, 1),
+            (b"ok\xe2\x80", 2, 2),
+            (b"\x80abc", 0, 0),
+            (b"\ttab", 0, 0),
+            ("\u{1f600} ok".as_bytes(), 7, 7),
+        ] {
+            assert_eq!(plain_prefix(bytes, &wide), in_wide, "{bytes:?}");
+            assert_eq!(plain_prefix(bytes, &narrow), in_narrow, "{bytes:?}");
+        }
+    }
 
     /// A state read in place from a shared value, stepped in the value's own rows
     /// ([`TokenIndex::plain_step_located`]), reaches the states the machine's own steps
