@@ -14,7 +14,13 @@ fn main() {
         .unwrap_or(40);
     let (vocab, _eos) = bench_constrain::vocab::ours("o200k_base");
     let bpe = bench_constrain::vocab::bpe("o200k_base");
+    let t = Instant::now();
     let vindex = Arc::new(constrain::index::VocabIndex::new(vocab));
+    eprintln!(
+        "vocabulary index: {:?}, {} MiB of tries and token sets",
+        t.elapsed(),
+        vindex.trie_memory() >> 20
+    );
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
