@@ -347,47 +347,38 @@ impl std::fmt::Debug for Table {
     }
 }
 
-/// Most tables [`Table::from_hir`] keeps, and most bytes they and their keys may hold in
-/// all (all are dropped when one more would pass either); a table of more than 1/16 of the
-/// bytes is not kept, nor one whose HIR's text passes [`HIR_KEY_BYTES`].
+/// Most tables [`Table::from_hir`] keeps, and most bytes they may hold in all (all are
+/// dropped when one more would pass either); a table of more than 1/16 of the bytes is not
+/// kept.
 const HIR_CACHE: usize = 1024;
 const HIR_CACHE_BYTES: usize = 64 << 20;
-const HIR_KEY_BYTES: usize = 64 << 10;
 
-/// A string that refuses to grow past a length (the cache key of a HIR's text: at most
-/// [`HIR_KEY_BYTES`] in [`Table::from_hir`]).
-pub(crate) struct Bounded {
-    text: String,
-    max: usize,
-}
-
-impl Bounded {
-    /// Empty, refusing to pass `max` bytes.
-    pub(crate) fn new(max: usize) -> Self {
-        Self {
-            text: String::new(),
-            max,
+/// A 128-bit digest of what `Debug` writes of `value`, streamed (the text is never stored,
+/// however long): two SipHash-1-3 hashers under keys drawn at random once per process. Two
+/// texts that differ get the same digest with probability about 2^-128, and a schema
+/// cannot be written to make two of its parts collide without the keys. The keys of
+/// [`KeptTables`] and of a compile's values met again (`general::General::slot_of_value`).
+pub(crate) fn digest(value: &dyn std::fmt::Debug) -> (u64, u64) {
+    use std::hash::{BuildHasher, Hasher, RandomState};
+    static KEYS: std::sync::OnceLock<(RandomState, RandomState)> = std::sync::OnceLock::new();
+    let keys = KEYS.get_or_init(|| (RandomState::new(), RandomState::new()));
+    struct Digest(std::hash::DefaultHasher, std::hash::DefaultHasher);
+    impl std::fmt::Write for Digest {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            self.1.write(s.as_bytes());
+            Ok(())
         }
     }
-
-    /// The text written.
-    pub(crate) fn into_string(self) -> String {
-        self.text
-    }
+    let mut d = Digest(keys.0.build_hasher(), keys.1.build_hasher());
+    // Writing to a digest cannot fail; a `Debug` that fails stops at the same place for the
+    // same value.
+    let _ = std::fmt::write(&mut d, format_args!("{value:?}"));
+    (d.0.finish(), d.1.finish())
 }
 
-impl std::fmt::Write for Bounded {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.text.len() + s.len() > self.max {
-            return Err(std::fmt::Error);
-        }
-        self.text.push_str(s);
-        Ok(())
-    }
-}
-
-/// Tables kept process-wide, keyed by a text (a HIR's, or several HIRs' for a product of
-/// them) and the size budgets they were built within: at most `max_tables` of them, and at
+/// Tables kept process-wide, keyed by the [`digest`] of a text (a HIR's, or several HIRs'
+/// for a product of them) and the size budgets they were built within: at most `max_tables` of them, and at
 /// most `max_bytes` with their keys (all are dropped when one more would pass either); a
 /// table of more than `max_bytes / share` is not kept. Tables are kept behind an `Arc`, so a
 /// table found is shared with every compiled constraint that holds it, not copied.
@@ -398,8 +389,8 @@ pub(crate) struct KeptTables {
     share: usize,
 }
 
-/// A key of [`KeptTables`]: the text and the size budgets.
-type KeptKey = (String, usize, usize, usize);
+/// A key of [`KeptTables`]: the text's [`digest`] and the size budgets.
+type KeptKey = ((u64, u64), usize, usize, usize);
 
 /// The tables of [`KeptTables`] and their bytes in all.
 type Kept = (HashMap<KeptKey, Arc<Table>>, usize);
@@ -415,9 +406,8 @@ impl KeptTables {
         }
     }
 
-    /// The table kept for `key` (what `Debug` writes of it, up to [`HIR_KEY_BYTES`]) under
-    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. A key whose text
-    /// is longer is built every time. Errors are `build`'s and are not kept; the deadline is
+    /// The table kept for `key` (the [`digest`] of what `Debug` writes of it) under
+    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are `build`'s and are not kept; the deadline is
     /// not part of the key (a table found is served even past it).
     pub(crate) fn get_or_build<E>(
         &'static self,
@@ -428,12 +418,8 @@ impl KeptTables {
         let cache = self
             .cache
             .get_or_init(|| std::sync::Mutex::new((HashMap::default(), 0)));
-        let mut text = Bounded::new(HIR_KEY_BYTES);
-        if std::fmt::write(&mut text, format_args!("{key:?}")).is_err() {
-            return build().map(Arc::new);
-        }
         let key = (
-            text.into_string(),
+            digest(key),
             limits.max_states,
             limits.max_automaton_bytes,
             limits.max_work,
@@ -442,7 +428,7 @@ impl KeptTables {
             return Ok(t);
         }
         let table = Arc::new(build()?);
-        let bytes = table.memory() + key.0.len();
+        let bytes = table.memory() + std::mem::size_of::<KeptKey>();
         if bytes <= self.max_bytes / self.share {
             if let Ok(mut c) = cache.lock() {
                 if c.0.len() >= self.max_tables || c.1 + bytes > self.max_bytes {
@@ -1048,10 +1034,10 @@ impl Table {
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
     ///
     /// Tables built are kept process-wide (at most [`HIR_CACHE`] of them and
-    /// [`HIR_CACHE_BYTES`] with their keys, keyed by the HIR's text, up to
-    /// [`HIR_KEY_BYTES`] of it, and the size budgets; not the deadline: a table found is
-    /// served even past it): the same pattern, format or string bounds in another place or another
-    /// schema is a copy, not a second construction.
+    /// [`HIR_CACHE_BYTES`], keyed by the [`digest`] of the HIR's text and the size budgets;
+    /// not the deadline: a table found is served even past it): the same pattern, format,
+    /// string bounds or value in another place or another schema is a copy, not a second
+    /// construction.
     pub fn from_hir(hir: &Hir, limits: &Limits) -> Result<Self, BuildError> {
         HIR_TABLES
             .get_or_build(hir, limits, || Self::from_hir_uncached(hir, limits))
@@ -2905,6 +2891,19 @@ fn dense_from_nfa(
 
 #[cfg(test)]
 mod tests {
+    /// Digests of long texts: equal texts alike, a text differing in its last byte or one
+    /// byte longer not.
+    #[test]
+    fn digests_tell_long_texts_apart() {
+        let text = "x".repeat(1 << 20);
+        assert_eq!(super::digest(&text), super::digest(&text.clone()));
+        let mut other = text.clone();
+        other.pop();
+        other.push('y');
+        assert_ne!(super::digest(&text), super::digest(&other));
+        assert_ne!(super::digest(&text), super::digest(&(text.clone() + "x")));
+    }
+
     use super::*;
 
     /// [`Table::next_located`] from [`Table::locate`] is [`Table::next`], state for state and

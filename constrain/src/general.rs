@@ -146,9 +146,6 @@ const OBJECT_WEIGHT: usize = 5_000;
 /// ([`General::quadratic`]).
 const QUADRATIC_UP_TO: usize = 4_096;
 
-/// Longest HIR text [`General::slot_of_value`] keeps a slot under (longer values get a
-/// slot each).
-const VALUE_KEY_BYTES: usize = 16 << 10;
 /// Most nested values generated (bounds the stack).
 const MAX_DEPTH: usize = 96;
 
@@ -547,9 +544,11 @@ struct General<'a> {
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
-    /// Slots of values ([`Self::slot_of_value`]) by their HIR's text (up to
-    /// [`VALUE_KEY_BYTES`]): the same value in many places is one table.
-    values: HashMap<String, Option<Hir>>,
+    /// Slots of values ([`Self::slot_of_value`]) by the digest of their HIR's text
+    /// ([`crate::dfa::digest`], however long the text): the same value in many places is
+    /// one table (a key bounded by the text's length built the Store's `hatch.json` value
+    /// of 24,432 states 96 times).
+    values: HashMap<(u64, u64), Option<Hir>>,
     /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
@@ -1422,21 +1421,13 @@ impl<'a> General<'a> {
                 return Ok(Some(value));
             }
         }
-        let key = {
-            use std::fmt::Write;
-            let mut text = crate::dfa::Bounded::new(VALUE_KEY_BYTES);
-            write!(text, "{value:?}")
-                .is_ok()
-                .then(|| text.into_string())
-        };
-        if let Some(found) = key.as_ref().and_then(|k| self.values.get(k)) {
+        let key = crate::dfa::digest(&value);
+        if let Some(found) = self.values.get(&key) {
             return Ok(found.clone());
         }
         let t = self.table_of(&value, pointer)?;
         let slot = self.slot(t, pointer)?;
-        if let Some(k) = key {
-            self.values.insert(k, slot.clone());
-        }
+        self.values.insert(key, slot.clone());
         Ok(slot)
     }
 
@@ -3317,6 +3308,32 @@ mod tests {
         assert_eq!(sa, sb);
         assert_ne!(sa, sc);
         assert_eq!(g.slots.len(), 2);
+    }
+
+    /// A value met again is found by the digest of its HIR's text however long the text
+    /// (here over 32 KiB; a key bounded at 16 KiB built such a value once per place): one
+    /// entry, one slot; a value differing in its last literal is another.
+    #[test]
+    fn long_values_met_again_are_built_once() {
+        let doc = json!({});
+        let limits = Limits::default();
+        let o = options(true, Draft::Draft2020);
+        let mut g = General::new(&doc, o, true, Draft::Draft2020, &limits);
+        let words = |last: &str| {
+            let mut w: Vec<String> = (0..3000).map(|i| format!("\"word{i}\"")).collect();
+            w.push(format!("\"{last}\""));
+            re(&w.join("|"))
+        };
+        let value = words("last");
+        let len = format!("{value:?}").len();
+        assert!(len > 32 << 10, "{len}");
+        let first = g.slot_of_value(value.clone(), "").unwrap();
+        assert_eq!(g.values.len(), 1);
+        assert_eq!(g.slot_of_value(value, "").unwrap(), first);
+        assert_eq!(g.values.len(), 1);
+        let other = g.slot_of_value(words("lasT"), "").unwrap();
+        assert_eq!(g.values.len(), 2);
+        assert_ne!(other, first);
     }
 
     /// An object of many long strings (40 values of up to 100 characters, past
