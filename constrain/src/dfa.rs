@@ -806,7 +806,8 @@ impl Table {
         })
     }
 
-    /// The same table with every state stored as a row (the shared values copied in).
+    /// The same table with every state stored as a row (the shared values copied in; each
+    /// computed state located once, [`Self::locate`], then stepped on every column).
     pub fn stored(self) -> Self {
         if self.calls.is_none() {
             return self;
@@ -819,7 +820,10 @@ impl Table {
         accept.extend_from_slice(&self.accept);
         for s in self.accept.len() as u32..n as u32 {
             accept.push(self.is_accepting(s));
-            trans.extend(reps.iter().map(|&b| self.next(s, b)));
+            // Located once, stepped on every column: a step that stays in the value is one
+            // lookup there, not a search of the calls per column.
+            let from = self.locate(s);
+            trans.extend(reps.iter().map(|&b| self.next_located(from, b).state()));
         }
         Self {
             classes: self.classes,
@@ -1920,6 +1924,24 @@ impl Table {
         if continuations.is_empty() {
             return Ok(self);
         }
+        // A value that reads values of its own in place is stepped once per copy and per
+        // set that holds it: its rows are computed once here instead (each computed step
+        // searches the value's calls).
+        let mut used = vec![false; values.len()];
+        for &(k, _) in &continuations {
+            used[k] = true;
+        }
+        let stored: Vec<Option<Self>> = values
+            .iter()
+            .zip(&used)
+            .map(|(v, &u)| (u && v.is_shared()).then(|| (*v).clone().stored()))
+            .collect();
+        let values: Vec<&Self> = values
+            .iter()
+            .zip(&stored)
+            .map(|(&v, s)| s.as_ref().unwrap_or(v))
+            .collect();
+        let values = &values[..];
         let closure = |set: &mut Vec<(u32, u32)>| {
             let mut i = 0;
             while i < set.len() {
@@ -1945,10 +1967,6 @@ impl Table {
         let mut start = vec![(0, START)];
         closure(&mut start);
         // The columns of the values spliced in (not of every value offered).
-        let mut used = vec![false; values.len()];
-        for &(k, _) in &continuations {
-            used[k] = true;
-        }
         let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
         maps.extend(
             values
@@ -2970,6 +2988,20 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "{checked} steps checked");
+        // Every state stored as a row (`Table::stored`, which steps located states): the
+        // same steps and the same accepting states.
+        let rows = (**table).clone().stored();
+        assert_eq!(rows.stored_states() as u32, n);
+        for s in (0..n).step_by(((n / 4000) as usize).max(1)) {
+            assert_eq!(rows.is_accepting(s), table.is_accepting(s), "state {s}");
+            for b in 0..=255u8 {
+                assert_eq!(
+                    rows.next(s, b),
+                    table.next(s, b),
+                    "state {s}, byte {b:#04x}"
+                );
+            }
+        }
     }
 
     /// A pattern that may match bytes outside UTF-8 (`(?-u:\xF8)`).
@@ -3179,6 +3211,30 @@ mod tests {
             ("bxabcdefghi1", false),
         ] {
             assert_eq!(spliced.matches(text.as_bytes()), ok, "{text}");
+        }
+        // A value that reads a value in place, copied by an outer splice (whose rows it
+        // computes once, `Table::stored`): the language of its stored copy.
+        let outer = Table::from_hir(&raw(r"<(?-u:\xF8)>|q(?-u:\xF8)!"), &limits).unwrap();
+        let find = |t: &Table, s: u32| {
+            Some((0usize, t.next(s, 0xF8)))
+                .filter(|&(_, q)| q != DEAD)
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        let by_shared = outer
+            .clone()
+            .splice_many(&[0xF8], find, &[&spliced], &limits)
+            .unwrap();
+        let rows = spliced.clone().stored();
+        let by_rows = outer.splice_many(&[0xF8], find, &[&rows], &limits).unwrap();
+        assert!(by_shared.same_language(&by_rows));
+        for (text, ok) in [
+            ("<bxabc1>", true),
+            ("qbxa2!", true),
+            ("<bx1>", false),
+            ("qbxabc1>", false),
+        ] {
+            assert_eq!(by_shared.matches(text.as_bytes()), ok, "{text}");
         }
     }
 
