@@ -354,9 +354,11 @@ const HIR_CACHE: usize = 1024;
 const HIR_CACHE_BYTES: usize = 64 << 20;
 
 /// A 128-bit digest of what `Debug` writes of `value`, streamed (the text is never stored,
-/// however long): two SipHash-1-3 hashers under keys drawn at random once per process. Two
-/// texts that differ get the same digest with probability about 2^-128, and a schema
-/// cannot be written to make two of its parts collide without the keys. The keys of
+/// however long): two SipHash-1-3 hashers under keys drawn at random once per process
+/// (std's `RandomState`, whose second key is the first plus one: the second hasher also
+/// starts with a byte of its own, so the two never hash the same input under related
+/// keys). Two texts that differ get the same digest with probability about 2^-128, and a
+/// schema cannot be written to make two of its parts collide without the keys. The keys of
 /// [`KeptTables`] and of a compile's values met again (`general::General::slot_of_value`).
 pub(crate) fn digest(value: &dyn std::fmt::Debug) -> (u64, u64) {
     use std::hash::{BuildHasher, Hasher, RandomState};
@@ -371,6 +373,7 @@ pub(crate) fn digest(value: &dyn std::fmt::Debug) -> (u64, u64) {
         }
     }
     let mut d = Digest(keys.0.build_hasher(), keys.1.build_hasher());
+    d.1.write_u8(0xA5);
     // Writing to a digest cannot fail; a `Debug` that fails stops at the same place for the
     // same value.
     let _ = std::fmt::write(&mut d, format_args!("{value:?}"));
