@@ -381,9 +381,9 @@ pub(crate) fn digest(value: &dyn std::fmt::Debug) -> (u64, u64) {
 }
 
 /// Tables kept process-wide, keyed by the [`digest`] of a text (a HIR's, or several HIRs'
-/// for a product of them) and the size budgets they were built within: at most `max_tables` of them, and at
-/// most `max_bytes` with their keys (all are dropped when one more would pass either); a
-/// table of more than `max_bytes / share` is not kept. Tables are kept behind an `Arc`, so a
+/// for a product of them) and the size budgets they were built within: at most
+/// `max_tables` of them, and at most `max_bytes` with their keys (all are dropped when one
+/// more would pass either); a table of more than `max_bytes / share` is not kept. Tables are kept behind an `Arc`, so a
 /// table found is shared with every compiled constraint that holds it, not copied.
 pub(crate) struct KeptTables {
     cache: std::sync::OnceLock<std::sync::Mutex<Kept>>,
@@ -410,8 +410,9 @@ impl KeptTables {
     }
 
     /// The table kept for `key` (the [`digest`] of what `Debug` writes of it) under
-    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are `build`'s and are not kept; the deadline is
-    /// not part of the key (a table found is served even past it).
+    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are
+    /// `build`'s and are not kept; the deadline is not part of the key (a table found is
+    /// served even past it).
     pub(crate) fn get_or_build<E>(
         &'static self,
         key: &dyn std::fmt::Debug,
@@ -2912,20 +2913,20 @@ fn dense_from_nfa(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// Digests of long texts: equal texts alike, a text differing in its last byte or one
     /// byte longer not.
     #[test]
     fn digests_tell_long_texts_apart() {
         let text = "x".repeat(1 << 20);
-        assert_eq!(super::digest(&text), super::digest(&text.clone()));
+        assert_eq!(digest(&text), digest(&text.clone()));
         let mut other = text.clone();
         other.pop();
         other.push('y');
-        assert_ne!(super::digest(&text), super::digest(&other));
-        assert_ne!(super::digest(&text), super::digest(&(text.clone() + "x")));
+        assert_ne!(digest(&text), digest(&other));
+        assert_ne!(digest(&text), digest(&(text.clone() + "x")));
     }
-
-    use super::*;
 
     /// [`Table::next_located`] from [`Table::locate`] is [`Table::next`], state for state and
     /// byte for byte, in a schema whose shared values read values of their own (objects
