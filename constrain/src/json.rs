@@ -1557,6 +1557,47 @@ mod tests {
     }
 
     #[test]
+    fn reader_classes_are_the_readers() {
+        // Each reader as built (one column per byte class) against the same reader stepped
+        // on every byte: the same language from every start, depth and whitespace.
+        let limits = Limits::default();
+        for (start, general) in [
+            (Lex::Top, false),
+            (Lex::TopValue, false),
+            (Lex::TopValue, true),
+        ] {
+            for (levels, whitespace) in [(1, 0), (2, 1), (3, 0), (4, 2)] {
+                let built = reader_table(start, general, levels, whitespace, &limits).unwrap();
+                let mut each = [0u8; 256];
+                for (b, c) in each.iter_mut().enumerate() {
+                    *c = b as u8;
+                }
+                let reader = Reader {
+                    stack: Stack::default(),
+                    lex: start,
+                    ws: 0,
+                    general,
+                };
+                let every = Table::determinize_keyed(
+                    each,
+                    256,
+                    reader,
+                    |r: &Reader, b| r.step(b, levels, whitespace),
+                    Reader::complete,
+                    &limits,
+                    &mut Vec::new(),
+                )
+                .unwrap();
+                assert!(
+                    built.same_language(&every),
+                    "{start:?} general {general} levels {levels} whitespace {whitespace}"
+                );
+                assert!(reader_classes().1 < 80, "{} columns", reader_classes().1);
+            }
+        }
+    }
+
+    #[test]
     fn fixed_patterns_parse() {
         for p in [INTEGER, NUMBER, DATE, TIME, UUID] {
             re(p);
@@ -2277,6 +2318,38 @@ pub fn typed_value_table(
     cached_reader(ReaderKind::Typed(types), levels, whitespace, limits)
 }
 
+/// The byte columns of the reader tables (classes, how many): every byte `Reader::step` or
+/// `numeric::Written::step` names on its own (structure, whitespace, digits, signs, the
+/// literals' and escapes' letters, hex digits), and between them runs of bytes both treat
+/// alike (the UTF-8 lead and continuation ranges, control bytes, other printable ASCII). A
+/// reader steps one byte per column instead of all 256 (`reader_classes_are_the_readers`
+/// checks the tables against one column per byte).
+fn reader_classes() -> ([u8; 256], usize) {
+    const NAMED: &[u8] = b"\t\n\r \"\\/0123456789+-.eE,:{}[]truefalsnbABCDEFabcdef";
+    /// Where a run of bytes treated alike begins (UTF-8: continuation bytes by the lead
+    /// bytes' bounds 0x8f/0x9f, the invalid leads, the leads by length and bounds).
+    const RUNS: &[u8] = &[
+        0x00, 0x20, 0x80, 0x90, 0xa0, 0xc0, 0xc2, 0xe0, 0xe1, 0xed, 0xee, 0xf0, 0xf1, 0xf4, 0xf5,
+    ];
+    let mut starts = [false; 257];
+    for &b in RUNS {
+        starts[b as usize] = true;
+    }
+    for &b in NAMED {
+        starts[b as usize] = true;
+        starts[b as usize + 1] = true;
+    }
+    let mut classes = [0u8; 256];
+    let mut n = 0usize;
+    for (b, c) in classes.iter_mut().enumerate() {
+        if starts[b] && b > 0 {
+            n += 1;
+        }
+        *c = n as u8;
+    }
+    (classes, n + 1)
+}
+
 /// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).
 fn reader_table(
     start: Lex,
@@ -2285,12 +2358,7 @@ fn reader_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    let mut classes = [0u8; 256];
-    // Each byte its own column: the reader treats many bytes alike, but a table of a few
-    // thousand states is small either way (and `compact` merges the columns after).
-    for (b, c) in classes.iter_mut().enumerate() {
-        *c = b as u8;
-    }
+    let (classes, stride) = reader_classes();
     let start = Reader {
         stack: Stack::default(),
         lex: start,
@@ -2300,7 +2368,7 @@ fn reader_table(
     let mut keys = Vec::new();
     let table = crate::dfa::Table::determinize_keyed(
         classes,
-        256,
+        stride,
         start,
         |r: &Reader, b| r.step(b, levels, whitespace),
         Reader::complete,
