@@ -2,7 +2,7 @@
 //! each timed again on a fresh index (minimum of five): where masks cost their time.
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
-//! with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
+//! with `TOP=N` it lists the N slowest (6 unless told); with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
 //! with `COMPILE_ONLY=N` it compiles N times (at least once) before any vocabulary is loaded
 //! and stops.
 use std::sync::Arc;
@@ -81,7 +81,13 @@ fn main() {
         total / 1000,
         rows.len()
     );
-    for r in rows.iter().take(6) {
+    let over = rows.iter().filter(|r| r.0 > 36_000).count();
+    println!("masks over 36 us: {over}");
+    let top = std::env::var("TOP")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(6);
+    for r in rows.iter().take(top) {
         let min = (0..5)
             .map(|_| {
                 let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());

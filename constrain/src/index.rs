@@ -73,15 +73,12 @@ struct PlainNext {
 }
 
 impl PlainNext {
-    /// The same with `offset` added to every state (a value's states in its caller's
-    /// numbering).
-    fn shifted(&self, offset: u32) -> Self {
-        Self {
-            states: self
-                .states
-                .as_ref()
-                .map(|s| s.iter().map(|&r| r + offset).collect()),
-            dies: self.dies,
+    /// The one state after a plain character, in the caller's numbering (`offset` added),
+    /// when every plain character leads there and none dies.
+    fn single(&self, offset: u32) -> Option<u32> {
+        match self.states.as_deref() {
+            Some(&[next]) if !self.dies => Some(next + offset),
+            _ => None,
         }
     }
 }
@@ -218,14 +215,25 @@ impl Trie {
     /// The trie of the ordinary tokens `from` selects, each by its bytes from the offset
     /// `from` gives (a token's tail past a prefix; non-empty tails only).
     fn of_suffixes(vocab: &Vocabulary, from: impl Fn(u32) -> Option<usize>) -> Self {
-        let mut entries: Vec<(&[u8], u32)> = (0..vocab.len() as u32)
+        Self::of_grouped_suffixes(vocab, |id| from(id).map(|at| (0, at))).0
+    }
+
+    /// [`Self::of_suffixes`] with the tails in groups: `from` gives a token's group (from 0)
+    /// and the offset of its tail. Each group's tokens are whole subtrees of their own,
+    /// `groups[g]` the range of nodes holding group `g` (empty for a group without tokens).
+    fn of_grouped_suffixes(
+        vocab: &Vocabulary,
+        from: impl Fn(u32) -> Option<(usize, usize)>,
+    ) -> (Self, Vec<std::ops::Range<usize>>) {
+        let mut entries: Vec<(usize, &[u8], u32)> = (0..vocab.len() as u32)
             .filter_map(|id| {
                 let bytes = vocab.token(id);
                 if vocab.is_special(id) || bytes.is_empty() || bytes.len() > u16::MAX as usize {
                     return None;
                 }
-                let tail = bytes.get(from(id)?..)?;
-                (!tail.is_empty()).then_some((tail, id))
+                let (group, at) = from(id)?;
+                let tail = bytes.get(at..)?;
+                (!tail.is_empty()).then_some((group, tail, id))
             })
             .collect();
         entries.sort_unstable();
@@ -234,10 +242,17 @@ impl Trie {
             more: Vec::new(),
             max_depth: 0,
         };
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         let mut path: Vec<u32> = Vec::new(); // node index per depth
         let mut prev: &[u8] = &[];
-        for (bytes, id) in entries {
-            let common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        for (group, bytes, id) in entries {
+            let mut common = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            if groups.len() <= group {
+                // A new group: nothing shared with the last one's subtrees.
+                common = 0;
+                let from = trie.nodes.len();
+                groups.resize(group + 1, from..from);
+            }
             while path.len() > common {
                 let node = path.pop().unwrap_or(0);
                 trie.nodes[node as usize].end = trie.nodes.len() as u32;
@@ -253,6 +268,9 @@ impl Trie {
                 });
             }
             trie.max_depth = trie.max_depth.max(bytes.len());
+            if let Some(last) = groups.last_mut() {
+                last.end = trie.nodes.len();
+            }
             if let Some(&k) = path.last() {
                 let node = &mut trie.nodes[k as usize];
                 if node.token == NO_TOKEN {
@@ -267,7 +285,7 @@ impl Trie {
         while let Some(node) = path.pop() {
             trie.nodes[node as usize].end = trie.nodes.len() as u32;
         }
-        trie
+        (trie, groups)
     }
 
     /// Sets `flag` on every node whose subtree (the node included) holds a token `has`
@@ -334,6 +352,13 @@ struct Tier {
     /// character leads back to (a string body), a token is allowed when that tail is.
     /// Many tokens share a tail (`",`, `"}`), so this trie is walked instead of `rest`.
     tails_past_plain: Trie,
+    /// The same tails grouped by how many plain characters come before them: group `p`
+    /// (nodes `prefix_groups[p]`) holds the tails of the tokens of [`Tier::rest`] whose
+    /// longest plain prefix has `p` characters. From a state where every plain character
+    /// leads to one next state (a string body counting its characters for a `maxLength`),
+    /// group `p` is walked from the state `p` characters on.
+    tails_by_prefix: Trie,
+    prefix_groups: Vec<std::ops::Range<usize>>,
     /// `up_to[n]`: the plain tokens of at most `n` characters, for `n` up to
     /// [`SHORT_CHARS`].
     up_to: Vec<Mask>,
@@ -454,6 +479,14 @@ impl VocabIndex {
                 let tails_past_plain = Trie::of_suffixes(&vocab, |id| {
                     (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii, utf8))
                 });
+                let (tails_by_prefix, prefix_groups) = Trie::of_grouped_suffixes(&vocab, |id| {
+                    (!plain.contains(id)).then(|| {
+                        let bytes = vocab.token(id);
+                        let at = plain_prefix(bytes, &ascii, utf8);
+                        let chars = bytes[..at].iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                        (chars, at)
+                    })
+                });
                 let mut tails: Vec<(u8, u32, u32)> = (0..vocab.len() as u32)
                     .filter(|&id| plain_tail(&vocab, id, &ascii, utf8))
                     .map(|id| {
@@ -476,6 +509,8 @@ impl VocabIndex {
                     plain,
                     rest,
                     tails_past_plain,
+                    tails_by_prefix,
+                    prefix_groups,
                     up_to,
                     long,
                     max_chars,
@@ -897,7 +932,7 @@ impl TokenIndex {
     /// numbering), remembered per state; a state of a shared value that is not accepting
     /// (so no character leaves the value) is remembered per value state, for every call
     /// that reads the value.
-    fn plain_next(&self, t: usize, state: u32, scratch: &mut Scratch) -> PlainNext {
+    fn plain_next(&self, t: usize, state: u32, scratch: &mut Scratch) -> (Arc<PlainNext>, u32) {
         let table = self.table();
         let (sub, tag, from, offset) = match table.value_of(state) {
             Some((v, value, r, offset)) if !value.is_accepting(r) => (value, v, r, offset),
@@ -909,7 +944,7 @@ impl TokenIndex {
             .ok()
             .and_then(|m| m.get(&key).cloned());
         if let Some(p) = cached {
-            return p.shifted(offset);
+            return (p, offset);
         }
         let mut out = Vec::new();
         let (dies, key) = match self.plain_step_in(sub, tag, t, from, &mut out, scratch) {
@@ -932,7 +967,7 @@ impl TokenIndex {
         if let Ok(mut m) = self.plain_next[t].write() {
             m.insert(key, found.clone());
         }
-        found.shifted(offset)
+        (found, offset)
     }
 
     /// How many plain characters of tier `t` a text from `state` may hold: `Some(n)` when
@@ -942,18 +977,24 @@ impl TokenIndex {
     /// states after `k` characters repeat those after fewer: free text, a string body).
     /// `None` when some texts of one length die and others do not, or when more than
     /// [`LENGTH_STATES_MAX`] states follow one length (then [`Self::takes_plain_text`]
-    /// decides).
-    fn plain_length(&self, t: usize, state: u32) -> Option<usize> {
+    /// decides). `chain` gets the states after 0, 1, ... characters as long as each length
+    /// leads to one state ([`Self::plain_chain`]'s start).
+    fn plain_length(&self, t: usize, state: u32, chain: &mut Vec<u32>) -> Option<usize> {
         let longest = self.vocab.tiers[t].max_chars;
-        let mut levels: Vec<Vec<u32>> = vec![vec![state]];
+        chain.clear();
+        chain.push(state);
+        let mut level = vec![state];
+        // The levels met (each once; a level met again repeats what follows it).
+        let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
+        seen.insert(level.clone());
         let mut next = Vec::new();
         let mut scratch = Scratch::default();
         for n in 0..longest {
             next.clear();
             let mut dies = false;
-            for &s in &levels[n] {
-                let step = self.plain_next(t, s, &mut scratch);
-                next.extend(step.states?);
+            for &s in &level {
+                let (step, offset) = self.plain_next(t, s, &mut scratch);
+                next.extend(step.states.as_ref()?.iter().map(|&r| r + offset));
                 dies |= step.dies;
             }
             match (dies, next.is_empty()) {
@@ -966,10 +1007,13 @@ impl TokenIndex {
             if next.len() > LENGTH_STATES_MAX {
                 return None;
             }
-            if levels.contains(&next) {
+            if !seen.insert(next.clone()) {
                 return Some(longest);
             }
-            levels.push(next.clone());
+            if let (&[one], true) = (next.as_slice(), chain.len() == n + 1) {
+                chain.push(one);
+            }
+            std::mem::swap(&mut level, &mut next);
         }
         Some(longest)
     }
@@ -978,8 +1022,9 @@ impl TokenIndex {
         let tiers = &self.vocab.tiers;
         // A bounded number of plain characters (a string with a `maxLength`, or none at
         // all), or any number: the plain tokens that short whole, the other tokens walked.
+        let mut chain = Vec::new();
         for (t, tier) in tiers.iter().enumerate() {
-            if let Some(n) = self.plain_length(t, state) {
+            if let Some(n) = self.plain_length(t, state, &mut chain) {
                 let mut mask = if n >= tier.max_chars {
                     tier.plain.clone()
                 } else {
@@ -995,6 +1040,10 @@ impl TokenIndex {
                 if n >= tier.max_chars && self.plain_returns(t, state) {
                     return self.walk(state, mask, &tier.tails_past_plain);
                 }
+                if n >= tier.max_chars && self.plain_chain(t, &mut chain, tier.prefix_groups.len())
+                {
+                    return self.walk_by_prefix(&chain, mask, tier);
+                }
                 return self.walk(state, mask, &tier.rest);
             }
             // The widest tier that holds, so the fewest tokens are walked.
@@ -1009,8 +1058,8 @@ impl TokenIndex {
     /// string body with no length left to count): then a token's plain prefix leaves it
     /// there, and only its tail past that prefix decides ([`Tier::tails_past_plain`]).
     fn plain_returns(&self, t: usize, state: u32) -> bool {
-        let step = self.plain_next(t, state, &mut Scratch::default());
-        !step.dies && step.states.as_deref() == Some(&[state])
+        let (step, offset) = self.plain_next(t, state, &mut Scratch::default());
+        step.single(offset) == Some(state)
     }
 
     /// The mask of `state` by walking every ordinary token, except where the first byte
@@ -1095,7 +1144,7 @@ impl TokenIndex {
                 return None;
             }
             let state = first.state();
-            match self.plain_length(t, state) {
+            match self.plain_length(t, state, &mut Vec::new()) {
                 Some(0) => None,
                 Some(n) => Some((t, n)),
                 None => self
@@ -1114,9 +1163,55 @@ impl TokenIndex {
         self.walk(state, Mask::new(self.vocab().len()), &self.vocab.trie)
     }
 
+    /// Whether `len` plain characters of tier `t` lead through one state each from
+    /// `chain[0]` (a string body that counts its characters), none dying; `chain` (begun by
+    /// [`Self::plain_length`]) gets those states, `chain[p]` the one after `p` characters.
+    fn plain_chain(&self, t: usize, chain: &mut Vec<u32>, len: usize) -> bool {
+        let mut scratch = Scratch::default();
+        while chain.len() < len {
+            let (step, offset) = self.plain_next(t, chain[chain.len() - 1], &mut scratch);
+            match step.single(offset) {
+                Some(next) => chain.push(next),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// `mask` plus the tokens of [`Tier::rest`] allowed from `chain[0]` (see
+    /// [`Self::plain_chain`]), each token's tail past its `p` plain characters walked from
+    /// `chain[p]`, plus specials and EOS.
+    fn walk_by_prefix(&self, chain: &[u32], mut mask: Mask, tier: &Tier) -> Mask {
+        let table = self.table();
+        let trie = &tier.tails_by_prefix;
+        let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
+        let mut returns = Returns::default();
+        for (range, &from) in tier.prefix_groups.iter().zip(chain) {
+            if range.is_empty() {
+                continue;
+            }
+            states[0] = table.locate(from);
+            walk_range(
+                table,
+                &mut states,
+                &mut mask,
+                trie,
+                range.clone(),
+                0,
+                &mut returns,
+            );
+        }
+        self.with_specials(chain[0], mask)
+    }
+
     /// `mask` plus the tokens of `trie` allowed from `state`, plus specials and EOS.
     fn walk(&self, state: u32, mut mask: Mask, trie: &Trie) -> Mask {
         walk_nodes(self.table(), state, &mut mask, trie);
+        self.with_specials(state, mask)
+    }
+
+    /// `mask` plus the special tokens and EOS allowed from `state`.
+    fn with_specials(&self, state: u32, mut mask: Mask) -> Mask {
         for &id in &self.vocab.specials {
             if self
                 .machine()

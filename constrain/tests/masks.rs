@@ -72,6 +72,12 @@ fn shortcut_masks_are_full_walks() {
         json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 9}}}),
         json!({"type": "string", "format": "uri", "maxLength": 24}),
         json!({"type": "array", "items": {"type": "string", "pattern": "^[^q]*$", "maxLength": 5}}),
+        // String bodies counting their characters far from both bounds: each token's tail
+        // past its plain prefix walked from the state that many characters on
+        // (`Tier::tails_by_prefix`); a closing quote `p` characters on meets `minLength`
+        // where one right away does not.
+        json!({"type": "string", "minLength": 150, "maxLength": 400}),
+        json!({"type": "object", "properties": {"id": {"type": "string", "minLength": 140, "maxLength": 300}}}),
     ] {
         let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
         let index = TokenIndex::new(c.clone(), vocab.clone());
