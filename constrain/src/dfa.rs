@@ -446,11 +446,73 @@ impl KeptTables {
     }
 }
 
+/// Where a table reads values ([`Table::splice_many`], [`Table::splice_shared`]): each
+/// distinct (value, continuation) pair that `find` gives once, in `continuations` (its tag
+/// is its index + 1; tag 0 is the table itself), and per state the tags of its pairs.
+struct Places {
+    continuations: Vec<(usize, u32)>,
+    tags: Vec<Vec<u32>>,
+}
+
+impl Places {
+    fn of<F>(table: &Table, find: &F) -> Self
+    where
+        F: Fn(&Table, u32) -> Vec<(usize, u32)>,
+    {
+        let mut tag_of: HashMap<(usize, u32), u32> = HashMap::default();
+        let mut continuations = Vec::new();
+        let mut tags = vec![Vec::new(); table.len()];
+        for s in 1..table.len() as u32 {
+            tags[s as usize] = find(table, s)
+                .into_iter()
+                .map(|pair| {
+                    *tag_of.entry(pair).or_insert_with(|| {
+                        continuations.push(pair);
+                        continuations.len() as u32
+                    })
+                })
+                .collect();
+        }
+        Self {
+            continuations,
+            tags,
+        }
+    }
+
+    /// Closes a determinized set of (tag, state) pairs: a state of the table adds the start
+    /// of each value it reads as a copy (the tags `copied` selects), an accepting state of a
+    /// copy adds its continuation (`accepting(value, state)`); then sorted, each pair once.
+    fn close(
+        &self,
+        set: &mut Vec<(u32, u32)>,
+        copied: impl Fn(u32) -> bool,
+        accepting: impl Fn(usize, u32) -> bool,
+    ) {
+        let mut i = 0;
+        while i < set.len() {
+            let (tag, state) = set[i];
+            if tag == 0 {
+                for &t in &self.tags[state as usize] {
+                    let e = (t, START);
+                    if copied(t) && !set.contains(&e) {
+                        set.push(e);
+                    }
+                }
+            } else {
+                let (k, q) = self.continuations[tag as usize - 1];
+                if accepting(k, state) && !set.contains(&(0, q)) {
+                    set.push((0, q));
+                }
+            }
+            i += 1;
+        }
+        set.sort_unstable();
+        set.dedup();
+    }
+}
+
 /// The tables of [`Table::from_hir`].
 static HIR_TABLES: KeptTables = KeptTables::new(HIR_CACHE, HIR_CACHE_BYTES, 16);
-
-/// Most determinizations [`Table::splice_shared`] tries before it copies every value.
-const SHARE_RETRIES: usize = 6;
 
 thread_local! {
     static SHARING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
@@ -1435,29 +1497,7 @@ impl Table {
                 t
             }
         };
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 1..n {
-            for &t in &table.trans[s * stride..(s + 1) * stride] {
-                if t != DEAD {
-                    reverse[edge(t) as usize].push(s as u32);
-                }
-            }
-        }
-        let mut live = vec![false; n];
-        let mut stack: Vec<u32> = (1..n as u32)
-            .filter(|&s| table.accept[s as usize])
-            .collect();
-        for &s in &stack {
-            live[s as usize] = true;
-        }
-        while let Some(s) = stack.pop() {
-            for &p in &reverse[s as usize] {
-                if !live[p as usize] {
-                    live[p as usize] = true;
-                    stack.push(p);
-                }
-            }
-        }
+        let live = table.finishing(n, |t| edge(t) as usize);
         let mut out = Self::with_classes(classes, stride);
         if n <= 1 || !live[START as usize] {
             out.push_state(false);
@@ -1910,21 +1950,8 @@ impl Table {
     where
         F: Fn(&Self, u32) -> Vec<(usize, u32)>,
     {
-        // Per state, its placeholders; each distinct (value, continuation) gets a copy of the
-        // value (tag = index + 1; tag 0 is `self`).
-        let mut exits: Vec<Vec<(usize, u32)>> = vec![Vec::new(); self.len()];
-        let mut copies: HashMap<(usize, u32), u32> = HashMap::default();
-        let mut continuations: Vec<(usize, u32)> = Vec::new();
-        for s in 1..self.len() as u32 {
-            let found = find(&self, s);
-            for &(k, q) in &found {
-                if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((k, q)) {
-                    e.insert(continuations.len() as u32 + 1);
-                    continuations.push((k, q));
-                }
-            }
-            exits[s as usize] = found;
-        }
+        let places = Places::of(&self, &find);
+        let continuations = &places.continuations;
         if continuations.is_empty() {
             return Ok(self);
         }
@@ -1932,7 +1959,7 @@ impl Table {
         // set that holds it: its rows are computed once here instead (each computed step
         // searches the value's calls).
         let mut used = vec![false; values.len()];
-        for &(k, _) in &continuations {
+        for &(k, _) in continuations {
             used[k] = true;
         }
         let stored: Vec<Option<Self>> = values
@@ -1947,41 +1974,13 @@ impl Table {
             .collect();
         let values = &values[..];
         let closure = |set: &mut Vec<(u32, u32)>| {
-            let mut i = 0;
-            while i < set.len() {
-                let (tag, state) = set[i];
-                if tag == 0 {
-                    for exit in &exits[state as usize] {
-                        let e = (copies[exit], START);
-                        if !set.contains(&e) {
-                            set.push(e);
-                        }
-                    }
-                } else {
-                    let (k, q) = continuations[tag as usize - 1];
-                    if values[k].is_accepting(state) && !set.contains(&(0, q)) {
-                        set.push((0, q));
-                    }
-                }
-                i += 1;
-            }
-            set.sort_unstable();
-            set.dedup();
+            places.close(set, |_| true, |k, state| values[k].is_accepting(state))
         };
         let mut start = vec![(0, START)];
         closure(&mut start);
         // The columns of the values spliced in (not of every value offered).
-        let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
-        maps.extend(
-            values
-                .iter()
-                .zip(&used)
-                .filter(|(_, u)| **u)
-                .map(|(v, _)| &v.classes),
-        );
-        // Each marker in a column of its own, so that it is the column's representative.
-        let (classes, _) = merge_classes(&maps);
-        let (classes, stride) = Self::merge_columns(classes, markers);
+        let (classes, stride) =
+            self.spliced_columns(values.iter().map(|v| &v.classes), &used, markers);
         let mut keys = Vec::new();
         // Most sets are one pair (inside a value, or between placeholders): kept without a
         // heap allocation.
@@ -2057,6 +2056,50 @@ impl Table {
         }
     }
 
+    /// Per stored state of the first `n` rows, whether an accepting one is reachable from it,
+    /// where a step to `t` counts as a step to row `edge(t)` (a call's return state for a
+    /// computed state).
+    fn finishing(&self, n: usize, edge: impl Fn(u32) -> usize) -> Vec<bool> {
+        let stride = self.stride;
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 1..n {
+            for &t in &self.trans[s * stride..(s + 1) * stride] {
+                if t != DEAD {
+                    reverse[edge(t)].push(s as u32);
+                }
+            }
+        }
+        let mut live = vec![false; n];
+        let mut stack: Vec<u32> = (1..n as u32).filter(|&s| self.accept[s as usize]).collect();
+        for &s in &stack {
+            live[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            for &p in &reverse[s as usize] {
+                if !live[p as usize] {
+                    live[p as usize] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        live
+    }
+
+    /// The columns of `self` spliced with the values of these columns that are `used`
+    /// (`classes`, how many): each marker in a column of its own, so that it is the
+    /// column's representative.
+    fn spliced_columns<'a>(
+        &'a self,
+        values: impl Iterator<Item = &'a [u8; 256]>,
+        used: &[bool],
+        markers: &[u8],
+    ) -> ([u8; 256], usize) {
+        let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
+        maps.extend(values.zip(used).filter(|(_, &u)| u).map(|(c, _)| c));
+        let (classes, _) = merge_classes(&maps);
+        Self::merge_columns(classes, markers)
+    }
+
     /// [`Self::splice_shared`]; `None` where a value cannot be shared after all.
     fn try_splice_shared<F>(
         &self,
@@ -2072,19 +2115,8 @@ impl Table {
         if self.calls.is_some() || self.len() < 2 {
             return Ok(None);
         }
-        let mut exits: Vec<Vec<(usize, u32)>> = vec![Vec::new(); self.len()];
-        let mut copies: HashMap<(usize, u32), u32> = HashMap::default();
-        let mut continuations: Vec<(usize, u32)> = Vec::new();
-        for s in 1..self.len() as u32 {
-            let found = find(self, s);
-            for &(k, q) in &found {
-                if let std::collections::hash_map::Entry::Vacant(e) = copies.entry((k, q)) {
-                    e.insert(continuations.len() as u32 + 1);
-                    continuations.push((k, q));
-                }
-            }
-            exits[s as usize] = found;
-        }
+        let places = Places::of(self, find);
+        let continuations = &places.continuations;
         // Per value: the bytes it may still read from an accepting state.
         let mut after: Vec<Option<[bool; 256]>> = vec![None; values.len()];
         let mut shared = vec![false; continuations.len()];
@@ -2094,7 +2126,7 @@ impl Table {
                 || v.is_empty()
                 || !v.trimmed
                 || v.is_accepting(START)
-                || !exits[q as usize].is_empty()
+                || !places.tags[q as usize].is_empty()
             {
                 continue;
             }
@@ -2114,9 +2146,10 @@ impl Table {
                 .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
         }
         // Per state: its continuations (indices into `continuations`).
-        let exit_ids: Vec<Vec<usize>> = exits
+        let exit_ids: Vec<Vec<usize>> = places
+            .tags
             .iter()
-            .map(|e| e.iter().map(|x| copies[x] as usize - 1).collect())
+            .map(|e| e.iter().map(|&tag| tag as usize - 1).collect())
             .collect();
         // A shared value that starts on a byte its own place also reads otherwise (the
         // place's next byte, another value there) is copied from the start: the first
@@ -2149,247 +2182,189 @@ impl Table {
         if !shared.contains(&true) {
             return Ok(None);
         }
-        // Where a shared value starts on a byte something else reads too, that place is
-        // copied after all (the determinization starts over without it; each pass finds
-        // every such place it meets, so a few passes at most).
-        'retry: for _ in 0..SHARE_RETRIES {
-            if !shared.contains(&true) {
-                return Ok(None);
-            }
-            const HIGH: u32 = 1 << 31;
-            let closure = |set: &mut Vec<(u32, u32)>| {
-                let mut i = 0;
-                while i < set.len() {
-                    let (tag, state) = set[i];
-                    if tag == 0 {
-                        for &c in &exit_ids[state as usize] {
-                            if shared[c] {
+        // Where a shared value starts on a byte something else of the same set reads too,
+        // that transition reads the value as a copy (its states join the set, as for values
+        // not shared); the value's other places still call it.
+        const HIGH: u32 = 1 << 31;
+        let closure = |set: &mut Vec<(u32, u32)>| {
+            places.close(
+                set,
+                |tag| !shared[tag as usize - 1],
+                |k, state| values[k].is_accepting(state),
+            )
+        };
+        let mut used_value = vec![false; values.len()];
+        for &(k, _) in continuations {
+            used_value[k] = true;
+        }
+        let (classes, stride) =
+            self.spliced_columns(values.iter().map(|v| &v.classes), &used_value, markers);
+        let reps = representatives(&classes, stride);
+        // Per value spliced in: its state after each column's first byte.
+        let first: Vec<Vec<u32>> = values
+            .iter()
+            .zip(&used_value)
+            .map(|(v, &u)| {
+                if u {
+                    reps.iter().map(|&b| v.next(START, b)).collect()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        let mut table = Self::with_classes(classes, stride);
+        let mut grow: Grow<PairSet> = Grow::new();
+        let mut start = vec![(0, START)];
+        closure(&mut start);
+        grow.id(PairSet::of(start));
+        // The calls of this pass: a value and the continuations it returns to (one, or
+        // several where places of one set start the same value on the same byte: it is
+        // read once and goes on with all of them). Per call: its value, the stored state
+        // it returns to, and the first of its computed states (before renumbering).
+        let mut call_ids: HashMap<(usize, PairSet), usize> = HashMap::default();
+        let mut calls: Vec<(usize, u32, u64)> = Vec::new();
+        let mut computed: u64 = 0;
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        let mut returns: Vec<(u32, u32)> = Vec::new();
+        let mut involved: Vec<usize> = Vec::new();
+        while let Some(key) = grow.queue.pop_front() {
+            let accepting = key
+                .pairs()
+                .iter()
+                .any(|&(tag, state)| tag == 0 && self.is_accepting(state));
+            table.push_state(accepting);
+            table.check_size(limits)?;
+            let row = table.len() - 1;
+            // The copied values' states located once per row, not once per column (a
+            // value reading values of its own would search its calls each time).
+            let located: Vec<Option<Located<'_>>> = key
+                .pairs()
+                .iter()
+                .map(|&(tag, state)| {
+                    (tag != 0).then(|| values[continuations[tag as usize - 1].0].locate(state))
+                })
+                .collect();
+            for (c, &byte) in reps.iter().enumerate() {
+                if markers.contains(&byte) {
+                    continue;
+                }
+                scratch.clear();
+                returns.clear();
+                involved.clear();
+                let mut call: Option<usize> = None;
+                let mut clash = false;
+                for (&(tag, state), located) in key.pairs().iter().zip(&located) {
+                    let t = if tag == 0 {
+                        for &i in &exit_ids[state as usize] {
+                            if !shared[i] {
                                 continue;
                             }
-                            let e = (c as u32 + 1, START);
-                            if !set.contains(&e) {
-                                set.push(e);
+                            let (k, q) = continuations[i];
+                            if first[k][c] != DEAD {
+                                // Two different values starting on one byte: both are
+                                // copied (the determinization decides between them).
+                                clash |= call.is_some_and(|k0| k0 != k);
+                                call = Some(k);
+                                returns.push((0, q));
+                                involved.push(i);
                             }
                         }
+                        self.next(state, byte)
                     } else {
-                        let (k, q) = continuations[tag as usize - 1];
-                        if values[k].is_accepting(state) && !set.contains(&(0, q)) {
-                            set.push((0, q));
-                        }
-                    }
-                    i += 1;
-                }
-                set.sort_unstable();
-                set.dedup();
-            };
-            let mut used_value = vec![false; values.len()];
-            for &(k, _) in &continuations {
-                used_value[k] = true;
-            }
-            let mut maps: Vec<&[u8; 256]> = vec![&self.classes];
-            maps.extend(
-                values
-                    .iter()
-                    .zip(&used_value)
-                    .filter(|(_, u)| **u)
-                    .map(|(v, _)| &v.classes),
-            );
-            let (classes, _) = merge_classes(&maps);
-            let (classes, stride) = Self::merge_columns(classes, markers);
-            let reps = representatives(&classes, stride);
-            // Per value spliced in: its state after each column's first byte.
-            let first: Vec<Vec<u32>> = values
-                .iter()
-                .zip(&used_value)
-                .map(|(v, &u)| {
-                    if u {
-                        reps.iter().map(|&b| v.next(START, b)).collect()
-                    } else {
-                        Vec::new()
-                    }
-                })
-                .collect();
-            let mut table = Self::with_classes(classes, stride);
-            let mut grow: Grow<PairSet> = Grow::new();
-            let mut start = vec![(0, START)];
-            closure(&mut start);
-            grow.id(PairSet::of(start));
-            // The calls of this pass: a value and the continuations it returns to (one, or
-            // several where places of one set start the same value on the same byte: it is
-            // read once and goes on with all of them). Per call: its value, the stored state
-            // it returns to, and the first of its computed states (before renumbering).
-            let mut call_ids: HashMap<(usize, PairSet), usize> = HashMap::default();
-            let mut calls: Vec<(usize, u32, u64)> = Vec::new();
-            let mut computed: u64 = 0;
-            let mut scratch: Vec<(u32, u32)> = Vec::new();
-            let mut returns: Vec<(u32, u32)> = Vec::new();
-            let mut involved: Vec<usize> = Vec::new();
-            // Continuations found to be copied after all in this pass: the pass goes on to
-            // find the others (its table is not used), then the next one starts without them.
-            let mut dropped: Vec<usize> = Vec::new();
-            while let Some(key) = grow.queue.pop_front() {
-                let accepting = key
-                    .pairs()
-                    .iter()
-                    .any(|&(tag, state)| tag == 0 && self.is_accepting(state));
-                table.push_state(accepting);
-                table.check_size(limits)?;
-                let row = table.len() - 1;
-                // The copied values' states located once per row, not once per column (a
-                // value reading values of its own would search its calls each time).
-                let located: Vec<Option<Located<'_>>> = key
-                    .pairs()
-                    .iter()
-                    .map(|&(tag, state)| {
-                        (tag != 0).then(|| values[continuations[tag as usize - 1].0].locate(state))
-                    })
-                    .collect();
-                for (c, &byte) in reps.iter().enumerate() {
-                    if markers.contains(&byte) {
-                        continue;
-                    }
-                    scratch.clear();
-                    returns.clear();
-                    involved.clear();
-                    let mut call: Option<usize> = None;
-                    let mut clash = false;
-                    for (&(tag, state), located) in key.pairs().iter().zip(&located) {
-                        let t = if tag == 0 {
-                            for &i in &exit_ids[state as usize] {
-                                if !shared[i] {
-                                    continue;
-                                }
-                                let (k, q) = continuations[i];
-                                if first[k][c] != DEAD {
-                                    // Two different values starting on one byte: both are
-                                    // copied (the determinization decides between them).
-                                    clash |= call.is_some_and(|k0| k0 != k);
-                                    call = Some(k);
-                                    returns.push((0, q));
-                                    involved.push(i);
-                                }
-                            }
-                            self.next(state, byte)
-                        } else {
-                            let value = &values[continuations[tag as usize - 1].0];
-                            match located {
-                                Some(l) => value.next_located(*l, byte).state(),
-                                None => value.next(state, byte),
-                            }
-                        };
-                        if t != DEAD {
-                            scratch.push((tag, t));
-                        }
-                    }
-                    table.trans[row * stride + c] = match call {
-                        Some(_) if clash || !scratch.is_empty() => {
-                            dropped.extend_from_slice(&involved);
-                            DEAD
-                        }
-                        Some(k) => {
-                            returns.sort_unstable();
-                            returns.dedup();
-                            let id = match call_ids.entry((k, PairSet::of_slice(&returns))) {
-                                std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-                                std::collections::hash_map::Entry::Vacant(e) => {
-                                    let ret = grow.id(e.key().1.clone());
-                                    calls.push((k, ret, computed));
-                                    computed += values[k].len() as u64 - 1;
-                                    if computed >= HIGH as u64 {
-                                        return Ok(None);
-                                    }
-                                    *e.insert(calls.len() - 1)
-                                }
-                            };
-                            HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
-                        }
-                        None if scratch.is_empty() => DEAD,
-                        None => {
-                            closure(&mut scratch);
-                            grow.id(PairSet::of_slice(&scratch))
+                        let value = &values[continuations[tag as usize - 1].0];
+                        match located {
+                            Some(l) => value.next_located(*l, byte).state(),
+                            None => value.next(state, byte),
                         }
                     };
-                }
-            }
-            if !dropped.is_empty() {
-                for i in dropped {
-                    shared[i] = false;
-                }
-                continue 'retry;
-            }
-            // Number the calls after the stored states.
-            let stored = table.accept.len() as u32;
-            let next_id = stored as u64 + computed;
-            if next_id >= HIGH as u64 {
-                return Ok(None);
-            }
-            limits.check(next_id as usize)?;
-            let starts: Vec<u32> = calls.iter().map(|c| stored + c.2 as u32).collect();
-            for t in table.trans.iter_mut() {
-                if *t & HIGH != 0 {
-                    *t = stored + (*t & !HIGH);
-                }
-            }
-            let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
-            let mut kept_values = Vec::new();
-            let value_of: Vec<u32> = calls
-                .iter()
-                .map(|&(k, _, _)| {
-                    *value_index[k].get_or_insert_with(|| {
-                        kept_values.push(values[k].clone());
-                        kept_values.len() as u32 - 1
-                    })
-                })
-                .collect();
-            let rets: Vec<u32> = calls.iter().map(|c| c.1).collect();
-            // Every stored state must be able to finish (a call finishes where its return state
-            // does): otherwise the table needs trimming, which copies the values.
-            let n = stored as usize;
-            let call_of = |t: u32| -> usize {
-                if t < stored {
-                    t as usize
-                } else {
-                    let c = starts.partition_point(|&s| s <= t) - 1;
-                    rets[c] as usize
-                }
-            };
-            let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
-            for s in 1..n {
-                for &t in &table.trans[s * stride..(s + 1) * stride] {
                     if t != DEAD {
-                        reverse[call_of(t)].push(s as u32);
+                        scratch.push((tag, t));
                     }
                 }
-            }
-            let mut live = vec![false; n];
-            let mut stack: Vec<u32> = (1..n as u32)
-                .filter(|&s| table.accept[s as usize])
-                .collect();
-            for &s in &stack {
-                live[s as usize] = true;
-            }
-            while let Some(s) = stack.pop() {
-                for &p in &reverse[s as usize] {
-                    if !live[p as usize] {
-                        live[p as usize] = true;
-                        stack.push(p);
+                table.trans[row * stride + c] = match call {
+                    Some(_) if clash || !scratch.is_empty() => {
+                        // Read here as copies: each continuation's value after this byte.
+                        for &i in &involved {
+                            let k = continuations[i].0;
+                            scratch.push((i as u32 + 1, first[k][c]));
+                        }
+                        closure(&mut scratch);
+                        grow.id(PairSet::of_slice(&scratch))
                     }
-                }
+                    Some(k) => {
+                        returns.sort_unstable();
+                        returns.dedup();
+                        let id = match call_ids.entry((k, PairSet::of_slice(&returns))) {
+                            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                let ret = grow.id(e.key().1.clone());
+                                calls.push((k, ret, computed));
+                                computed += values[k].len() as u64 - 1;
+                                if computed >= HIGH as u64 {
+                                    return Ok(None);
+                                }
+                                *e.insert(calls.len() - 1)
+                            }
+                        };
+                        HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
+                    }
+                    None if scratch.is_empty() => DEAD,
+                    None => {
+                        closure(&mut scratch);
+                        grow.id(PairSet::of_slice(&scratch))
+                    }
+                };
             }
-            if !live[1..].iter().all(|&l| l) {
-                return Ok(None);
-            }
-            table.trimmed = true;
-            table.calls = Some(Arc::new(Calls::new(
-                starts,
-                value_of,
-                rets,
-                kept_values,
-                next_id as u32,
-            )));
-            return Ok(Some(table));
         }
-        Ok(None)
+        // Number the calls after the stored states.
+        let stored = table.accept.len() as u32;
+        let next_id = stored as u64 + computed;
+        if next_id >= HIGH as u64 {
+            return Ok(None);
+        }
+        limits.check(next_id as usize)?;
+        let starts: Vec<u32> = calls.iter().map(|c| stored + c.2 as u32).collect();
+        for t in table.trans.iter_mut() {
+            if *t & HIGH != 0 {
+                *t = stored + (*t & !HIGH);
+            }
+        }
+        let mut value_index: Vec<Option<u32>> = vec![None; values.len()];
+        let mut kept_values = Vec::new();
+        let value_of: Vec<u32> = calls
+            .iter()
+            .map(|&(k, _, _)| {
+                *value_index[k].get_or_insert_with(|| {
+                    kept_values.push(values[k].clone());
+                    kept_values.len() as u32 - 1
+                })
+            })
+            .collect();
+        let rets: Vec<u32> = calls.iter().map(|c| c.1).collect();
+        // Every stored state must be able to finish (a call finishes where its return state
+        // does): otherwise the table needs trimming, which copies the values.
+        let n = stored as usize;
+        let call_of = |t: u32| -> usize {
+            if t < stored {
+                t as usize
+            } else {
+                let c = starts.partition_point(|&s| s <= t) - 1;
+                rets[c] as usize
+            }
+        };
+        let live = table.finishing(n, call_of);
+        if !live[1..].iter().all(|&l| l) {
+            return Ok(None);
+        }
+        table.trimmed = true;
+        table.calls = Some(Arc::new(Calls::new(
+            starts,
+            value_of,
+            rets,
+            kept_values,
+            next_id as u32,
+        )));
+        Ok(Some(table))
     }
 
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
@@ -3181,6 +3156,45 @@ mod tests {
     /// Where one determinized set holds two places that start the same shared value (here
     /// after "b", read both by a copied value and by the skeleton itself), the value is one
     /// call returning to both continuations; before, both were copied.
+    #[test]
+    fn a_shared_value_clashing_in_one_set_is_copied_there_alone() {
+        let limits = Limits::default();
+        // 0xF9: a copied value (`a+`) before the place of the shared one (0xF8, `[a-z]{1,8}`),
+        // which `b` reaches too. After the copy's `a` both may read another `a`: that set
+        // reads the shared value as a copy, the place after `b` still calls it (a pass that
+        // gave up sharing the place everywhere built no call at all).
+        let skeleton = Table::from_hir(&raw(r"((?-u:\xF9)|b)(?-u:\xF8)1"), &limits).unwrap();
+        let shared = Table::from_hir(&hir("[a-z]{1,8}"), &limits).unwrap();
+        let copied = Table::from_hir(&hir("a+"), &limits).unwrap();
+        assert!(shared.len() >= 5 && copied.len() < 5);
+        let find = |t: &Table, s: u32| {
+            [(0xF8u8, 0usize), (0xF9, 1)]
+                .into_iter()
+                .filter_map(|(m, k)| Some((k, t.next(s, m))).filter(|&(_, q)| q != DEAD))
+                .collect::<Vec<_>>()
+        };
+        let values = [Arc::new(shared), Arc::new(copied)];
+        let spliced = skeleton
+            .clone()
+            .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
+            .unwrap();
+        assert!(spliced.is_shared());
+        let copies = skeleton
+            .splice_many(&[0xF8, 0xF9], find, &[&values[0], &values[1]], &limits)
+            .unwrap();
+        assert!(spliced.same_language(&copies));
+        for (text, ok) in [
+            ("bxyz1", true),
+            ("aa1", true),
+            ("aaab1", true),
+            ("a1", false),
+            ("b1", false),
+            ("aabcdefghij1", false),
+        ] {
+            assert_eq!(spliced.matches(text.as_bytes()), ok, "{text}");
+        }
+    }
+
     #[test]
     fn one_value_started_from_several_places_of_a_set_is_one_call() {
         let limits = Limits::default();
