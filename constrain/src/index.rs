@@ -172,6 +172,11 @@ struct Trie {
     /// Tokens past the first that end at one node (ids with the same bytes), by node.
     more: Vec<(u32, u32)>,
     max_depth: usize,
+    /// The first-level nodes (byte, index, index past its subtree), side by side: a walk
+    /// steps every first byte from these few cache lines and reads a subtree's nodes only
+    /// when its first byte is live (the first-level nodes themselves lie a subtree apart,
+    /// one cache line each, cold after a compile).
+    roots: Vec<(u8, u32, u32)>,
 }
 
 /// A trie node: the index just past its subtree, the token whose bytes end here
@@ -204,6 +209,7 @@ impl Trie {
         nodes: Vec::new(),
         more: Vec::new(),
         max_depth: 0,
+        roots: Vec::new(),
     };
 
     /// The trie of the ordinary tokens `keep` selects. Tokens longer than `u16::MAX` bytes
@@ -241,6 +247,7 @@ impl Trie {
             nodes: Vec::new(),
             more: Vec::new(),
             max_depth: 0,
+            roots: Vec::new(),
         };
         let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
         let mut path: Vec<u32> = Vec::new(); // node index per depth
@@ -284,6 +291,11 @@ impl Trie {
         }
         while let Some(node) = path.pop() {
             trie.nodes[node as usize].end = trie.nodes.len() as u32;
+        }
+        let mut k = 0;
+        while let Some(node) = trie.nodes.get(k) {
+            trie.roots.push((node.byte, k as u32, node.end));
+            k = node.end as usize;
         }
         (trie, groups)
     }
@@ -1075,19 +1087,16 @@ impl TokenIndex {
         let mut mask = Mask::new(self.vocab().len());
         let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
         states[0] = table.locate(state);
-        let nodes = &trie.nodes;
-        let mut k = 0usize;
         // Per state after a first byte (many bytes lead to one): its plain text, if any.
         let mut decided: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
         let mut returns = Returns::default();
-        while let Some(root) = nodes.get(k) {
-            let end = root.end as usize;
-            let first = table.next_located_with(states[0], root.byte, &mut returns);
+        for &(byte, k, end) in &trie.roots {
+            let (k, end) = (k as usize, end as usize);
+            let first = table.next_located_with(states[0], byte, &mut returns);
             if first.is_dead() {
-                k = end;
                 continue;
             }
-            let plain = if root.byte.is_ascii() {
+            let plain = if byte.is_ascii() {
                 let at = first.state();
                 match decided.iter().find(|d| d.0 == at) {
                     Some(&(_, plain)) => plain,
@@ -1103,7 +1112,7 @@ impl TokenIndex {
             let prune = match plain {
                 Some((t, n)) => {
                     let tier = &tiers[t];
-                    let b = root.byte as usize;
+                    let b = byte as usize;
                     let (lo, hi) = (tier.tails_at[b] as usize, tier.tails_at[b + 1] as usize);
                     for &(chars, id) in &tier.plain_tails[lo..hi] {
                         if chars as usize > n {
@@ -1127,7 +1136,6 @@ impl TokenIndex {
                 prune,
                 &mut returns,
             );
-            k = end;
         }
         self.walk(state, mask, &Trie::EMPTY)
     }
@@ -1285,15 +1293,23 @@ fn walk_nodes(table: &Table, state: u32, mask: &mut Mask, trie: &Trie) {
     let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
     states[0] = table.locate(state);
     let mut returns = Returns::default();
-    walk_range(
-        table,
-        &mut states,
-        mask,
-        trie,
-        0..trie.nodes.len(),
-        0,
-        &mut returns,
-    );
+    for &(byte, k, end) in &trie.roots {
+        let first = table.next_located_with(states[0], byte, &mut returns);
+        if first.is_dead() {
+            continue;
+        }
+        states[1] = first;
+        take_node(mask, trie, k as usize);
+        walk_range(
+            table,
+            &mut states,
+            mask,
+            trie,
+            k as usize + 1..end as usize,
+            0,
+            &mut returns,
+        );
+    }
 }
 
 /// The tokens of the trie's nodes `range` (whole subtrees) allowed from the states their

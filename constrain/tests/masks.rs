@@ -138,3 +138,39 @@ fn ids_with_the_same_bytes_are_allowed_together() {
         );
     }
 }
+
+/// Full walks (`allowed_by_full_walk`, which steps each first byte from the trie's list of
+/// first-level nodes and each live subtree node by node) and the shortcut masks against
+/// each token walked on its own (`TokenIndex::advance`), on the real vocabulary: states of
+/// an object's names and values, a string body, a number and the start.
+#[test]
+fn full_walks_are_every_token_walked_alone() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let schema = json!({"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 20},
+        "size": {"type": "integer", "minimum": 3},
+        "tags": {"type": "array", "items": {"enum": ["a", "b{", "😀"]}}},
+        "required": ["name"]});
+    let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+    let index = TokenIndex::new(c.clone(), vocab.clone());
+    let mut state = index.start();
+    let mut states = vec![state];
+    for b in br#"{"name":"ab","size":12,"tags":["b{"#.iter() {
+        state = c.machine.table.next(state, *b);
+        assert_ne!(state, 0, "the text is valid");
+        states.push(state);
+    }
+    let ordinary = (0..vocab.vocab().len() as u32).filter(|&id| !vocab.vocab().is_special(id));
+    let ordinary: Vec<u32> = ordinary.collect();
+    for &s in states.iter().step_by(3) {
+        let full = index.allowed_by_full_walk(s);
+        let fast = index.allowed(s);
+        for &id in &ordinary {
+            let alone = index.advance(s, id).is_some();
+            assert_eq!(full.contains(id), alone, "state {s} token {id}: full walk");
+            assert_eq!(fast.contains(id), alone, "state {s} token {id}: shortcuts");
+        }
+    }
+}
