@@ -2063,10 +2063,13 @@ impl Table {
         let stride = self.stride;
         let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
         for s in 1..n {
+            let mut last = DEAD;
             for &t in &self.trans[s * stride..(s + 1) * stride] {
-                if t != DEAD {
+                // Neighbouring columns often go to one state: one edge for them.
+                if t != DEAD && t != last {
                     reverse[edge(t)].push(s as u32);
                 }
+                last = t;
             }
         }
         let mut live = vec![false; n];
@@ -2227,7 +2230,14 @@ impl Table {
         let mut scratch: Vec<(u32, u32)> = Vec::new();
         let mut returns: Vec<(u32, u32)> = Vec::new();
         let mut involved: Vec<usize> = Vec::new();
+        // Per row, the steps already looked up (pairs before the closure, in `row_pairs`)
+        // and their state: most columns of a row step to a few sets (every letter in a
+        // string body to one), each closed and hashed once.
+        let mut row_pairs: Vec<(u32, u32)> = Vec::new();
+        let mut row_steps: Vec<(usize, usize, u32)> = Vec::new();
         while let Some(key) = grow.queue.pop_front() {
+            row_pairs.clear();
+            row_steps.clear();
             let accepting = key
                 .pairs()
                 .iter()
@@ -2309,10 +2319,20 @@ impl Table {
                         HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
                     }
                     None if scratch.is_empty() => DEAD,
-                    None => {
-                        closure(&mut scratch);
-                        grow.id(PairSet::of_slice(&scratch))
-                    }
+                    None => match row_steps
+                        .iter()
+                        .find(|&&(at, len, _)| row_pairs[at..at + len] == scratch[..])
+                    {
+                        Some(&(_, _, id)) => id,
+                        None => {
+                            let at = row_pairs.len();
+                            row_pairs.extend_from_slice(&scratch);
+                            closure(&mut scratch);
+                            let id = grow.id(PairSet::of_slice(&scratch));
+                            row_steps.push((at, row_pairs.len() - at, id));
+                            id
+                        }
+                    },
                 };
             }
         }
