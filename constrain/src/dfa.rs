@@ -2043,16 +2043,21 @@ impl Table {
         F: Fn(&Self, u32) -> Vec<(usize, u32)>,
     {
         let sharing = SHARING.with(|s| s.get());
+        let refs: Vec<&Self> = values.iter().map(|v| v.as_ref()).collect();
         match sharing
             .then(|| self.try_splice_shared(markers, &find, values, share_from, limits))
             .transpose()?
             .flatten()
         {
-            Some(t) => Ok(t),
-            None => {
-                let refs: Vec<&Self> = values.iter().map(|v| v.as_ref()).collect();
-                self.splice_many(markers, find, &refs, limits)
-            }
+            Some((t, false)) => Ok(t),
+            // Some transitions read shared values as copies: with their calls' states the
+            // table may count more states than copying every value (and a state budget
+            // then rebuilds the schema shallower): the smaller of the two.
+            Some((t, true)) => match self.splice_many(markers, find, &refs, limits) {
+                Ok(copied) if copied.len() <= t.len() => Ok(copied),
+                _ => Ok(t),
+            },
+            None => self.splice_many(markers, find, &refs, limits),
         }
     }
 
@@ -2103,7 +2108,8 @@ impl Table {
         Self::merge_columns(classes, markers)
     }
 
-    /// [`Self::splice_shared`]; `None` where a value cannot be shared after all.
+    /// [`Self::splice_shared`]; `None` where a value cannot be shared after all, and with
+    /// the table whether some transition reads a shared value as a copy.
     fn try_splice_shared<F>(
         &self,
         markers: &[u8],
@@ -2111,7 +2117,7 @@ impl Table {
         values: &[Arc<Self>],
         share_from: usize,
         limits: &Limits,
-    ) -> Result<Option<Self>, BuildError>
+    ) -> Result<Option<(Self, bool)>, BuildError>
     where
         F: Fn(&Self, u32) -> Vec<(usize, u32)>,
     {
@@ -2235,6 +2241,7 @@ impl Table {
         // string body to one), each closed and hashed once.
         let mut row_pairs: Vec<(u32, u32)> = Vec::new();
         let mut row_steps: Vec<(usize, usize, u32)> = Vec::new();
+        let mut clashed = false;
         while let Some(key) = grow.queue.pop_front() {
             row_pairs.clear();
             row_steps.clear();
@@ -2293,6 +2300,7 @@ impl Table {
                 }
                 table.trans[row * stride + c] = match call {
                     Some(_) if clash || !scratch.is_empty() => {
+                        clashed = true;
                         // Read here as copies: each continuation's value after this byte.
                         for &i in &involved {
                             let k = continuations[i].0;
@@ -2339,10 +2347,10 @@ impl Table {
         // Number the calls after the stored states.
         let stored = table.accept.len() as u32;
         let next_id = stored as u64 + computed;
-        if next_id >= HIGH as u64 {
+        if next_id >= HIGH as u64 || limits.check(next_id as usize).is_err() {
+            // Its calls' states count too: copying every value may still fit.
             return Ok(None);
         }
-        limits.check(next_id as usize)?;
         let starts: Vec<u32> = calls.iter().map(|c| stored + c.2 as u32).collect();
         for t in table.trans.iter_mut() {
             if *t & HIGH != 0 {
@@ -2384,7 +2392,7 @@ impl Table {
             kept_values,
             next_id as u32,
         )));
-        Ok(Some(table))
+        Ok(Some((table, clashed)))
     }
 
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
@@ -3194,15 +3202,21 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let values = [Arc::new(shared), Arc::new(copied)];
-        let spliced = skeleton
-            .clone()
-            .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
+        let (spliced, clashed) = skeleton
+            .try_splice_shared(&[0xF8, 0xF9], &find, &values, 5, &limits)
+            .unwrap()
             .unwrap();
-        assert!(spliced.is_shared());
+        assert!(spliced.is_shared() && clashed);
         let copies = skeleton
+            .clone()
             .splice_many(&[0xF8, 0xF9], find, &[&values[0], &values[1]], &limits)
             .unwrap();
         assert!(spliced.same_language(&copies));
+        // `splice_shared` keeps the smaller of this table and the copies.
+        let kept = skeleton
+            .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
+            .unwrap();
+        assert_eq!(kept.len(), spliced.len().min(copies.len()));
         for (text, ok) in [
             ("bxyz1", true),
             ("aa1", true),

@@ -233,3 +233,27 @@ fn deep_nesting_is_a_clear_error_not_a_memory_blowup() {
     )
     .expect("compiles");
 }
+
+/// Cold review of 783f970: a shared splice where some transitions read the value as a copy
+/// counted more states (its calls' included) than copying every value; past a quarter of
+/// the state budget the schema was built again with untyped values 3 levels deep, and the
+/// valid `[[[[]]]]` (4 levels) was refused. `Table::splice_shared` now keeps the smaller.
+#[test]
+fn shared_splices_with_copies_keep_the_untyped_depth() {
+    let schema = serde_json::json!({"anyOf": [
+        {"prefixItems": [{"type": "string", "minLength": 120, "pattern": "[A-Z]"}], "maxItems": 5},
+        {"additionalProperties": false}]});
+    let mut options = constrain::template::Options::default();
+    options.json.mode = constrain::json::SchemaMode::general();
+    let c = constrain::template::compile_schema(Some(&schema), &options).unwrap();
+    // Valid for Python's `jsonschema` (Draft202012Validator), each within 5 levels.
+    for text in [
+        "[[[[]]]]",
+        "[[[[[]]]]]",
+        "[1,{}]",
+        "{\"a\":1}",
+        "[1,2,3,4,5,6]",
+    ] {
+        assert!(c.machine.table.matches(text.as_bytes()), "{text}");
+    }
+}
