@@ -2049,14 +2049,17 @@ impl Table {
             .transpose()?
             .flatten()
         {
-            Some((t, false)) => Ok(t),
             // Some transitions read shared values as copies: with their calls' states the
-            // table may count more states than copying every value (and a state budget
-            // then rebuilds the schema shallower): the smaller of the two.
-            Some((t, true)) => match self.splice_many(markers, find, &refs, limits) {
-                Ok(copied) if copied.len() <= t.len() => Ok(copied),
-                _ => Ok(t),
-            },
+            // table may count more states than copying every value. Past a quarter of the
+            // state limit, where that count may decide a budget (an outer splice, the
+            // shallower rebuild of `template::compile_schema`), the smaller of the two.
+            Some((t, true)) if t.len() > limits.max_states / 4 => {
+                match self.splice_many(markers, find, &refs, limits) {
+                    Ok(copied) if copied.len() <= t.len() => Ok(copied),
+                    _ => Ok(t),
+                }
+            }
+            Some((t, _)) => Ok(t),
             None => self.splice_many(markers, find, &refs, limits),
         }
     }
@@ -3212,11 +3215,23 @@ mod tests {
             .splice_many(&[0xF8, 0xF9], find, &[&values[0], &values[1]], &limits)
             .unwrap();
         assert!(spliced.same_language(&copies));
-        // `splice_shared` keeps the smaller of this table and the copies.
+        // `splice_shared` keeps it while it stays within a quarter of the state limit, and
+        // past that the smaller of it and the copies.
         let kept = skeleton
+            .clone()
             .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
             .unwrap();
+        assert!(kept.is_shared() && kept.len() == spliced.len());
+        let tight = Limits {
+            max_states: spliced.len() * 3,
+            ..limits
+        };
+        let kept = skeleton
+            .clone()
+            .splice_shared(&[0xF8, 0xF9], find, &values, 5, &tight)
+            .unwrap();
         assert_eq!(kept.len(), spliced.len().min(copies.len()));
+        assert!(kept.same_language(&copies));
         for (text, ok) in [
             ("bxyz1", true),
             ("aa1", true),
