@@ -3187,6 +3187,14 @@ mod tests {
     /// Where one determinized set holds two places that start the same shared value (here
     /// after "b", read both by a copied value and by the skeleton itself), the value is one
     /// call returning to both continuations; before, both were copied.
+    /// The places of value 0 (placeholder 0xF8) and value 1 (0xF9) in `t` at state `s`.
+    fn two_placeholders(t: &Table, s: u32) -> Vec<(usize, u32)> {
+        [(0xF8u8, 0usize), (0xF9, 1)]
+            .into_iter()
+            .filter_map(|(m, k)| Some((k, t.next(s, m))).filter(|&(_, q)| q != DEAD))
+            .collect()
+    }
+
     #[test]
     fn a_shared_value_clashing_in_one_set_is_copied_there_alone() {
         let limits = Limits::default();
@@ -3198,12 +3206,7 @@ mod tests {
         let shared = Table::from_hir(&hir("[a-z]{1,8}"), &limits).unwrap();
         let copied = Table::from_hir(&hir("a+"), &limits).unwrap();
         assert!(shared.len() >= 5 && copied.len() < 5);
-        let find = |t: &Table, s: u32| {
-            [(0xF8u8, 0usize), (0xF9, 1)]
-                .into_iter()
-                .filter_map(|(m, k)| Some((k, t.next(s, m))).filter(|&(_, q)| q != DEAD))
-                .collect::<Vec<_>>()
-        };
+        let find = two_placeholders;
         let values = [Arc::new(shared), Arc::new(copied)];
         let (spliced, clashed) = skeleton
             .try_splice_shared(&[0xF8, 0xF9], &find, &values, 5, &limits)
@@ -3253,12 +3256,7 @@ mod tests {
         let shared = Table::from_hir(&hir("[a-z]{1,8}"), &limits).unwrap();
         let copied = Table::literal(b"b");
         assert!(shared.len() >= 5 && copied.len() < 5);
-        let find = |t: &Table, s: u32| {
-            [(0xF8u8, 0usize), (0xF9, 1)]
-                .into_iter()
-                .filter_map(|(m, k)| Some((k, t.next(s, m))).filter(|&(_, q)| q != DEAD))
-                .collect::<Vec<_>>()
-        };
+        let find = two_placeholders;
         let values = [Arc::new(shared), Arc::new(copied)];
         let spliced = skeleton
             .clone()
