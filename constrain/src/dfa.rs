@@ -353,38 +353,189 @@ impl std::fmt::Debug for Table {
 const HIR_CACHE: usize = 1024;
 const HIR_CACHE_BYTES: usize = 64 << 20;
 
-/// A 128-bit digest of what `Debug` writes of `value`, streamed (the text is never stored,
-/// however long): two SipHash-1-3 hashers under keys drawn at random once per process
-/// (std's `RandomState`, whose second key is the first plus one: the second hasher also
-/// starts with a byte of its own, so the two never hash the same input under related
-/// keys). Two texts that differ get the same digest with probability about 2^-128, and a
-/// schema cannot be written to make two of its parts collide without the keys. The keys of
-/// [`KeptTables`] and of a compile's values met again (`general::General::slot_of_value`).
-pub(crate) fn digest(value: &dyn std::fmt::Debug) -> (u64, u64) {
+/// A 128-bit digest of `value`'s key bytes ([`DigestKey`]), streamed through a small
+/// buffer (the bytes are never stored whole, however long): two SipHash-1-3 hashers under
+/// keys drawn at random once per process (std's `RandomState`, whose second key is the
+/// first plus one: the second hasher also starts with a byte of its own, so the two never
+/// hash the same input under related keys). Two keys that differ get the same digest with
+/// probability about 2^-128, and a schema cannot be written to make two of its parts
+/// collide without the keys. The keys of [`KeptTables`] and of a compile's values met again
+/// (`general::General::slot_of_value`).
+pub(crate) fn digest(value: &dyn DigestKey) -> (u64, u64) {
     use std::hash::{BuildHasher, Hasher, RandomState};
     static KEYS: std::sync::OnceLock<(RandomState, RandomState)> = std::sync::OnceLock::new();
     let keys = KEYS.get_or_init(|| (RandomState::new(), RandomState::new()));
-    struct Digest(std::hash::DefaultHasher, std::hash::DefaultHasher);
-    impl std::fmt::Write for Digest {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.write(s.as_bytes());
-            self.1.write(s.as_bytes());
-            Ok(())
-        }
-    }
-    let mut d = Digest(keys.0.build_hasher(), keys.1.build_hasher());
-    d.1.write_u8(0xA5);
-    // Writing to a digest cannot fail; a `Debug` that fails stops at the same place for the
-    // same value.
-    let _ = std::fmt::write(&mut d, format_args!("{value:?}"));
-    (d.0.finish(), d.1.finish())
+    let mut d = KeyWriter {
+        hashers: (keys.0.build_hasher(), keys.1.build_hasher()),
+        buf: [0; KEY_BUFFER],
+        len: 0,
+    };
+    d.hashers.1.write_u8(0xA5);
+    value.write_key(&mut d);
+    d.flush();
+    (d.hashers.0.finish(), d.hashers.1.finish())
 }
 
-/// Tables kept process-wide, keyed by the [`digest`] of a text (a HIR's, or several HIRs'
-/// for a product of them) and the size budgets they were built within: at most
+/// Bytes [`KeyWriter`] gathers before it hands them to its hashers (one SipHash call per
+/// buffer, not per field).
+const KEY_BUFFER: usize = 1024;
+
+/// The sink of [`DigestKey::write_key`]: bytes gathered and fed to both hashers of
+/// [`digest`].
+pub(crate) struct KeyWriter {
+    hashers: (std::hash::DefaultHasher, std::hash::DefaultHasher),
+    buf: [u8; KEY_BUFFER],
+    len: usize,
+}
+
+impl KeyWriter {
+    fn flush(&mut self) {
+        use std::hash::Hasher;
+        self.hashers.0.write(&self.buf[..self.len]);
+        self.hashers.1.write(&self.buf[..self.len]);
+        self.len = 0;
+    }
+
+    /// Appends `bytes` as they are (callers write a length or a tag first).
+    fn bytes(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.len == KEY_BUFFER {
+                self.flush();
+            }
+            let n = bytes.len().min(KEY_BUFFER - self.len);
+            self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+            self.len += n;
+            bytes = &bytes[n..];
+        }
+    }
+
+    fn u32(&mut self, v: u32) {
+        self.bytes(&v.to_le_bytes());
+    }
+
+    fn len_of(&mut self, n: usize) {
+        self.bytes(&(n as u64).to_le_bytes());
+    }
+}
+
+/// A key of [`digest`]: written as a prefix-free sequence of bytes (tags and lengths before
+/// what they describe), so two keys write the same bytes only when they are equal.
+pub(crate) trait DigestKey {
+    /// Writes this key's bytes to `out`.
+    fn write_key(&self, out: &mut KeyWriter);
+}
+
+impl DigestKey for str {
+    fn write_key(&self, out: &mut KeyWriter) {
+        out.len_of(self.len());
+        out.bytes(self.as_bytes());
+    }
+}
+
+impl DigestKey for String {
+    fn write_key(&self, out: &mut KeyWriter) {
+        self.as_str().write_key(out);
+    }
+}
+
+impl<T: DigestKey> DigestKey for [T] {
+    fn write_key(&self, out: &mut KeyWriter) {
+        out.len_of(self.len());
+        for x in self {
+            x.write_key(out);
+        }
+    }
+}
+
+impl<T: DigestKey> DigestKey for Vec<T> {
+    fn write_key(&self, out: &mut KeyWriter) {
+        self.as_slice().write_key(out);
+    }
+}
+
+impl<T: DigestKey + ?Sized> DigestKey for &T {
+    fn write_key(&self, out: &mut KeyWriter) {
+        (**self).write_key(out);
+    }
+}
+
+impl<A: DigestKey, B: DigestKey> DigestKey for (A, B) {
+    fn write_key(&self, out: &mut KeyWriter) {
+        self.0.write_key(out);
+        self.1.write_key(out);
+    }
+}
+
+/// A HIR by its structure, node by node in pre-order (an explicit stack, so a deep HIR
+/// does not deepen the call stack): a tag per node kind, then the node's own fields
+/// (literal bytes, class ranges, look-around, repetition bounds and greediness, capture
+/// index and name), then the count of its children.
+impl DigestKey for Hir {
+    fn write_key(&self, out: &mut KeyWriter) {
+        use regex_syntax::hir::{Class, HirKind};
+        let mut stack: Vec<&Hir> = vec![self];
+        while let Some(h) = stack.pop() {
+            match h.kind() {
+                HirKind::Empty => out.bytes(&[0]),
+                HirKind::Literal(l) => {
+                    out.bytes(&[1]);
+                    out.len_of(l.0.len());
+                    out.bytes(&l.0);
+                }
+                HirKind::Class(Class::Unicode(c)) => {
+                    out.bytes(&[2]);
+                    out.len_of(c.ranges().len());
+                    for r in c.ranges() {
+                        out.u32(r.start() as u32);
+                        out.u32(r.end() as u32);
+                    }
+                }
+                HirKind::Class(Class::Bytes(c)) => {
+                    out.bytes(&[3]);
+                    out.len_of(c.ranges().len());
+                    for r in c.ranges() {
+                        out.bytes(&[r.start(), r.end()]);
+                    }
+                }
+                HirKind::Look(look) => {
+                    out.bytes(&[4]);
+                    out.u32(look.as_repr());
+                }
+                HirKind::Repetition(r) => {
+                    out.bytes(&[5, u8::from(r.greedy), u8::from(r.max.is_some())]);
+                    out.u32(r.min);
+                    out.u32(r.max.unwrap_or(0));
+                    stack.push(&r.sub);
+                }
+                HirKind::Capture(c) => {
+                    out.bytes(&[6, u8::from(c.name.is_some())]);
+                    out.u32(c.index);
+                    if let Some(name) = &c.name {
+                        name.write_key(out);
+                    }
+                    stack.push(&c.sub);
+                }
+                HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+                    let tag = if matches!(h.kind(), HirKind::Concat(_)) {
+                        7
+                    } else {
+                        8
+                    };
+                    out.bytes(&[tag]);
+                    out.len_of(subs.len());
+                    stack.extend(subs.iter().rev());
+                }
+            }
+        }
+    }
+}
+
+/// Tables kept process-wide, keyed by the [`digest`] of a [`DigestKey`] (a HIR, or several
+/// HIRs for a product of them) and the size budgets they were built within: at most
 /// `max_tables` of them, and at most `max_bytes` with their keys (all are dropped when one
-/// more would pass either); a table of more than `max_bytes / share` is not kept. Tables are kept behind an `Arc`, so a
-/// table found is shared with every compiled constraint that holds it, not copied.
+/// more would pass either); a table of more than `max_bytes / share` is not kept. Tables
+/// are kept behind an `Arc`, so a table found is shared with every compiled constraint that
+/// holds it, not copied.
 pub(crate) struct KeptTables {
     cache: std::sync::OnceLock<std::sync::Mutex<Kept>>,
     max_tables: usize,
@@ -392,7 +543,7 @@ pub(crate) struct KeptTables {
     share: usize,
 }
 
-/// A key of [`KeptTables`]: the text's [`digest`] and the size budgets.
+/// A key of [`KeptTables`]: the [`digest`] of what was built and the size budgets.
 type KeptKey = ((u64, u64), usize, usize, usize);
 
 /// The tables of [`KeptTables`] and their bytes in all.
@@ -409,13 +560,13 @@ impl KeptTables {
         }
     }
 
-    /// The table kept for `key` (the [`digest`] of what `Debug` writes of it) under
+    /// The table kept for `key` (its [`digest`]) under
     /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are
     /// `build`'s and are not kept; the deadline is not part of the key (a table found is
     /// served even past it).
     pub(crate) fn get_or_build<E>(
         &'static self,
-        key: &dyn std::fmt::Debug,
+        key: &dyn DigestKey,
         limits: &Limits,
         build: impl FnOnce() -> Result<Table, E>,
     ) -> Result<Arc<Table>, E> {
@@ -1104,7 +1255,7 @@ impl Table {
     /// regex-automata refuses the HIR (e.g. a look-around assertion a DFA cannot decide).
     ///
     /// Tables built are kept process-wide (at most [`HIR_CACHE`] of them and
-    /// [`HIR_CACHE_BYTES`], keyed by the [`digest`] of the HIR's text and the size budgets;
+    /// [`HIR_CACHE_BYTES`], keyed by the [`digest`] of the HIR's structure and the size budgets;
     /// not the deadline: a table found is served even past it): the same pattern, format,
     /// string bounds or value in another place or another schema is a copy, not a second
     /// construction.
@@ -2932,6 +3083,63 @@ mod tests {
         other.push('y');
         assert_ne!(digest(&text), digest(&other));
         assert_ne!(digest(&text), digest(&(text.clone() + "x")));
+    }
+
+    /// Digests of HIRs follow their structure: a HIR parsed twice digests alike, and HIRs
+    /// that differ in one field each (a literal's bytes against its neighbour's tag, the
+    /// nesting of an alternation, greediness, bounds, class ranges, capture names, anchors,
+    /// byte classes) digest apart.
+    #[test]
+    fn digests_tell_hirs_apart() {
+        let patterns = [
+            r"a\x01b|c",
+            r"a|b\x01c",
+            r"ab|c",
+            r"a(?:b|c)",
+            r"a(?:b*|c*)d*",
+            r"a(?:b*|c*|d*)",
+            r"ab*",
+            r"a|b*",
+            r"a*",
+            r"a*?",
+            r"a{2,}",
+            r"a{2,5}",
+            r"a{3,5}",
+            r"[a-c]x",
+            r"[a-b]x",
+            r"(a)b",
+            r"(?P<n>a)b",
+            r"(?P<m>a)b",
+            r"(?:a)b",
+            r"^ab",
+            r"ab$",
+            r"(?m)^ab",
+            r"(?-u:[\x80-\xff])",
+            r"(?-u:[\x80-\xfe])",
+            r"",
+        ];
+        let parse = |p: &str| {
+            regex_syntax::ParserBuilder::new()
+                .utf8(false)
+                .build()
+                .parse(p)
+                .unwrap()
+        };
+        let mut seen = HashMap::default();
+        for p in patterns {
+            let (a, b) = (parse(p), parse(p));
+            assert_eq!(digest(&a), digest(&b), "{p}");
+            if let Some(q) = seen.insert(digest(&a), p) {
+                panic!("{p} and {q} digest alike");
+            }
+        }
+        // A pair is its parts in order.
+        let (x, y) = (parse("x"), parse("y"));
+        assert_ne!(digest(&(&x, &y)), digest(&(&y, &x)));
+        assert_ne!(
+            digest(&(vec![x.clone()], vec![y.clone()])),
+            digest(&(vec![x, y], Vec::<Hir>::new()))
+        );
     }
 
     /// [`Table::next_located`] from [`Table::locate`] is [`Table::next`], state for state and

@@ -544,10 +544,10 @@ struct General<'a> {
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
-    /// Slots of values ([`Self::slot_of_value`]) by the digest of their HIR's text
-    /// ([`crate::dfa::digest`], however long the text): the same value in many places is
-    /// one table (a key bounded by the text's length built the Store's `hatch.json` value
-    /// of 24,432 states 96 times).
+    /// Slots of values ([`Self::slot_of_value`]) by the digest of their HIR
+    /// ([`crate::dfa::digest`], however large the HIR): the same value in many places is
+    /// one table (a key bounded by the HIR's printed length built the Store's `hatch.json`
+    /// value of 24,432 states 96 times).
     values: HashMap<(u64, u64), Option<Hir>>,
     /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
@@ -3321,8 +3321,8 @@ mod tests {
         assert_eq!(g.slots.len(), 2);
     }
 
-    /// A value met again is found by the digest of its HIR's text however long the text
-    /// (here over 32 KiB; a key bounded at 16 KiB built such a value once per place): one
+    /// A value met again is found by the digest of its HIR however large the HIR
+    /// (here over 32 KiB printed; a key bounded at 16 KiB built such a value once per place): one
     /// entry, one slot; a value differing in its last literal is another.
     #[test]
     fn long_values_met_again_are_built_once() {
