@@ -2550,9 +2550,10 @@ impl Table {
     }
 
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
-    /// has it).
+    /// has it). Tests only: the reference of `json::typed_reader_table`.
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits`.
+    #[cfg(test)]
     pub(crate) fn restrict_first(
         &self,
         keep: impl Fn(u8) -> bool,

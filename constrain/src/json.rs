@@ -607,11 +607,7 @@ fn cached_reader(
                     general_value_table(levels, whitespace, limits)?
                 }
                 ReaderKind::Typed(types) => {
-                    // The general reader, its first byte restricted to the types.
-                    let kind = ReaderKind::Value { general: true };
-                    let any = cached_reader(kind, levels, whitespace, limits)?;
-                    any.restrict_first(|b| types & type_of_first(b) != 0, limits)?
-                        .minimize()
+                    typed_reader_table(types, levels, whitespace, limits)?.minimize()
                 }
             });
             if let Ok(mut c) = cache.lock() {
@@ -1556,6 +1552,29 @@ mod tests {
         assert!(t.len() < 10_000, "{} states", t.len());
     }
 
+    /// Each typed reader, built from its restricted first byte on, is the general reader
+    /// with its first byte restricted to the types, for every set of types.
+    #[test]
+    fn typed_readers_are_the_general_reader_restricted() {
+        let limits = Limits::default();
+        for (levels, whitespace) in [(1, 0), (3, 1)] {
+            let any = general_value_table(levels, whitespace, &limits).unwrap();
+            for types in 1..64u8 {
+                let built = typed_reader_table(types, levels, whitespace, &limits).unwrap();
+                let restricted = any
+                    .restrict_first(|b| types & type_of_first(b) != 0, &limits)
+                    .unwrap();
+                assert!(
+                    built.same_language(&restricted),
+                    "types {types:#b} levels {levels} whitespace {whitespace}"
+                );
+            }
+        }
+        // Scalars never build the containers.
+        let strings = typed_reader_table(TYPE_STRING, 5, 2, &limits).unwrap();
+        assert!(strings.len() < 100, "{} states", strings.len());
+    }
+
     #[test]
     fn reader_classes_are_the_readers() {
         // Each reader as built (one column per byte class) against the same reader stepped
@@ -2348,6 +2367,45 @@ fn reader_classes() -> ([u8; 256], usize) {
         *c = n as u8;
     }
     (classes, n + 1)
+}
+
+/// The general reader ([`general_value_table`]) of the values whose first byte is of a type
+/// in `types` ([`type_of_first`]), determinized from that first byte on: only what such
+/// values reach is built (a string or number reader is a few dozen states, never the
+/// containers' thousands; `typed_readers_are_the_general_reader_restricted` checks every
+/// `types` against the general reader restricted).
+///
+/// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
+fn typed_reader_table(
+    types: u8,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    let (classes, stride) = reader_classes();
+    let start = Reader {
+        stack: Stack::default(),
+        lex: Lex::TopValue,
+        ws: 0,
+        general: true,
+    };
+    let mut keys = Vec::new();
+    let table = crate::dfa::Table::determinize_keyed(
+        classes,
+        stride,
+        start,
+        |r: &Reader, b| {
+            // `TopValue` is the start alone: nothing returns to it.
+            if r.lex == Lex::TopValue && types & type_of_first(b) == 0 {
+                return None;
+            }
+            r.step(b, levels, whitespace)
+        },
+        Reader::complete,
+        limits,
+        &mut keys,
+    )?;
+    Ok(table.compact())
 }
 
 /// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).
