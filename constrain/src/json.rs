@@ -2382,36 +2382,27 @@ fn typed_reader_table(
     whitespace: usize,
     limits: &crate::dfa::Limits,
 ) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
-    let (classes, stride) = reader_classes();
-    let start = Reader {
-        stack: Stack::default(),
-        lex: Lex::TopValue,
-        ws: 0,
-        general: true,
-    };
-    let mut keys = Vec::new();
-    let table = crate::dfa::Table::determinize_keyed(
-        classes,
-        stride,
-        start,
-        |r: &Reader, b| {
-            // `TopValue` is the start alone: nothing returns to it.
-            if r.lex == Lex::TopValue && types & type_of_first(b) == 0 {
-                return None;
-            }
-            r.step(b, levels, whitespace)
-        },
-        Reader::complete,
-        limits,
-        &mut keys,
-    )?;
-    Ok(table.compact())
+    let first = |b| types & type_of_first(b) != 0;
+    reader_table_from(Lex::TopValue, true, first, levels, whitespace, limits)
 }
 
 /// The reader determinized from `start` (`Lex::Top`: one object; `Lex::TopValue`: one value).
 fn reader_table(
     start: Lex,
     general: bool,
+    levels: usize,
+    whitespace: usize,
+    limits: &crate::dfa::Limits,
+) -> Result<crate::dfa::Table, crate::dfa::BuildError> {
+    reader_table_from(start, general, |_| true, levels, whitespace, limits)
+}
+
+/// [`reader_table`] with its first byte restricted to those `first` keeps (neither start
+/// is stepped back to).
+fn reader_table_from(
+    start: Lex,
+    general: bool,
+    first: impl Fn(u8) -> bool,
     levels: usize,
     whitespace: usize,
     limits: &crate::dfa::Limits,
@@ -2427,8 +2418,13 @@ fn reader_table(
     let table = crate::dfa::Table::determinize_keyed(
         classes,
         stride,
-        start,
-        |r: &Reader, b| r.step(b, levels, whitespace),
+        start.clone(),
+        |r: &Reader, b| {
+            if *r == start && !first(b) {
+                return None;
+            }
+            r.step(b, levels, whitespace)
+        },
         Reader::complete,
         limits,
         &mut keys,
