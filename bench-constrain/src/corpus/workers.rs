@@ -98,6 +98,15 @@ fn ours(jobs: &[Job], start: usize, vocab: &str, mode: SchemaMode) {
 
     let (vocab, eos) = vocab::ours(vocab);
     let vindex = Arc::new(VocabIndex::new(vocab));
+    if mode == SchemaMode::General {
+        // The process-wide readers, built at start-up as a serving stack would (before
+        // READY, like the vocabulary; the first schema would pay for them otherwise).
+        let mut options = Options::default();
+        options.json.mode = json::SchemaMode::general();
+        if let Err(e) = constrain::template::prepare(&options) {
+            eprintln!("prepare: {e}");
+        }
+    }
     say("READY".into());
     run_jobs(jobs, start, |k, job| {
         let mut options = Options::default();
