@@ -336,8 +336,9 @@ impl Trie {
 }
 
 /// A vocabulary prepared for masks: its trie of ordinary tokens and its special tokens.
-/// Built once per vocabulary (o200k_base: about 260 ms and 16 MiB, three tiers' tries and
-/// token sets, on a 2-core machine) and shared by every
+/// Built once per vocabulary (o200k_base: about 300 ms and 24 MiB, four tiers' tries and
+/// token sets, the tiers built on threads of their own, on a 2-core machine) and shared by
+/// every
 /// [`TokenIndex`] over it.
 #[derive(Debug)]
 pub struct VocabIndex {
@@ -394,9 +395,14 @@ const SHORT_CHARS: usize = 32;
 /// The ASCII bytes of each tier, and whether its plain text takes non-ASCII characters:
 /// printable ASCII but for JSON's `"` and `\` (JSON string bodies), then letters, digits
 /// and space (free text, and strings that must avoid a delimiter), both with non-ASCII
-/// characters; then ASCII letters and digits alone (`uri`, `email`, `hostname` and
-/// patterns of ASCII classes, where neither spaces nor non-ASCII characters are taken).
-fn tier_bytes() -> [(Vec<u8>, bool); 3] {
+/// characters; then RFC 3986's unreserved characters, sub-delims and `/` (a URI's host,
+/// path, query and fragment, where a walk of the next tier's tails past letters and digits
+/// met `.com`, `/feed` and `-api` in nearly every token); then ASCII letters and digits
+/// alone (`email`, `hostname`, a URI's scheme and patterns of ASCII classes, where neither
+/// spaces nor non-ASCII characters are taken). A tier holds only where each of its
+/// characters keeps the text live (checked per state), so its bytes decide speed, never a
+/// mask.
+fn tier_bytes() -> [(Vec<u8>, bool); 4] {
     let wide = (b' '..=b'~')
         .filter(|b| !matches!(b, b'"' | b'\\'))
         .collect();
@@ -406,7 +412,9 @@ fn tier_bytes() -> [(Vec<u8>, bool); 3] {
         .collect();
     let mut narrow = alnum.clone();
     narrow.push(b' ');
-    [(wide, true), (narrow, true), (alnum, false)]
+    let mut uri = alnum.clone();
+    uri.extend_from_slice(b"-._~!$&'()*+,;=/");
+    [(wide, true), (narrow, true), (uri, false), (alnum, false)]
 }
 
 /// U+2028 and U+2029: not plain text, since ECMA-262's `.` does not match them (a
@@ -459,78 +467,95 @@ fn is_plain(bytes: &[u8], ascii: &[u8], utf8: bool) -> bool {
     })
 }
 
-impl VocabIndex {
-    /// Prepares `vocab`.
-    pub fn new(vocab: Vocabulary) -> Self {
-        let trie = Trie::new(&vocab, |_| true);
-        let tiers = tier_bytes()
-            .into_iter()
-            .map(|(ascii, utf8)| {
-                let mut plain = Mask::new(vocab.len());
-                let mut up_to = vec![Mask::new(vocab.len()); SHORT_CHARS + 1];
-                let mut long = Vec::new();
-                let mut max_chars = 0;
-                for id in 0..vocab.len() as u32 {
-                    let bytes = vocab.token(id);
-                    // Ids without bytes (holes in a vocabulary) are never allowed.
-                    if !vocab.is_special(id) && !bytes.is_empty() && is_plain(bytes, &ascii, utf8) {
-                        plain.insert(id);
-                        let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
-                        max_chars = max_chars.max(chars);
-                        match up_to.get_mut(chars) {
-                            Some(m) => m.insert(id),
-                            None => long.push((chars, id)),
-                        }
-                    }
+impl Tier {
+    /// The tier of the ASCII bytes `ascii` (and non-ASCII characters when `utf8`) over
+    /// `vocab`.
+    fn build(vocab: &Vocabulary, ascii: Vec<u8>, utf8: bool) -> Self {
+        let mut plain = Mask::new(vocab.len());
+        let mut up_to = vec![Mask::new(vocab.len()); SHORT_CHARS + 1];
+        let mut long = Vec::new();
+        let mut max_chars = 0;
+        for id in 0..vocab.len() as u32 {
+            let bytes = vocab.token(id);
+            // Ids without bytes (holes in a vocabulary) are never allowed.
+            if !vocab.is_special(id) && !bytes.is_empty() && is_plain(bytes, &ascii, utf8) {
+                plain.insert(id);
+                let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                max_chars = max_chars.max(chars);
+                match up_to.get_mut(chars) {
+                    Some(m) => m.insert(id),
+                    None => long.push((chars, id)),
                 }
-                for n in 1..up_to.len() {
-                    let (shorter, this) = up_to.split_at_mut(n);
-                    this[0].union_with(&shorter[n - 1]);
-                }
-                let rest = Trie::new(&vocab, |id| !plain.contains(id));
-                let tails_past_plain = Trie::of_suffixes(&vocab, |id| {
-                    (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii, utf8))
-                });
-                let (tails_by_prefix, prefix_groups) = Trie::of_grouped_suffixes(&vocab, |id| {
-                    (!plain.contains(id)).then(|| {
-                        let bytes = vocab.token(id);
-                        let at = plain_prefix(bytes, &ascii, utf8);
-                        let chars = bytes[..at].iter().filter(|&&b| b & 0xc0 != 0x80).count();
-                        (chars, at)
-                    })
-                });
-                let mut tails: Vec<(u8, u32, u32)> = (0..vocab.len() as u32)
-                    .filter(|&id| plain_tail(&vocab, id, &ascii, utf8))
-                    .map(|id| {
-                        let bytes = vocab.token(id);
-                        let chars = bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count();
-                        (bytes[0], chars as u32, id)
-                    })
-                    .collect();
-                tails.sort_unstable();
-                let mut tails_at = vec![0u32; 257];
-                for &(b, _, _) in &tails {
-                    tails_at[b as usize + 1] += 1;
-                }
-                for b in 0..256 {
-                    tails_at[b + 1] += tails_at[b];
-                }
-                Tier {
-                    ascii,
-                    utf8,
-                    plain,
-                    rest,
-                    tails_past_plain,
-                    tails_by_prefix,
-                    prefix_groups,
-                    up_to,
-                    long,
-                    max_chars,
-                    plain_tails: tails.into_iter().map(|(_, n, id)| (n, id)).collect(),
-                    tails_at,
-                }
+            }
+        }
+        for n in 1..up_to.len() {
+            let (shorter, this) = up_to.split_at_mut(n);
+            this[0].union_with(&shorter[n - 1]);
+        }
+        let rest = Trie::new(vocab, |id| !plain.contains(id));
+        let tails_past_plain = Trie::of_suffixes(vocab, |id| {
+            (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii, utf8))
+        });
+        let (tails_by_prefix, prefix_groups) = Trie::of_grouped_suffixes(vocab, |id| {
+            (!plain.contains(id)).then(|| {
+                let bytes = vocab.token(id);
+                let at = plain_prefix(bytes, &ascii, utf8);
+                let chars = bytes[..at].iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                (chars, at)
             })
-            .collect::<Vec<Tier>>();
+        });
+        let mut tails: Vec<(u8, u32, u32)> = (0..vocab.len() as u32)
+            .filter(|&id| plain_tail(vocab, id, &ascii, utf8))
+            .map(|id| {
+                let bytes = vocab.token(id);
+                let chars = bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                (bytes[0], chars as u32, id)
+            })
+            .collect();
+        tails.sort_unstable();
+        let mut tails_at = vec![0u32; 257];
+        for &(b, _, _) in &tails {
+            tails_at[b as usize + 1] += 1;
+        }
+        for b in 0..256 {
+            tails_at[b + 1] += tails_at[b];
+        }
+        Tier {
+            ascii,
+            utf8,
+            plain,
+            rest,
+            tails_past_plain,
+            tails_by_prefix,
+            prefix_groups,
+            up_to,
+            long,
+            max_chars,
+            plain_tails: tails.into_iter().map(|(_, n, id)| (n, id)).collect(),
+            tails_at,
+        }
+    }
+}
+
+impl VocabIndex {
+    /// Prepares `vocab`: the full trie and each plain-text tier built side by side (one
+    /// thread each; the tiers are independent).
+    pub fn new(vocab: Vocabulary) -> Self {
+        let (trie, tiers) = std::thread::scope(|scope| {
+            let tiers: Vec<_> = tier_bytes()
+                .into_iter()
+                .map(|(ascii, utf8)| {
+                    let vocab = &vocab;
+                    scope.spawn(move || Tier::build(vocab, ascii, utf8))
+                })
+                .collect();
+            let trie = Trie::new(&vocab, |_| true);
+            let tiers: Vec<Tier> = tiers
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect();
+            (trie, tiers)
+        });
         let mut trie = trie;
         for (t, tier) in tiers.iter().enumerate() {
             trie.mark(TAIL_NOT_PLAIN << t, |id| {
@@ -1351,10 +1376,11 @@ mod tests {
 
     /// A token's plain prefix ends before its first character that is not plain: `"`,
     /// `\`, a control character, U+2028, a byte that starts no whole character (a token
-    /// may end inside one), and for the third tier a space or any non-ASCII character.
+    /// may end inside one), and for the letters-and-digits tier a space or any non-ASCII
+    /// character.
     #[test]
     fn plain_prefixes_end_at_the_first_character_not_plain() {
-        let [(wide, _), (narrow, _), (alnum, utf8)] = tier_bytes();
+        let [(wide, _), (narrow, _), _, (alnum, utf8)] = tier_bytes();
         assert!(!utf8);
         for (bytes, in_wide, in_narrow, in_alnum) in [
             (&b"abc"[..], 3, 3, 3),
@@ -1371,6 +1397,46 @@ mod tests {
             assert_eq!(plain_prefix(bytes, &wide, true), in_wide, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &narrow, true), in_narrow, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &alnum, false), in_alnum, "{bytes:?}");
+        }
+    }
+
+    /// The URI tier's characters go on everywhere in a URI's host, path, query and
+    /// fragment: there its plain tokens are taken at once (a full walk of the other tier's
+    /// tails cost 140-160 us per mask in the Store's `feed-1.json`), and neither the
+    /// letters-and-digits tier nor a walk decides.
+    #[test]
+    fn uri_text_takes_the_uri_tier() {
+        let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+        let uri_tier = tier_bytes()
+            .iter()
+            .position(|(ascii, _)| ascii.contains(&b'~') && !ascii.contains(&b' '))
+            .unwrap();
+        let options = crate::template::Options {
+            json: crate::json::JsonOptions {
+                mode: crate::json::SchemaMode::general(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let schema = serde_json::json!({"type": "string", "format": "uri"});
+        let c = Arc::new(crate::template::compile_schema(Some(&schema), &options).unwrap());
+        let index = TokenIndex::new(c.clone(), vocab);
+        for text in [
+            "\"https://ex",
+            "\"https://example.org/feed",
+            "\"http://a.b/c?q=1&r=(2)",
+            "\"urn:x:y#frag",
+        ] {
+            let mut state = index.start();
+            for &b in text.as_bytes() {
+                state = c.machine.table.next(state, b);
+            }
+            assert_ne!(state, DEAD, "{text}");
+            let mut chain = Vec::new();
+            let takes = index.plain_length(uri_tier, state, &mut chain)
+                == Some(index.vocab.tiers[uri_tier].max_chars)
+                || index.takes_plain_text(uri_tier, state);
+            assert!(takes, "{text}");
         }
     }
 

@@ -71,6 +71,11 @@ fn shortcut_masks_are_full_walks() {
         json!({"type": "string", "maxLength": 6}),
         json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 2, "maxLength": 9}}}),
         json!({"type": "string", "format": "uri", "maxLength": 24}),
+        // URI characters (the fourth tier: unreserved, sub-delims and `/`): where all of
+        // them go on, where one of them dies (`~`), and relative references.
+        json!({"type": "string", "pattern": "^[A-Za-z0-9._~!$&'()*+,;=/-]*$"}),
+        json!({"type": "string", "pattern": "^[a-z0-9/._!$&'()*+,;=-]+$"}),
+        json!({"type": "string", "format": "uri-reference", "maxLength": 60}),
         json!({"type": "array", "items": {"type": "string", "pattern": "^[^q]*$", "maxLength": 5}}),
         // String bodies counting their characters far from both bounds: each token's tail
         // past its plain prefix walked from the state that many characters on
