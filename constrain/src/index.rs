@@ -818,6 +818,15 @@ impl TokenIndex {
         if known.contains(&state) {
             return true;
         }
+        drop(known);
+        // A plain character that dies right away (remembered per state, as
+        // `Self::plain_length` found it): no closure to search.
+        if self.plain_next(t, state, &mut Scratch::default()).0.dies {
+            return false;
+        }
+        let Ok(known) = self.plain_states[t].read() else {
+            return false;
+        };
         let mut seen: FxHashSet<u32> = FxHashSet::default();
         seen.insert(state);
         let mut queue = vec![state];
@@ -906,9 +915,18 @@ impl TokenIndex {
             value_bytes = self.value_plain_bytes(tag, table);
             &value_bytes
         };
+        // A computed state of the machine (past its stored rows) located once, not once
+        // per byte (each `next` would search the calls, and the calls of the values
+        // inside them: a number ending inside a value took 80 us over the four tiers).
+        let located = (tag == OWN_TABLE && from as usize >= table.stored_states())
+            .then(|| table.locate(from));
+        let step = |b: u8| match located {
+            Some(l) => table.next_located(l, b).state(),
+            None => table.next(from, b),
+        };
         let mut dies = false;
         for &b in &bytes.ascii[t] {
-            match table.next(from, b) {
+            match step(b) {
                 DEAD => dies = true,
                 s => out.push(s),
             }
@@ -922,7 +940,7 @@ impl TokenIndex {
             after_lead,
         } = scratch;
         for (i, (lead, columns)) in bytes.sequences.iter().enumerate() {
-            let start = table.next(from, *lead);
+            let start = step(*lead);
             if start == DEAD {
                 dies = true;
                 continue;
@@ -1057,6 +1075,9 @@ impl TokenIndex {
 
     fn compute(&self, state: u32) -> Mask {
         let tiers = &self.vocab.tiers;
+        if self.letters_and_digits_split(state) {
+            return self.walk_after_first(state);
+        }
         // A bounded number of plain characters (a string with a `maxLength`, or none at
         // all), or any number: the plain tokens that short whole, the other tokens walked.
         let mut chain = Vec::new();
@@ -1089,6 +1110,20 @@ impl TokenIndex {
             }
         }
         self.walk_after_first(state)
+    }
+
+    /// Whether some ASCII letters or digits go on from `state` and others die (after a
+    /// number's digit, in a hex escape): every tier's plain characters hold them all, so no
+    /// tier holds there (its text would be both live and dead at the first character), and
+    /// the tiers need not be tried one by one (four steps over every plain character, each
+    /// leaving a value and locating its return: 80 us after a number read in place).
+    fn letters_and_digits_split(&self, state: u32) -> bool {
+        const PROBES: &[u8] = b"09afgzAFGZ";
+        let table = self.table();
+        let from = table.locate(state);
+        let live = |b: u8| !table.next_located(from, b).is_dead();
+        let first = live(PROBES[0]);
+        PROBES[1..].iter().any(|&b| live(b) != first)
     }
 
     /// Whether every plain character of tier `t` leads from `state` back to `state` (a
@@ -1400,17 +1435,9 @@ mod tests {
         }
     }
 
-    /// The URI tier's characters go on everywhere in a URI's host, path, query and
-    /// fragment: there its plain tokens are taken at once (a full walk of the other tier's
-    /// tails cost 140-160 us per mask in the Store's `feed-1.json`), and neither the
-    /// letters-and-digits tier nor a walk decides.
-    #[test]
-    fn uri_text_takes_the_uri_tier() {
+    /// An index over o200k_base for `schema` compiled in general mode.
+    fn general_index(schema: &serde_json::Value) -> TokenIndex {
         let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
-        let uri_tier = tier_bytes()
-            .iter()
-            .position(|(ascii, _)| ascii.contains(&b'~') && !ascii.contains(&b' '))
-            .unwrap();
         let options = crate::template::Options {
             json: crate::json::JsonOptions {
                 mode: crate::json::SchemaMode::general(),
@@ -1418,25 +1445,61 @@ mod tests {
             },
             ..Default::default()
         };
-        let schema = serde_json::json!({"type": "string", "format": "uri"});
-        let c = Arc::new(crate::template::compile_schema(Some(&schema), &options).unwrap());
-        let index = TokenIndex::new(c.clone(), vocab);
+        let c = crate::template::compile_schema(Some(schema), &options).unwrap();
+        TokenIndex::new(Arc::new(c), vocab)
+    }
+
+    /// The state after `text` from the start.
+    fn state_after(index: &TokenIndex, text: &str) -> u32 {
+        let mut state = index.start();
+        for &b in text.as_bytes() {
+            state = index.table().next(state, b);
+        }
+        assert_ne!(state, DEAD, "{text}");
+        state
+    }
+
+    /// The URI tier's characters go on everywhere in a URI's host, path, query and
+    /// fragment: there its plain tokens are taken at once (a full walk of the other tier's
+    /// tails cost 140-160 us per mask in the Store's `feed-1.json`), and neither the
+    /// letters-and-digits tier nor a walk decides.
+    #[test]
+    fn uri_text_takes_the_uri_tier() {
+        let uri_tier = tier_bytes()
+            .iter()
+            .position(|(ascii, _)| ascii.contains(&b'~') && !ascii.contains(&b' '))
+            .unwrap();
+        let index = general_index(&serde_json::json!({"type": "string", "format": "uri"}));
         for text in [
             "\"https://ex",
             "\"https://example.org/feed",
             "\"http://a.b/c?q=1&r=(2)",
             "\"urn:x:y#frag",
         ] {
-            let mut state = index.start();
-            for &b in text.as_bytes() {
-                state = c.machine.table.next(state, b);
-            }
-            assert_ne!(state, DEAD, "{text}");
+            let state = state_after(&index, text);
             let mut chain = Vec::new();
             let takes = index.plain_length(uri_tier, state, &mut chain)
                 == Some(index.vocab.tiers[uri_tier].max_chars)
                 || index.takes_plain_text(uri_tier, state);
             assert!(takes, "{text}");
+        }
+    }
+
+    /// After a digit of a number read in place and inside a hex escape, letters and digits
+    /// split (no tier is tried); in a string body, a name and before a value they do not.
+    #[test]
+    fn letters_and_digits_split_after_digits_and_in_escapes() {
+        let index = general_index(&serde_json::json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "s": {"type": "string"}}}));
+        for (text, split) in [
+            ("{\"n\":4", true),
+            ("{\"s\":\"ab\\u00", true),
+            ("{\"s\":\"ab", false),
+            ("{\"", false),
+            ("{\"n\":", true),
+        ] {
+            let state = state_after(&index, text);
+            assert_eq!(index.letters_and_digits_split(state), split, "{text}");
         }
     }
 
@@ -1446,14 +1509,6 @@ mod tests {
     /// names (at most 12 characters) are read in place.
     #[test]
     fn located_plain_steps_are_the_machines() {
-        let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
-        let options = crate::template::Options {
-            json: crate::json::JsonOptions {
-                mode: crate::json::SchemaMode::general(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
         let members: serde_json::Map<String, serde_json::Value> = (0..30)
             .map(|i| {
                 (
@@ -1463,8 +1518,7 @@ mod tests {
             })
             .collect();
         let schema = serde_json::json!({"properties": members, "propertyNames": {"maxLength": 12}});
-        let c = Arc::new(crate::template::compile_schema(Some(&schema), &options).unwrap());
-        let index = TokenIndex::new(c, vocab);
+        let index = general_index(&schema);
         let table = index.table();
         let stored = table.stored_states() as u32;
         let mut checked = 0;
