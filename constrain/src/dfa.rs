@@ -2550,10 +2550,9 @@ impl Table {
     }
 
     /// The words of `self` whose first byte `keep` accepts (the empty word too, if `self`
-    /// has it). Tests only: the reference of `json::typed_reader_table`.
+    /// has it).
     ///
     /// Errors: [`BuildError::TooLarge`] past `limits`.
-    #[cfg(test)]
     pub(crate) fn restrict_first(
         &self,
         keep: impl Fn(u8) -> bool,

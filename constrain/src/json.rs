@@ -606,6 +606,14 @@ fn cached_reader(
                 ReaderKind::Value { general: true } => {
                     general_value_table(levels, whitespace, limits)?
                 }
+                ReaderKind::Typed(types) if types & (TYPE_OBJECT | TYPE_ARRAY) != 0 => {
+                    // Containers: the cached general reader, its first byte restricted
+                    // (cheaper than determinizing the containers again).
+                    let kind = ReaderKind::Value { general: true };
+                    let any = cached_reader(kind, levels, whitespace, limits)?;
+                    any.restrict_first(|b| types & type_of_first(b) != 0, limits)?
+                        .minimize()
+                }
                 ReaderKind::Typed(types) => {
                     typed_reader_table(types, levels, whitespace, limits)?.minimize()
                 }
@@ -2373,7 +2381,8 @@ fn reader_classes() -> ([u8; 256], usize) {
 /// in `types` ([`type_of_first`]), determinized from that first byte on: only what such
 /// values reach is built (a string or number reader is a few dozen states, never the
 /// containers' thousands; `typed_readers_are_the_general_reader_restricted` checks every
-/// `types` against the general reader restricted).
+/// `types` against the general reader restricted). For scalars: types with containers
+/// restrict the cached general reader instead (`cached_reader`).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 fn typed_reader_table(
