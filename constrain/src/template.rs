@@ -2828,10 +2828,10 @@ pub fn compile_schema(
 
 /// Builds the process-wide tables that most general-mode schemas share, so that the first
 /// schema compiled in a process does not pay for them: what an open object of a string,
-/// a boolean, an integer and a number builds, i.e. the any-value reader of open objects'
-/// other members and untyped values (at `options.json.any_depth` and
-/// `options.json.whitespace`) and the automata of unbounded integers and numbers (in
-/// `options`' draft). Without it the first
+/// a boolean, an integer, a number, an object and an array builds, i.e. the any-value
+/// reader of open objects' other members and untyped values (at `options.json.any_depth`
+/// and `options.json.whitespace`), the readers of any object and any array, and the
+/// automata of unbounded integers and numbers (in `options`' draft). Without it the first
 /// schema that needs each builds it (20-50 ms in all on this project's 2-core machine;
 /// every later compile finds them in the caches). Serving stacks call it once at start-up,
 /// next to building their `index::VocabIndex`; calling it again costs a few cache lookups.
@@ -2850,6 +2850,8 @@ pub fn prepare(options: &Options) -> Result<(), ConstrainError> {
             "b": {"type": "boolean"},
             "i": {"type": "integer"},
             "n": {"type": "number"},
+            "o": {"type": "object"},
+            "a": {"type": "array"},
         },
     });
     compile_schema(Some(&schema), options).map(|_| ())
