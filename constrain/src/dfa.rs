@@ -2395,10 +2395,14 @@ impl Table {
         // string body to one), each closed and hashed once.
         let mut row_pairs: Vec<(u32, u32)> = Vec::new();
         let mut row_steps: Vec<(usize, usize, u32)> = Vec::new();
+        // The steps of `row_steps` by a hash of their pairs: a row of a value copied in
+        // steps to many sets of many pairs, found by hash, not by comparing each.
+        let mut row_index: HashMap<u64, usize> = HashMap::default();
         let mut clashed = false;
         while let Some(key) = grow.queue.pop_front() {
             row_pairs.clear();
             row_steps.clear();
+            row_index.clear();
             let accepting = key
                 .pairs()
                 .iter()
@@ -2481,20 +2485,35 @@ impl Table {
                         HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
                     }
                     None if scratch.is_empty() => DEAD,
-                    None => match row_steps
-                        .iter()
-                        .find(|&&(at, len, _)| row_pairs[at..at + len] == scratch[..])
-                    {
-                        Some(&(_, _, id)) => id,
-                        None => {
-                            let at = row_pairs.len();
-                            row_pairs.extend_from_slice(&scratch);
-                            closure(&mut scratch);
-                            let id = grow.id(PairSet::of_slice(&scratch));
-                            row_steps.push((at, row_pairs.len() - at, id));
-                            id
+                    None => {
+                        let hash = {
+                            use std::hash::{Hash, Hasher};
+                            let mut h = rustc_hash::FxHasher::default();
+                            scratch.hash(&mut h);
+                            h.finish()
+                        };
+                        let same = |&(at, len, _): &(usize, usize, u32)| {
+                            row_pairs[at..at + len] == scratch[..]
+                        };
+                        // The step under this hash, or (two sets, one hash) any step.
+                        let found = match row_index.get(&hash) {
+                            Some(&i) if same(&row_steps[i]) => Some(row_steps[i].2),
+                            Some(_) => row_steps.iter().find(|s| same(s)).map(|s| s.2),
+                            None => None,
+                        };
+                        match found {
+                            Some(id) => id,
+                            None => {
+                                let at = row_pairs.len();
+                                row_pairs.extend_from_slice(&scratch);
+                                closure(&mut scratch);
+                                let id = grow.id(PairSet::of_slice(&scratch));
+                                row_index.entry(hash).or_insert(row_steps.len());
+                                row_steps.push((at, row_pairs.len() - at, id));
+                                id
+                            }
                         }
-                    },
+                    }
                 };
             }
         }
