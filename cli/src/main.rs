@@ -748,7 +748,13 @@ impl GeneralCheck {
             jsonschema::options()
                 .should_validate_formats(false)
                 .build(schema)
-                .map_err(|e| Failure::data(format!("{file}: {at}: the validator refuses it: {e}")))
+                .map_err(|e| {
+                    // The place in the schema the meta-schema refuses (`/properties/a/minContains`).
+                    let place = e.instance_path().as_str();
+                    Failure::data(format!(
+                        "{file}: {at}{place}: the validator refuses it: {e}"
+                    ))
+                })
         };
         let content = match response_format.and_then(|f| f.pointer("/json_schema/schema")) {
             Some(schema) => Some(build(

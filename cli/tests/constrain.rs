@@ -212,32 +212,44 @@ fn general_schema_mode() {
         }
     }
 
-    // A schema the sample checker's validator refuses (draft 4 wants a boolean
-    // `exclusiveMaximum`): the error names the response-format file.
+    // Schemas the sample checker's validator refuses (draft 4 wants a boolean
+    // `exclusiveMaximum`; `minContains` is an integer): the error names the
+    // response-format file and the keyword's place in the schema.
     let refused = dir.join("refused.json");
-    std::fs::write(
-        &refused,
-        r##"{"type": "json_schema", "json_schema": {"name": "n", "schema": {
-            "$schema": "http://json-schema.org/draft-04/schema#",
-            "type": "number", "maximum": 5, "exclusiveMaximum": 5}}}"##,
-    )
-    .unwrap();
-    let (code, _, stderr) = rtpl(&[
-        "constrain",
-        "--model",
-        "qwen3",
-        "--response-format",
-        refused.to_str().unwrap(),
-        "--schema-mode",
-        "general",
-        "--vocab",
-        "o200k_base",
-    ]);
-    assert_eq!(code, 1, "{stderr}");
-    assert!(
-        stderr.contains("refused.json: response_format/json_schema/schema: the validator refuses"),
-        "{stderr}"
-    );
+    for (schema, place) in [
+        (
+            r##"{"$schema": "http://json-schema.org/draft-04/schema#",
+                "type": "number", "maximum": 5, "exclusiveMaximum": 5}"##,
+            "schema/exclusiveMaximum",
+        ),
+        (
+            r##"{"type": "object", "properties": {"a": {"minContains": "x"}}}"##,
+            "schema/properties/a/minContains",
+        ),
+    ] {
+        std::fs::write(
+            &refused,
+            format!(
+                r#"{{"type": "json_schema", "json_schema": {{"name": "n", "schema": {schema}}}}}"#
+            ),
+        )
+        .unwrap();
+        let (code, _, stderr) = rtpl(&[
+            "constrain",
+            "--model",
+            "qwen3",
+            "--response-format",
+            refused.to_str().unwrap(),
+            "--schema-mode",
+            "general",
+            "--vocab",
+            "o200k_base",
+        ]);
+        assert_eq!(code, 1, "{stderr}");
+        let expected =
+            format!("refused.json: response_format/json_schema/{place}: the validator refuses");
+        assert!(stderr.contains(&expected), "{stderr}");
+    }
 
     // Tools: a call's arguments keep the bounds of its general-mode parameters.
     let tools = dir.join("tools.json");
