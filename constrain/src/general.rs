@@ -190,6 +190,9 @@ enum Sub<'a> {
 struct Strs {
     min: u64,
     max: Option<u64>,
+    /// Where `min` and `max` were set (`.../minLength`; a negated bound's keyword).
+    min_at: Option<String>,
+    max_at: Option<String>,
     /// `(pattern, pointer)`.
     patterns: Vec<(String, String)>,
     not_patterns: Vec<(String, String)>,
@@ -225,6 +228,9 @@ struct Arrs<'a> {
     /// Some schema's prefix ends without a rest schema for what follows: `false` there.
     min: u64,
     max: Option<u64>,
+    /// Where `min` and `max` were set (`.../minItems`; a negated bound's keyword).
+    min_at: Option<String>,
+    max_at: Option<String>,
     contains: Vec<Contains<'a>>,
     /// Where a keyword that cannot be negated was collected.
     structure_at: Option<String>,
@@ -250,6 +256,9 @@ struct Objs<'a> {
     /// `minProperties`, `maxProperties`.
     min: u64,
     max: Option<u64>,
+    /// Where `min` and `max` were set (`.../minProperties`; a negated bound's keyword).
+    min_at: Option<String>,
+    max_at: Option<String>,
     /// Where a keyword that cannot be negated was collected.
     structure_at: Option<String>,
 }
@@ -367,8 +376,8 @@ impl<'a> Node<'a> {
         }
         self.excluded.extend(other.excluded);
         let (s, o) = (&mut self.string, other.string);
-        s.min = s.min.max(o.min);
-        s.max = min_opt(s.max, o.max);
+        raise_min(&mut s.min, &mut s.min_at, o.min, o.min_at);
+        lower_max(&mut s.max, &mut s.max_at, o.max, o.max_at);
         s.patterns.extend(o.patterns);
         s.not_patterns.extend(o.not_patterns);
         s.formats.extend(o.formats);
@@ -385,8 +394,8 @@ impl<'a> Node<'a> {
         let o = other.array;
         self.merge_items(o.prefix, o.rest);
         let a = &mut self.array;
-        a.min = a.min.max(o.min);
-        a.max = min_opt(a.max, o.max);
+        raise_min(&mut a.min, &mut a.min_at, o.min, o.min_at);
+        lower_max(&mut a.max, &mut a.max_at, o.max, o.max_at);
         a.contains.extend(o.contains);
         a.structure_at = a.structure_at.take().or(o.structure_at);
         let o = other.object;
@@ -406,8 +415,8 @@ impl<'a> Node<'a> {
         }
         ob.groups.extend(o.groups);
         ob.names.extend(o.names);
-        ob.min = ob.min.max(o.min);
-        ob.max = min_opt(ob.max, o.max);
+        raise_min(&mut ob.min, &mut ob.min_at, o.min, o.min_at);
+        lower_max(&mut ob.max, &mut ob.max_at, o.max, o.max_at);
         ob.structure_at = ob.structure_at.take().or(o.structure_at);
         self.disj.extend(other.disj);
         for r in other.refs {
@@ -451,14 +460,6 @@ impl<'a> Node<'a> {
             }
         }
         a.rest.extend(rest);
-    }
-}
-
-fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, None) => x,
-        (None, y) => y,
     }
 }
 
@@ -767,8 +768,19 @@ impl<'a> General<'a> {
                     node.restrict_literals(values.clone());
                 }
                 "const" => node.restrict_literals(vec![v.clone()]),
-                "minLength" => node.string.min = node.string.min.max(count(v, &here)?),
-                "maxLength" => node.string.max = min_opt(node.string.max, Some(count(v, &here)?)),
+                "minLength" => {
+                    let s = &mut node.string;
+                    raise_min(&mut s.min, &mut s.min_at, count(v, &here)?, Some(here));
+                }
+                "maxLength" => {
+                    let s = &mut node.string;
+                    lower_max(
+                        &mut s.max,
+                        &mut s.max_at,
+                        Some(count(v, &here)?),
+                        Some(here),
+                    );
+                }
                 "pattern" => {
                     let text = v.as_str().ok_or_else(|| err(&here, "must be a string"))?;
                     node.string.patterns.push((text.to_string(), here));
@@ -788,8 +800,19 @@ impl<'a> General<'a> {
                     items_done = true;
                     self.items(node, map, at, &base);
                 }
-                "minItems" => node.array.min = node.array.min.max(count(v, &here)?),
-                "maxItems" => node.array.max = min_opt(node.array.max, Some(count(v, &here)?)),
+                "minItems" => {
+                    let a = &mut node.array;
+                    raise_min(&mut a.min, &mut a.min_at, count(v, &here)?, Some(here));
+                }
+                "maxItems" => {
+                    let a = &mut node.array;
+                    lower_max(
+                        &mut a.max,
+                        &mut a.max_at,
+                        Some(count(v, &here)?),
+                        Some(here),
+                    );
+                }
                 // Not enforced (module documentation).
                 "uniqueItems" if v.as_bool() == Some(true) => {
                     node.array.structure_at.get_or_insert(here);
@@ -834,9 +857,18 @@ impl<'a> General<'a> {
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
                     self.dependencies(node, v, at, &base, key)?
                 }
-                "minProperties" => node.object.min = node.object.min.max(count(v, &here)?),
+                "minProperties" => {
+                    let o = &mut node.object;
+                    raise_min(&mut o.min, &mut o.min_at, count(v, &here)?, Some(here));
+                }
                 "maxProperties" => {
-                    node.object.max = min_opt(node.object.max, Some(count(v, &here)?))
+                    let o = &mut node.object;
+                    lower_max(
+                        &mut o.max,
+                        &mut o.max_at,
+                        Some(count(v, &here)?),
+                        Some(here),
+                    );
                 }
                 "allOf" => {
                     let list = v.as_array().ok_or_else(|| err(&here, "must be an array"))?;
@@ -1809,13 +1841,7 @@ impl<'a> General<'a> {
         }
         let cap = self.options.max_count as u64;
         if s.min > cap {
-            return Err(budget(
-                pointer,
-                format!(
-                    "minLength {} is above JsonOptions::max_count ({cap})",
-                    s.min
-                ),
-            ));
+            return Err(above_cap("minLength", s.min, &s.min_at, pointer, cap));
         }
         let max = s.max.map(|m| m.min(cap));
         let mut parts: Vec<Hir> = Vec::new();
@@ -2021,10 +2047,7 @@ impl<'a> General<'a> {
             return Ok(None);
         }
         if a.min > cap {
-            return Err(budget(
-                pointer,
-                format!("minItems {} is above JsonOptions::max_count ({cap})", a.min),
-            ));
+            return Err(above_cap("minItems", a.min, &a.min_at, pointer, cap));
         }
         let min = a.min as usize;
         let mut max = a.max.map(|m| m.min(cap) as usize);
@@ -2350,13 +2373,7 @@ impl<'a> General<'a> {
                 return Ok(None);
             }
             if o.min > cap {
-                return Err(budget(
-                    pointer,
-                    format!(
-                        "minProperties {} is above JsonOptions::max_count ({cap})",
-                        o.min
-                    ),
-                ));
+                return Err(above_cap("minProperties", o.min, &o.min_at, pointer, cap));
             }
         }
         let (body, may_be_empty) = if members.is_empty() && named.is_empty() {
@@ -2718,16 +2735,80 @@ fn product<'a>(
 
 /// The negation of a node without disjunctions, as alternatives (see the module
 /// documentation for what can be negated).
-/// The counts outside `min..=max` as `(min, max)` ranges: below `min`, above `max`.
-fn outside(min: u64, max: Option<u64>) -> Vec<(u64, Option<u64>)> {
+/// The counts outside `min..=max` as `(min, where, max, where)` ranges: below `min` (its
+/// upper bound set by the `min` keyword, `min_at`), above `max` (its lower bound set by
+/// the `max` keyword, `max_at`).
+type Range = (u64, Option<String>, Option<u64>, Option<String>);
+
+fn outside(
+    min: u64,
+    min_at: &Option<String>,
+    max: Option<u64>,
+    max_at: &Option<String>,
+) -> Vec<Range> {
     let mut out = Vec::new();
     if min > 0 {
-        out.push((0, Some(min - 1)));
+        out.push((0, None, Some(min - 1), min_at.clone()));
     }
     if let Some(max) = max {
-        out.push((max.saturating_add(1), None));
+        out.push((max.saturating_add(1), max_at.clone(), None, None));
     }
     out
+}
+
+/// `min` raised to `to` (a `minLength`-like keyword at `at`), remembering where.
+fn raise_min(min: &mut u64, min_at: &mut Option<String>, to: u64, at: Option<String>) {
+    if to > *min {
+        *min = to;
+        *min_at = at;
+    }
+}
+
+/// `max` lowered to `to` (a `maxLength`-like keyword at `at`), remembering where.
+fn lower_max(
+    max: &mut Option<u64>,
+    max_at: &mut Option<String>,
+    to: Option<u64>,
+    at: Option<String>,
+) {
+    if let Some(to) = to {
+        if max.is_none_or(|m| to < m) {
+            *max = Some(to);
+            *max_at = at;
+        }
+    }
+}
+
+/// A lower count bound past `JsonOptions::max_count`, at the keyword that set it (`pointer`
+/// when none did): `keyword` (`minLength`) itself, or a negated upper bound (`not:
+/// {maxLength: 300}` wants 301 or more, named as the keyword written).
+fn above_cap(
+    keyword: &str,
+    min: u64,
+    at: &Option<String>,
+    pointer: &str,
+    cap: u64,
+) -> CompileError {
+    match at {
+        Some(at) if !at.ends_with(&format!("/{keyword}")) => {
+            let written = at.rsplit('/').next().unwrap_or(keyword);
+            budget(
+                at,
+                format!(
+                    "{written} {} negated wants {min} or more, above JsonOptions::max_count ({cap})",
+                    min.saturating_sub(1)
+                ),
+            )
+        }
+        Some(at) => budget(
+            at,
+            format!("{keyword} {min} is above JsonOptions::max_count ({cap})"),
+        ),
+        None => budget(
+            pointer,
+            format!("{keyword} {min} is above JsonOptions::max_count ({cap})"),
+        ),
+    }
 }
 
 /// One alternative: a node of `types` that `set` constrains further.
@@ -2797,8 +2878,11 @@ fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, Com
         if !s.formats.is_empty() {
             return Err(refuse(&s.format_at, "format"));
         }
-        for (lo, hi) in outside(s.min, s.max) {
-            out.push(patch(STRING, |m| (m.string.min, m.string.max) = (lo, hi)));
+        for (lo, lo_at, hi, hi_at) in outside(s.min, &s.min_at, s.max, &s.max_at) {
+            out.push(patch(STRING, |m| {
+                (m.string.min, m.string.max) = (lo, hi);
+                (m.string.min_at, m.string.max_at) = (lo_at, hi_at);
+            }));
         }
         for p in &s.patterns {
             out.push(patch(STRING, |m| m.string.not_patterns.push(p.clone())));
@@ -2844,8 +2928,11 @@ fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, Com
                 }));
             }
         }
-        for (lo, hi) in outside(o.min, o.max) {
-            out.push(patch(OBJECT, |m| (m.object.min, m.object.max) = (lo, hi)));
+        for (lo, lo_at, hi, hi_at) in outside(o.min, &o.min_at, o.max, &o.max_at) {
+            out.push(patch(OBJECT, |m| {
+                (m.object.min, m.object.max) = (lo, hi);
+                (m.object.min_at, m.object.max_at) = (lo_at, hi_at);
+            }));
         }
         for r in &o.required {
             out.push(patch(OBJECT, |m| m.object.forbidden.push(r.clone())));
@@ -2863,8 +2950,11 @@ fn complement_atoms<'a>(n: &Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, Com
         {
             return Err(refuse(&a.structure_at, "items"));
         }
-        for (lo, hi) in outside(a.min, a.max) {
-            out.push(patch(ARRAY, |m| (m.array.min, m.array.max) = (lo, hi)));
+        for (lo, lo_at, hi, hi_at) in outside(a.min, &a.min_at, a.max, &a.max_at) {
+            out.push(patch(ARRAY, |m| {
+                (m.array.min, m.array.max) = (lo, hi);
+                (m.array.min_at, m.array.max_at) = (lo_at, hi_at);
+            }));
         }
     }
     if !n.excluded.is_empty() {

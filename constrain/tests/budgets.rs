@@ -34,6 +34,18 @@ fn refused(result: Result<Constraint, ConstrainError>) -> ConstrainError {
     }
 }
 
+/// Default options in general schema mode.
+fn general_options() -> Options {
+    use constrain::json::{JsonOptions, SchemaMode};
+    Options {
+        json: JsonOptions {
+            mode: SchemaMode::general(),
+            ..JsonOptions::default()
+        },
+        ..Options::default()
+    }
+}
+
 fn object(properties: serde_json::Map<String, Value>) -> Value {
     let required: Vec<&String> = properties.keys().collect();
     json!({"type": "object", "properties": properties, "required": required,
@@ -138,15 +150,8 @@ fn each_budget_is_named_and_can_be_raised() {
 /// error naming its budget or its keyword.
 #[test]
 fn general_mode_hostile_schemas_end_quickly() {
-    use constrain::json::{JsonOptions, SchemaMode};
     use constrain::template::compile_schema;
-    let options = Options {
-        json: JsonOptions {
-            mode: SchemaMode::general(),
-            ..JsonOptions::default()
-        },
-        ..Options::default()
-    };
+    let options = general_options();
     let many_patterns: Vec<Value> = (0..50)
         .map(|i| json!({"pattern": format!("(a|b)*a(a|b){{{}}}", i % 12)}))
         .collect();
@@ -244,4 +249,47 @@ fn general_mode_hostile_schemas_end_quickly() {
     let at = |n: usize| format!("\"{}\"", "a".repeat(n));
     assert!(capped.machine.table.matches(at(256).as_bytes()));
     assert!(!capped.machine.table.matches(at(257).as_bytes()));
+}
+
+/// A count's lower bound past `JsonOptions::max_count` is refused at the keyword that set
+/// it, under `properties`, `allOf` and `not` (where a negated upper bound wants more).
+#[test]
+fn count_bounds_past_max_count_name_their_keyword() {
+    use constrain::template::compile_schema;
+    let options = general_options();
+    for (schema, place, says) in [
+        (
+            json!({"properties": {"a": {"type": "string", "minLength": 100_000}}}),
+            "/properties/a/minLength",
+            "minLength 100000",
+        ),
+        (
+            json!({"allOf": [{"minLength": 5}, {"minLength": 500}]}),
+            "/allOf/1/minLength",
+            "minLength 500",
+        ),
+        (
+            json!({"not": {"maxLength": 300}}),
+            "/not/maxLength",
+            "maxLength 300 negated wants 301 or more",
+        ),
+        (
+            json!({"properties": {"x": {"type": "array", "not": {"maxItems": 400}}}}),
+            "/properties/x/not/maxItems",
+            "maxItems 400 negated wants 401 or more",
+        ),
+        (
+            json!({"type": "object", "minProperties": 1000}),
+            "/minProperties",
+            "minProperties 1000",
+        ),
+    ] {
+        let e = match compile_schema(Some(&schema), &options) {
+            Ok(_) => panic!("{schema}: compiled"),
+            Err(e) => e,
+        };
+        assert_eq!(e.budget, Some(Budget::SchemaNodes), "{schema}: {e}");
+        assert!(e.at.ends_with(place), "{schema}: {e}");
+        assert!(e.to_string().contains(says), "{schema}: {e}");
+    }
 }
