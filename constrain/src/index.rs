@@ -422,14 +422,18 @@ fn tier_bytes() -> [(Vec<u8>, bool); 4] {
 const LINE_SEPARATORS: [char; 2] = ['\u{2028}', '\u{2029}'];
 
 /// Whether ordinary token `id` starts with an ASCII byte and its other bytes are plain text
-/// for a tier with these ASCII bytes ([`Tier::plain_tails`]; `utf8`: whether it takes
-/// non-ASCII characters).
-fn plain_tail(vocab: &Vocabulary, id: u32, ascii: &[u8], utf8: bool) -> bool {
+/// for a tier with these ASCII bytes, at most `max_chars` characters of it (the tier's
+/// longest plain token: "any length" is decided up to that length, so a longer tail, as
+/// cl100k_base's `.translatesAutoresizingMaskIntoConstraints` past a letters-and-digits
+/// tier of 36, is walked) ([`Tier::plain_tails`]; `utf8`: whether it takes non-ASCII
+/// characters).
+fn plain_tail(vocab: &Vocabulary, id: u32, ascii: &[u8], utf8: bool, max_chars: usize) -> bool {
     let bytes = vocab.token(id);
     !vocab.is_special(id)
         && bytes.first().is_some_and(u8::is_ascii)
         && bytes.len() <= u16::MAX as usize
         && is_plain(&bytes[1..], ascii, utf8)
+        && bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count() <= max_chars
 }
 
 /// The length in bytes of the longest prefix of `bytes` made of plain characters for a
@@ -505,7 +509,7 @@ impl Tier {
             })
         });
         let mut tails: Vec<(u8, u32, u32)> = (0..vocab.len() as u32)
-            .filter(|&id| plain_tail(vocab, id, &ascii, utf8))
+            .filter(|&id| plain_tail(vocab, id, &ascii, utf8, max_chars))
             .map(|id| {
                 let bytes = vocab.token(id);
                 let chars = bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count();
@@ -559,7 +563,7 @@ impl VocabIndex {
         let mut trie = trie;
         for (t, tier) in tiers.iter().enumerate() {
             trie.mark(TAIL_NOT_PLAIN << t, |id| {
-                !plain_tail(&vocab, id, &tier.ascii, tier.utf8)
+                !plain_tail(&vocab, id, &tier.ascii, tier.utf8, tier.max_chars)
             });
         }
         let specials = (0..vocab.len() as u32)

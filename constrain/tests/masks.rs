@@ -179,3 +179,32 @@ fn full_walks_are_every_token_walked_alone() {
         }
     }
 }
+
+/// A token whose first byte is outside a tier and whose plain tail is longer than the
+/// tier's longest plain token (cl100k_base: `.translatesAutoresizingMaskIntoConstraints`,
+/// 41 letters past `.`, where the letters-and-digits tier's longest token has 36) is walked,
+/// not dropped with the tails listed up to that length (the cold review's reproducer).
+#[test]
+fn plain_tails_longer_than_the_tier_are_walked() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("cl100k_base").unwrap()));
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let schema = json!({"type": "string", "pattern": "^[0-9]*[.][a-zA-Z0-9]*$"});
+    let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+    let index = TokenIndex::new(c.clone(), vocab.clone());
+    let open = c.machine.table.next(index.start(), b'"');
+    let fast = index.allowed(open);
+    let full = index.allowed_by_full_walk(open);
+    for token in [
+        ".translatesAutoresizingMaskIntoConstraints",
+        ".DataGridViewColumnHeadersHeightSizeMode",
+    ] {
+        let id = (0..vocab.vocab().len() as u32)
+            .find(|&id| vocab.vocab().token(id) == token.as_bytes())
+            .unwrap();
+        assert!(index.advance(open, id).is_some(), "{token}");
+        assert!(full.contains(id), "{token}: full walk");
+        assert!(fast.contains(id), "{token}: shortcuts");
+    }
+    assert!(*fast == full);
+}
