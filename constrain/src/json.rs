@@ -2381,8 +2381,9 @@ fn reader_classes() -> ([u8; 256], usize) {
 /// in `types` ([`type_of_first`]), determinized from that first byte on: only what such
 /// values reach is built (a string or number reader is a few dozen states, never the
 /// containers' thousands; `typed_readers_are_the_general_reader_restricted` checks every
-/// `types` against the general reader restricted). For scalars: types with containers
-/// restrict the cached general reader instead (`cached_reader`).
+/// `types` against the general reader restricted). `cached_reader` builds only the readers
+/// of scalar types this way; for a set with objects or arrays it restricts the cached
+/// general reader.
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 fn typed_reader_table(

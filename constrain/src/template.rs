@@ -2837,8 +2837,8 @@ pub fn compile_schema(
 /// next to building their `index::VocabIndex`; calling it again costs a few cache lookups.
 ///
 /// Does nothing unless `options.json.mode` is general mode (the strict subset shares
-/// little). Errors: `options.limits` too tight for these tables (the same error their first
-/// schema would get).
+/// little). Errors: `options.limits` too tight for these tables (the budget their first
+/// schema would meet), at `prepare`.
 pub fn prepare(options: &Options) -> Result<(), ConstrainError> {
     if !matches!(options.json.mode, crate::json::SchemaMode::General { .. }) {
         return Ok(());
@@ -2854,7 +2854,15 @@ pub fn prepare(options: &Options) -> Result<(), ConstrainError> {
             "a": {"type": "array"},
         },
     });
-    compile_schema(Some(&schema), options).map(|_| ())
+    // Its schema is its own, not the caller's: the place is `prepare` (the budget and
+    // reason stay).
+    compile_schema(Some(&schema), options)
+        .map(|_| ())
+        .map_err(|e| ConstrainError {
+            at: "prepare".to_string(),
+            reason: format!("building the shared tables: {}", e.reason),
+            budget: e.budget,
+        })
 }
 
 fn compile_schema_once(
@@ -2910,6 +2918,7 @@ mod tests {
         tight.limits.max_states = 50;
         let e = prepare(&tight).unwrap_err();
         assert_eq!(e.budget, Some(Budget::States), "{e}");
+        assert_eq!(e.at, "prepare", "{e}");
         let mut strict = tight;
         strict.json.mode = Options::default().json.mode;
         prepare(&strict).unwrap();
