@@ -46,12 +46,55 @@ const LENGTH_STATES_MAX: usize = 4;
 struct Scratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
-    after_lead: FxHashMap<(usize, u32, usize), AfterLead>,
+    /// Per (tag, state after a lead byte, sequence): its entry in `leads`.
+    after_lead: FxHashMap<(usize, u32, usize), usize>,
+    leads: Vec<AfterLead>,
+    /// Per sequence, the (tag, state after its lead byte, entry) looked up last: most
+    /// states step to the same state after a lead byte (any name that is no declared one),
+    /// found without hashing.
+    recent: Vec<(usize, u32, usize)>,
 }
 
 /// [`Scratch::after_lead`]'s entries: the live states after the whole character, whether
 /// some character dies, whether one passes an accepting state of a value mid-way.
 type AfterLead = (Vec<u32>, bool, bool);
+
+/// The rest of a character after its lead byte, from `start` (the state after the lead) in
+/// `table` over `columns` (one byte per column each continuation byte may be):
+/// [`AfterLead`]. `frontier` and `next`: buffers.
+fn walk_lead(
+    table: &Table,
+    tag: usize,
+    start: u32,
+    columns: &[Vec<u8>],
+    frontier: &mut Vec<u32>,
+    next: &mut Vec<u32>,
+) -> AfterLead {
+    let mut exits = false;
+    frontier.clear();
+    frontier.push(start);
+    let mut dead = false;
+    for column in columns {
+        next.clear();
+        for &s in frontier.iter() {
+            if s == DEAD {
+                dead = true;
+                continue;
+            }
+            exits |= tag != OWN_TABLE && table.is_accepting(s);
+            for &b in column {
+                let t = table.next(s, b);
+                if !next.contains(&t) {
+                    next.push(t);
+                }
+            }
+        }
+        std::mem::swap(frontier, next);
+    }
+    let ends: Vec<u32> = frontier.iter().copied().filter(|&s| s != DEAD).collect();
+    dead |= ends.len() < frontier.len();
+    (ends, dead, exits)
+}
 
 /// The table [`TokenIndex::plain_step_in`] steps in: the machine's own (tag [`OWN_TABLE`]) or
 /// a shared value's, whose states its calls read in place (tag: the value's id,
@@ -929,10 +972,16 @@ impl TokenIndex {
             None => table.next(from, b),
         };
         let mut dies = false;
+        let mut last = DEAD;
         for &b in &bytes.ascii[t] {
             match step(b) {
                 DEAD => dies = true,
-                s => out.push(s),
+                // Runs of bytes to one state (a name's other letters) pushed once.
+                s if s == last => {}
+                s => {
+                    out.push(s);
+                    last = s;
+                }
             }
         }
         if !self.vocab.tiers[t].utf8 {
@@ -942,7 +991,10 @@ impl TokenIndex {
             frontier,
             next,
             after_lead,
+            leads,
+            recent,
         } = scratch;
+        recent.resize(bytes.sequences.len(), (usize::MAX, DEAD, 0));
         for (i, (lead, columns)) in bytes.sequences.iter().enumerate() {
             let start = step(*lead);
             if start == DEAD {
@@ -952,32 +1004,18 @@ impl TokenIndex {
 
             // Many states lead to the same state after the lead byte (every name that is no
             // declared one, say): the rest of the character is walked once per such state.
-            let (ends, dead, exits) = after_lead.entry((tag, start, i)).or_insert_with(|| {
-                let mut exits = false;
-                frontier.clear();
-                frontier.push(start);
-                let mut dead = false;
-                for column in columns {
-                    next.clear();
-                    for &s in frontier.iter() {
-                        if s == DEAD {
-                            dead = true;
-                            continue;
-                        }
-                        exits |= tag != OWN_TABLE && table.is_accepting(s);
-                        for &b in column {
-                            let t = table.next(s, b);
-                            if !next.contains(&t) {
-                                next.push(t);
-                            }
-                        }
-                    }
-                    std::mem::swap(frontier, next);
+            let entry = match recent[i] {
+                (r_tag, r_start, entry) if r_tag == tag && r_start == start => entry,
+                _ => {
+                    let entry = *after_lead.entry((tag, start, i)).or_insert_with(|| {
+                        leads.push(walk_lead(table, tag, start, columns, frontier, next));
+                        leads.len() - 1
+                    });
+                    recent[i] = (tag, start, entry);
+                    entry
                 }
-                let ends: Vec<u32> = frontier.iter().copied().filter(|&s| s != DEAD).collect();
-                dead |= ends.len() < frontier.len();
-                (ends, dead, exits)
-            });
+            };
+            let (ends, dead, exits) = &leads[entry];
             if *exits {
                 return None;
             }
@@ -1504,6 +1542,30 @@ mod tests {
         ] {
             let state = state_after(&index, text);
             assert_eq!(index.letters_and_digits_split(state), split, "{text}");
+        }
+    }
+
+    /// Plain steps with one `Scratch` kept across states (its remembered lead-byte walks)
+    /// are the steps with a fresh one, in every state of a schema whose names and strings
+    /// hold non-ASCII characters (states after a lead byte differ by state).
+    #[test]
+    fn plain_steps_with_a_kept_scratch_are_fresh_ones() {
+        let index = general_index(&serde_json::json!({"type": "object", "properties": {
+            "café": {"type": "string", "pattern": "^[éa-z]*$"}, "日本": {"enum": ["ü", "ñx"]},
+            "naïve": {"type": "string", "maxLength": 3}}}));
+        let n = index.table().len() as u32;
+        for t in 0..index.vocab.tiers.len() {
+            let mut kept = Scratch::default();
+            for s in 1..n {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let da = index.plain_step(t, s, &mut a, &mut kept);
+                let db = index.plain_step(t, s, &mut b, &mut Scratch::default());
+                for v in [&mut a, &mut b] {
+                    v.sort_unstable();
+                    v.dedup();
+                }
+                assert_eq!((da, a), (db, b), "state {s}, tier {t}");
+            }
         }
     }
 
