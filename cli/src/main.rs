@@ -177,8 +177,9 @@ struct ConstrainArgs {
     /// Most JSON whitespace bytes between JSON tokens (0: compact).
     #[arg(long, default_value_t = 0)]
     whitespace: usize,
-    /// Compile budget: most states of one table or of the whole machine (raise it for very
-    /// large tool sets or schemas).
+    /// Compile budget: most states of one table or of the whole machine (a state read in
+    /// place from a shared value counts a sixteenth; raise it for very large tool sets or
+    /// schemas).
     #[arg(long, default_value_t = 200_000)]
     max_states: usize,
     /// Compile budget: most MiB regex-automata may use for one NFA or DFA under construction.

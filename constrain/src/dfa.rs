@@ -29,7 +29,11 @@ pub const START: u32 = 1;
 /// Size and time bounds for building tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Most states a table may have (after determinization): [`Budget::States`].
+    /// Most states a table may have (after determinization): [`Budget::States`]. A state
+    /// stored as a row counts one; a state read in place from a shared value (a call's
+    /// computed state, which has no row of its own: [`Table::splice_shared`]) counts
+    /// [`1 / IN_PLACE_PER_STATE`](IN_PLACE_PER_STATE) ([`Table::budget_states`]), so a table
+    /// has at most `IN_PLACE_PER_STATE * max_states` states in all.
     pub max_states: usize,
     /// Most bytes regex-automata may use for one NFA, and for one dense DFA while it is
     /// determinized; a quarter of it bounds the estimated heap of the position construction
@@ -94,6 +98,20 @@ impl Limits {
         }
         Ok(())
     }
+}
+
+/// How many states read in place from shared values (computed states of calls, without
+/// rows of their own) count as one state against [`Limits::max_states`]
+/// ([`Table::budget_states`]). They cost no table memory, but passes over every state of a
+/// table (liveness, a sampler's distances) and a copy into rows (`Table::stored`) still
+/// visit them: counting them in full refused schemas whose every value is one shared table
+/// called from many places (or built them again with shallower untyped values, at three
+/// times the cost), counting them not at all would leave those passes unbounded.
+pub const IN_PLACE_PER_STATE: usize = 16;
+
+/// [`Table::budget_states`] of a table of `stored` rows and `computed` states read in place.
+fn budget_states(stored: usize, computed: usize) -> usize {
+    stored.saturating_add(computed / IN_PLACE_PER_STATE)
 }
 
 /// The budget a constraint's compile passed ([`BuildError::TooLarge`],
@@ -802,6 +820,13 @@ impl Table {
     /// States stored as rows (the others are computed from shared values).
     pub fn stored_states(&self) -> usize {
         self.accept.len()
+    }
+
+    /// The states this table counts against [`Limits::max_states`]: its stored rows, and its
+    /// computed states (read in place from shared values) divided by
+    /// [`IN_PLACE_PER_STATE`].
+    pub fn budget_states(&self) -> usize {
+        budget_states(self.stored_states(), self.len() - self.stored_states())
     }
 
     /// Whether the language is empty (after [`Self::trim`]: the start state accepts nothing
@@ -1700,7 +1725,10 @@ impl Table {
                 what: format!("more than {HIGH} states"),
             });
         }
-        limits.check(next_id as usize)?;
+        limits.check(budget_states(
+            stored as usize,
+            (next_id - stored as u64) as usize,
+        ))?;
         for &s in &order {
             let s = s as usize;
             out.push_state(table.accept[s]);
@@ -2113,6 +2141,15 @@ impl Table {
         for &(k, _) in continuations {
             used[k] = true;
         }
+        // Each of their states is a state of the result (a trimmed value's states are all
+        // reached from its start): one past the limit is refused before it is copied.
+        for (v, _) in values
+            .iter()
+            .zip(&used)
+            .filter(|(v, &u)| u && v.is_shared())
+        {
+            limits.check(v.len())?;
+        }
         let stored: Vec<Option<Self>> = values
             .iter()
             .zip(&used)
@@ -2204,7 +2241,7 @@ impl Table {
             // table may count more states than copying every value. Past a quarter of the
             // state limit, where that count may decide a budget (an outer splice, the
             // shallower rebuild of `template::compile_schema`), the smaller of the two.
-            Some((t, true)) if t.len() > limits.max_states / 4 => {
+            Some((t, true)) if t.budget_states() > limits.max_states / 4 => {
                 match self.splice_many(markers, find, &refs, limits) {
                     Ok(copied) if copied.len() <= t.len() => Ok(copied),
                     _ => Ok(t),
@@ -2520,7 +2557,11 @@ impl Table {
         // Number the calls after the stored states.
         let stored = table.accept.len() as u32;
         let next_id = stored as u64 + computed;
-        if next_id >= HIGH as u64 || limits.check(next_id as usize).is_err() {
+        if next_id >= HIGH as u64
+            || limits
+                .check(budget_states(stored as usize, computed as usize))
+                .is_err()
+        {
             // Its calls' states count too: copying every value may still fit.
             return Ok(None);
         }

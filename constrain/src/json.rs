@@ -445,7 +445,7 @@ pub fn language_table(
                 | ((l.0[2] & 0x3F) as usize) << 6
                 | (l.0[3] & 0x3F) as usize;
             if let Some(t) = slots.tables.get(index) {
-                limits.check(t.len())?;
+                limits.check(t.budget_states())?;
                 return Ok(t.as_ref().clone());
             }
         }

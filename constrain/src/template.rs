@@ -2966,6 +2966,37 @@ mod tests {
         assert_eq!(e.budget, Some(Budget::States), "{e:?}");
     }
 
+    /// Values read in place (every member's value one shared reader, called from each
+    /// member's place) count a [`crate::dfa::IN_PLACE_PER_STATE`]th of a stored state: the
+    /// first try, at 5 levels of untyped values, fits a state limit its calls' states pass
+    /// in full.
+    #[test]
+    fn values_read_in_place_count_a_part_of_a_state() {
+        let mut options = Options::default();
+        options.json.mode = SchemaMode::general();
+        options.json.any_depth = 5;
+        options.limits.max_states = 20_000;
+        let members: serde_json::Map<String, Value> = (0..12)
+            .map(|i| (format!("p{i}"), serde_json::json!({})))
+            .collect();
+        let schema = serde_json::json!({"type": "object", "properties": members,
+            "additionalProperties": false});
+        let c = compile_schema(Some(&schema), &options).unwrap();
+        let table = &c.machine.table;
+        // Its calls' states, counted in full, pass even the whole limit.
+        assert!(table.len() > options.limits.max_states, "{}", table.len());
+        assert!(table.budget_states() <= options.limits.max_states / FIRST_TRY_SHARE);
+        let nested = |levels: usize| {
+            format!(
+                r#"{{"p3":{}1{},"p7":2}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        assert!(table.matches(nested(5).as_bytes()));
+        assert!(!table.matches(nested(6).as_bytes()));
+    }
+
     fn weather() -> Vec<Value> {
         vec![
             serde_json::json!({"type": "function", "function": {"name": "get_weather",

@@ -184,10 +184,19 @@ fn general_mode_hostile_schemas_end_quickly() {
             json!({"type": "array", "items": {"type": "integer"}, "maxItems": 1_000_000_000u64}),
             None,
         ),
-        // 256 counted copies of an untyped value pass the states budget.
+        // 256 counted places of one untyped value read in place: no rows of their own,
+        // a sixteenth of a state each (`dfa::IN_PLACE_PER_STATE`).
         (
             "maxItems 1e9, untyped",
             json!({"type": "array", "maxItems": 1_000_000_000u64}),
+            None,
+        ),
+        // 256 counted places of that array (each of its 293,891 states a sixteenth) pass
+        // the states budget.
+        (
+            "maxItems 1e9 of maxItems 1e9, untyped",
+            json!({"type": "array", "maxItems": 1_000_000_000u64,
+                   "items": {"type": "array", "maxItems": 1_000_000_000u64}}),
             Some(Ok(Budget::States)),
         ),
         (
@@ -249,6 +258,15 @@ fn general_mode_hostile_schemas_end_quickly() {
     let at = |n: usize| format!("\"{}\"", "a".repeat(n));
     assert!(capped.machine.table.matches(at(256).as_bytes()));
     assert!(!capped.machine.table.matches(at(257).as_bytes()));
+    // Untyped items up to max_count of them.
+    let capped = compile_schema(
+        Some(&json!({"type": "array", "maxItems": 1_000_000_000u64})),
+        &options,
+    )
+    .unwrap();
+    let items = |n: usize| format!("[{}]", vec![r#"{"a":[1]}"#; n].join(","));
+    assert!(capped.machine.table.matches(items(256).as_bytes()));
+    assert!(!capped.machine.table.matches(items(257).as_bytes()));
 }
 
 /// A count's lower bound past `JsonOptions::max_count` is refused at the keyword that set
