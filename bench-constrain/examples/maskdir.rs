@@ -35,8 +35,10 @@ fn main() {
         .collect();
     files.sort();
     let mut all = Vec::new();
+    // Per mask, the file it was asked for in (an index into `files`).
+    let mut file_of: Vec<usize> = Vec::new();
     let mut rows = Vec::new();
-    for path in &files {
+    for (file_no, path) in files.iter().enumerate() {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
@@ -60,6 +62,7 @@ fn main() {
                 let m = index.allowed(state);
                 let ns = t.elapsed().as_nanos() as u64;
                 all.push(ns);
+                file_of.push(file_no);
                 if !cached {
                     let again = if ns > 40_000 {
                         (0..2)
@@ -113,6 +116,21 @@ fn main() {
                 }
             }
         }
+    }
+    // The files with the most masks at or past the p99 of all of them.
+    let mut sorted = all.clone();
+    sorted.sort_unstable();
+    let cut = sorted.get(sorted.len() * 99 / 100).copied().unwrap_or(0);
+    let mut past: std::collections::HashMap<usize, usize> = Default::default();
+    for (&ns, &f) in all.iter().zip(&file_of) {
+        if ns >= cut {
+            *past.entry(f).or_default() += 1;
+        }
+    }
+    let mut past: Vec<(usize, usize)> = past.into_iter().collect();
+    past.sort_by_key(|&(f, n)| (std::cmp::Reverse(n), f));
+    for (f, n) in past.iter().take(12) {
+        println!("{n:>6} masks at or past the p99 in {}", files[*f].display());
     }
     all.sort_unstable();
     let avg = all.iter().sum::<u64>() as f64 / all.len().max(1) as f64;

@@ -4,7 +4,8 @@
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
 //! with `TOP=N` it lists the N slowest (6 unless told); with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
 //! with `COMPILE_ONLY=N` it compiles N times (at least once) before any vocabulary is loaded
-//! and stops.
+//! and stops; with `PREPARE=1` it calls `template::prepare` first, as the corpus runner's
+//! workers do.
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,6 +17,10 @@ fn main() {
     let text = std::fs::read_to_string(&path).unwrap();
     let entry = bench_constrain::corpus::parse_entry(&text).unwrap();
     let options = entry.general_options();
+    if std::env::var("PREPARE").is_ok() {
+        // As the corpus runner's workers do before they report ready.
+        constrain::template::prepare(&options).unwrap();
+    }
     if let Ok(n) = std::env::var("COMPILE_ONLY") {
         // For a profiler: the compile alone, `n` times.
         for _ in 0..n.parse::<u32>().unwrap_or(1).max(1) {
