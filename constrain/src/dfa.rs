@@ -2910,29 +2910,30 @@ impl Table {
         }
         let n = self.len();
         // Reverse edges (compressed rows: `sources[start[t]..start[t + 1]]` lead to `t`;
-        // none into DEAD, where most transitions go), then a backward search from the
-        // accepting states.
-        let mut start = vec![0u32; n + 1];
+        // none into DEAD, where most transitions go), from one read of the rows, then a
+        // backward search from the accepting states.
+        let mut edges: Vec<(u32, u32)> = Vec::new();
         for s in 1..n {
             for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
                 if t != DEAD {
-                    start[t as usize + 1] += 1;
+                    edges.push((t, s as u32));
                 }
             }
+        }
+        let mut start = vec![0u32; n + 1];
+        for &(t, _) in &edges {
+            start[t as usize + 1] += 1;
         }
         for k in 1..=n {
             start[k] += start[k - 1];
         }
         let mut fill = start.clone();
-        let mut sources = vec![0u32; start[n] as usize];
-        for s in 1..n {
-            for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
-                if t != DEAD {
-                    sources[fill[t as usize] as usize] = s as u32;
-                    fill[t as usize] += 1;
-                }
-            }
+        let mut sources = vec![0u32; edges.len()];
+        for &(t, s) in &edges {
+            sources[fill[t as usize] as usize] = s;
+            fill[t as usize] += 1;
         }
+        drop(edges);
         let mut live = vec![false; n];
         let mut stack: Vec<u32> = (1..n as u32).filter(|&s| self.accept[s as usize]).collect();
         for &s in &stack {
@@ -3000,40 +3001,38 @@ impl Useful {
     fn of(t: &Table) -> Option<Self> {
         let (n, k) = (t.len(), t.stride);
         let row = |s: usize| &t.trans[s * k..(s + 1) * k];
-        // Reachable from the start.
+        // Reachable from the start, each reached row read once: its transitions that are
+        // not DEAD (most are) kept as `(target, column << 32 | source)`.
         let mut reached = vec![false; n];
         reached[START as usize] = true;
         let mut stack = vec![START];
+        let mut edges: Vec<(u32, u64)> = Vec::new();
         while let Some(s) = stack.pop() {
-            for &q in row(s as usize) {
-                if q != DEAD && !reached[q as usize] {
-                    reached[q as usize] = true;
-                    stack.push(q);
+            for (c, &q) in row(s as usize).iter().enumerate() {
+                if q != DEAD {
+                    edges.push((q, (c as u64) << 32 | s as u64));
+                    if !reached[q as usize] {
+                        reached[q as usize] = true;
+                        stack.push(q);
+                    }
                 }
             }
         }
         // The transitions between reached states, by target (compressed rows).
         let mut pred_start = vec![0u32; n + 1];
-        for s in (1..n).filter(|&s| reached[s]) {
-            for &q in row(s) {
-                if q != DEAD {
-                    pred_start[q as usize + 1] += 1;
-                }
-            }
+        for &(q, _) in &edges {
+            pred_start[q as usize + 1] += 1;
         }
         for q in 1..=n {
             pred_start[q] += pred_start[q - 1];
         }
         let mut fill = pred_start.clone();
-        let mut preds = vec![0u64; pred_start[n] as usize];
-        for s in (1..n).filter(|&s| reached[s]) {
-            for (c, &q) in row(s).iter().enumerate() {
-                if q != DEAD {
-                    preds[fill[q as usize] as usize] = (c as u64) << 32 | s as u64;
-                    fill[q as usize] += 1;
-                }
-            }
+        let mut preds = vec![0u64; edges.len()];
+        for &(q, p) in &edges {
+            preds[fill[q as usize] as usize] = p;
+            fill[q as usize] += 1;
         }
+        drop(edges);
         // Able to finish: backwards from the reached accepting states.
         let mut useful = vec![false; n];
         let mut stack: Vec<u32> = (1..n as u32)
