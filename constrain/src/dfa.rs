@@ -1049,7 +1049,12 @@ impl Table {
     }
 
     /// The same table with every state stored as a row (the shared values copied in; each
-    /// computed state located once, [`Self::locate`], then stepped on every column).
+    /// computed state located once, [`Self::locate`], then stepped on every column). It
+    /// checks no limit: its rows are [`Self::len`], up to [`IN_PLACE_PER_STATE`] times the
+    /// state limit the table was built under, so a caller that may meet a shared table
+    /// checks `len` first ([`Self::splice_many`] does; `compact`, `trim` and `trim_map`
+    /// meet only tables built without calls, or trimmed ones, which `trim` returns as
+    /// they are).
     pub fn stored(self) -> Self {
         if self.calls.is_none() {
             return self;
@@ -2240,10 +2245,11 @@ impl Table {
             // Some transitions read shared values as copies: with their calls' states the
             // table may count more states than copying every value. Past a quarter of the
             // state limit, where that count may decide a budget (an outer splice, the
-            // shallower rebuild of `template::compile_schema`), the smaller of the two.
+            // shallower rebuild of `template::compile_schema`), the one of the two with
+            // fewer budget states (`Table::budget_states`).
             Some((t, true)) if t.budget_states() > limits.max_states / 4 => {
                 match self.splice_many(markers, find, &refs, limits) {
-                    Ok(copied) if copied.len() <= t.len() => Ok(copied),
+                    Ok(copied) if copied.budget_states() <= t.budget_states() => Ok(copied),
                     _ => Ok(t),
                 }
             }
@@ -3486,21 +3492,26 @@ mod tests {
             .unwrap();
         assert!(spliced.same_language(&copies));
         // `splice_shared` keeps it while it stays within a quarter of the state limit, and
-        // past that the smaller of it and the copies.
+        // past that the one of it and the copies with fewer budget states (its calls'
+        // states count a sixteenth).
         let kept = skeleton
             .clone()
             .splice_shared(&[0xF8, 0xF9], find, &values, 5, &limits)
             .unwrap();
         assert!(kept.is_shared() && kept.len() == spliced.len());
         let tight = Limits {
-            max_states: spliced.len() * 3,
+            max_states: spliced.budget_states() * 3,
             ..limits
         };
         let kept = skeleton
             .clone()
             .splice_shared(&[0xF8, 0xF9], find, &values, 5, &tight)
             .unwrap();
-        assert_eq!(kept.len(), spliced.len().min(copies.len()));
+        assert!(spliced.budget_states() < spliced.len());
+        assert_eq!(
+            kept.budget_states(),
+            spliced.budget_states().min(copies.budget_states())
+        );
         assert!(kept.same_language(&copies));
         for (text, ok) in [
             ("bxyz1", true),
