@@ -2997,6 +2997,37 @@ mod tests {
         assert!(!table.matches(nested(6).as_bytes()));
     }
 
+    /// `Table::distances` on a table read in place meets its definition at every state: 0
+    /// where it accepts, else one more than the least over its steps (`u32::MAX` where no
+    /// accepting state is reached).
+    #[test]
+    fn distances_of_a_table_read_in_place_are_shortest() {
+        let mut options = Options::default();
+        options.json.mode = SchemaMode::general();
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "a": {}, "b": {"type": "array", "maxItems": 3}, "c": {"type": "string", "maxLength": 200}},
+            "required": ["a"]});
+        let c = compile_schema(Some(&schema), &options).unwrap();
+        let table = &c.machine.table;
+        assert!(table.is_shared());
+        let d = table.distances();
+        assert_eq!(d.len(), table.len());
+        assert!(d[START as usize] > 0 && d[START as usize] < u32::MAX);
+        for s in 1..table.len() as u32 {
+            let want = if table.is_accepting(s) {
+                0
+            } else {
+                (0..=255u8)
+                    .map(|b| table.next(s, b))
+                    .filter(|&t| t != crate::dfa::DEAD)
+                    .map(|t| d[t as usize].saturating_add(1))
+                    .min()
+                    .unwrap_or(u32::MAX)
+            };
+            assert_eq!(d[s as usize], want, "state {s}");
+        }
+    }
+
     fn weather() -> Vec<Value> {
         vec![
             serde_json::json!({"type": "function", "function": {"name": "get_weather",
