@@ -1172,21 +1172,8 @@ impl Table {
                 last = t;
             }
         }
-        let mut start = vec![0u32; n + 1];
-        for &(t, _) in &edges {
-            start[t as usize + 1] += 1;
-        }
-        for k in 1..=n {
-            start[k] += start[k - 1];
-        }
-        let mut fill = start.clone();
-        let mut sources = vec![0u32; edges.len()];
-        for &(t, s) in &edges {
-            sources[fill[t as usize] as usize] = s;
-            fill[t as usize] += 1;
-        }
+        let (start, sources) = by_target(n, &edges);
         drop(edges);
-        drop(fill);
         let mut distance = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for s in 1..n as u32 {
@@ -2949,19 +2936,7 @@ impl Table {
                 }
             }
         }
-        let mut start = vec![0u32; n + 1];
-        for &(t, _) in &edges {
-            start[t as usize + 1] += 1;
-        }
-        for k in 1..=n {
-            start[k] += start[k - 1];
-        }
-        let mut fill = start.clone();
-        let mut sources = vec![0u32; edges.len()];
-        for &(t, s) in &edges {
-            sources[fill[t as usize] as usize] = s;
-            fill[t as usize] += 1;
-        }
+        let (start, sources) = by_target(n, &edges);
         drop(edges);
         let mut live = vec![false; n];
         let mut stack: Vec<u32> = (1..n as u32).filter(|&s| self.accept[s as usize]).collect();
@@ -3048,19 +3023,7 @@ impl Useful {
             }
         }
         // The transitions between reached states, by target (compressed rows).
-        let mut pred_start = vec![0u32; n + 1];
-        for &(q, _) in &edges {
-            pred_start[q as usize + 1] += 1;
-        }
-        for q in 1..=n {
-            pred_start[q] += pred_start[q - 1];
-        }
-        let mut fill = pred_start.clone();
-        let mut preds = vec![0u64; edges.len()];
-        for &(q, p) in &edges {
-            preds[fill[q as usize] as usize] = p;
-            fill[q as usize] += 1;
-        }
+        let (pred_start, preds) = by_target(n, &edges);
         drop(edges);
         // Able to finish: backwards from the reached accepting states.
         let mut useful = vec![false; n];
@@ -3102,6 +3065,26 @@ impl Useful {
             preds: kept,
         })
     }
+}
+
+/// Edges `(target, item)` of a table of `n` states grouped by target as compressed rows:
+/// target `t`'s items are `items[start[t]..start[t + 1]]`, in the order given. Returns
+/// `(start, items)`.
+fn by_target<T: Copy + Default>(n: usize, edges: &[(u32, T)]) -> (Vec<u32>, Vec<T>) {
+    let mut start = vec![0u32; n + 1];
+    for &(t, _) in edges {
+        start[t as usize + 1] += 1;
+    }
+    for k in 1..=n {
+        start[k] += start[k - 1];
+    }
+    let mut fill = start.clone();
+    let mut items = vec![T::default(); edges.len()];
+    for &(t, x) in edges {
+        items[fill[t as usize] as usize] = x;
+        fill[t as usize] += 1;
+    }
+    (start, items)
 }
 
 /// A regex-automata error as a [`BuildError`] (a size limit is [`BuildError::TooLarge`]).
