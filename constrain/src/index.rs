@@ -476,7 +476,12 @@ fn plain_tail(vocab: &Vocabulary, id: u32, ascii: &[u8], utf8: bool, max_chars: 
         && bytes.first().is_some_and(u8::is_ascii)
         && bytes.len() <= u16::MAX as usize
         && is_plain(&bytes[1..], ascii, utf8)
-        && bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count() <= max_chars
+        && chars(&bytes[1..]) <= max_chars
+}
+
+/// The characters of UTF-8 `bytes` (the bytes that are not continuation bytes).
+fn chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count()
 }
 
 /// The length in bytes of the longest prefix of `bytes` made of plain characters for a
@@ -527,7 +532,7 @@ impl Tier {
             // Ids without bytes (holes in a vocabulary) are never allowed.
             if !vocab.is_special(id) && !bytes.is_empty() && is_plain(bytes, &ascii, utf8) {
                 plain.insert(id);
-                let chars = bytes.iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                let chars = chars(bytes);
                 max_chars = max_chars.max(chars);
                 match up_to.get_mut(chars) {
                     Some(m) => m.insert(id),
@@ -547,7 +552,7 @@ impl Tier {
             (!plain.contains(id)).then(|| {
                 let bytes = vocab.token(id);
                 let at = plain_prefix(bytes, &ascii, utf8);
-                let chars = bytes[..at].iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                let chars = chars(&bytes[..at]);
                 (chars, at)
             })
         });
@@ -555,7 +560,7 @@ impl Tier {
             .filter(|&id| plain_tail(vocab, id, &ascii, utf8, max_chars))
             .map(|id| {
                 let bytes = vocab.token(id);
-                let chars = bytes[1..].iter().filter(|&&b| b & 0xc0 != 0x80).count();
+                let chars = chars(&bytes[1..]);
                 (bytes[0], chars as u32, id)
             })
             .collect();

@@ -1502,33 +1502,36 @@ impl NumberSpec {
             true
         };
         let mut keys = Vec::new();
-        // A bound the sign alone decides is not compared digit by digit: a negative lower
-        // bound against a value without `-`, a non-negative upper one against a negative
-        // value with a non-zero digit (`accepting` finds them Greater and Less without
-        // reading the comparison), so those states are one.
-        // And a value the sign alone fails (a negative one with a non-zero digit under a
-        // non-negative lower bound, a positive one under a negative upper bound) is not
-        // built on.
-        let lo_negative = lo.as_ref().is_some_and(|b| b.1);
-        let hi_non_negative = hi.as_ref().is_some_and(|b| !b.1);
-        let lo_non_negative = lo.as_ref().is_some_and(|b| !b.1);
-        let hi_negative = hi.as_ref().is_some_and(|b| b.1);
-        let step = |s: &State, byte: u8| -> Option<State> {
+        // Where the sign alone decides a bound (`accepting` reads no comparison there), a
+        // value the sign fails is not built on (a negative one with a non-zero digit under
+        // a non-negative lower bound, a positive one with a non-zero digit under a negative
+        // upper bound), and one it passes is not compared digit by digit (a value without
+        // `-` against a negative lower bound, a negative one with a non-zero digit against
+        // a non-negative upper bound): those states are one.
+        let lo_negative = lo.as_ref().map(|b| b.1);
+        let hi_negative = hi.as_ref().map(|b| b.1);
+        let pruned = |s: &State, byte: u8| -> Option<State> {
             let mut n = step(s, byte)?;
-            if prune && n.nonzero && (if n.neg { lo_non_negative } else { hi_negative }) {
-                return None;
-            }
             if prune {
-                if !n.neg && lo_negative {
-                    n.lo = Cmp::new();
+                // A `-` fails a non-negative lower bound and passes a non-negative upper
+                // one; no `-` fails a negative upper bound and passes a negative lower one.
+                let (fails, passed) = if n.neg {
+                    (lo_negative == Some(false), hi_negative == Some(false))
+                } else {
+                    (hi_negative == Some(true), lo_negative == Some(true))
+                };
+                if n.nonzero && fails {
+                    return None;
                 }
-                if n.neg && n.nonzero && hi_non_negative {
-                    n.hi = Cmp::new();
+                match (n.neg, passed) {
+                    (false, true) => n.lo = Cmp::new(),
+                    (true, true) if n.nonzero => n.hi = Cmp::new(),
+                    _ => {}
                 }
             }
             Some(n)
         };
-        Table::determinize_keyed(classes, 15, start, step, accepting, limits, &mut keys)
+        Table::determinize_keyed(classes, 15, start, pruned, accepting, limits, &mut keys)
             .map(Table::minimize)
             .map_err(NumberError::Build)
     }

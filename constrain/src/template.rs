@@ -2906,13 +2906,7 @@ mod tests {
     /// strict subset.
     #[test]
     fn prepare_builds_within_the_budgets() {
-        let general = Options {
-            json: crate::json::JsonOptions {
-                mode: SchemaMode::general(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let general = general();
         prepare(&general).unwrap();
         let mut tight = general;
         tight.limits.max_states = 50;
@@ -2922,6 +2916,13 @@ mod tests {
         let mut strict = tight;
         strict.json.mode = Options::default().json.mode;
         prepare(&strict).unwrap();
+    }
+
+    /// The default options in general schema mode.
+    fn general() -> Options {
+        let mut options = Options::default();
+        options.json.mode = SchemaMode::general();
+        options
     }
 
     fn template(name: &str) -> TemplateModel {
@@ -2938,8 +2939,7 @@ mod tests {
     /// error.
     #[test]
     fn untyped_depth_falls_back_to_three_levels_at_a_size_budget() {
-        let mut options = Options::default();
-        options.json.mode = SchemaMode::general();
+        let mut options = general();
         options.json.any_depth = 5;
         // Between the two readers' sizes (4,843 and 1,147 states).
         options.limits.max_states = 3_000;
@@ -2972,8 +2972,7 @@ mod tests {
     /// in full.
     #[test]
     fn values_read_in_place_count_a_part_of_a_state() {
-        let mut options = Options::default();
-        options.json.mode = SchemaMode::general();
+        let mut options = general();
         options.json.any_depth = 5;
         options.limits.max_states = 20_000;
         let members: serde_json::Map<String, Value> = (0..12)
@@ -3002,8 +3001,7 @@ mod tests {
     /// accepting state is reached).
     #[test]
     fn distances_of_a_table_read_in_place_are_shortest() {
-        let mut options = Options::default();
-        options.json.mode = SchemaMode::general();
+        let options = general();
         let schema = serde_json::json!({"type": "object", "properties": {
             "a": {}, "b": {"type": "array", "maxItems": 3}, "c": {"type": "string", "maxLength": 200}},
             "required": ["a"]});
