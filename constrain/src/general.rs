@@ -3640,9 +3640,10 @@ mod tests {
     /// value must go too (cold review: `[1.00000000000000000001]` under
     /// `not: {const: [1]}`, `{"a":1e-324}` under `not: {const: {"a":0}}`): the difference
     /// keeps numbers with a fraction or exponent to 15 significant digits
-    /// ([`crate::json::doubles_distinct_table`]); exponents stop at -307 everywhere.
-    /// Integers are read exactly (Python's `jsonschema` compares `100000000000000001` and
-    /// `100000000000000000` as different), so they stay.
+    /// ([`crate::json::doubles_distinct_table`]), exponents from -307 on (untyped values
+    /// write down to -324). Integers up to `u64::MAX` are read exactly (Python's
+    /// `jsonschema` compares `100000000000000001` and `100000000000000000` as different),
+    /// so they stay; longer ones go.
     #[test]
     fn negated_constants_refuse_texts_of_the_same_double() {
         let t = table(json!({"not": {"const": [1]}}));
@@ -3701,9 +3702,9 @@ mod tests {
     }
 
     /// Numbers inside untyped values are compared with nothing: any shortest text of a
-    /// double (Python's `repr`, ryu: up to 17 significant digits), integers of up to 20
-    /// digits, any number of fraction digits. Exponents stay within -307..=308, where a
-    /// double reader neither overflows nor reads a subnormal.
+    /// double (Python's `repr`, ryu: up to 17 significant digits, exponents from the
+    /// smallest subnormal's `e-324` to the largest double's), integers of up to 39 digits
+    /// (every `u128`), any number of fraction digits.
     #[test]
     fn untyped_numbers_take_every_double_text() {
         let t = table(json!({"type": "object"}));
@@ -3715,14 +3716,53 @@ mod tests {
                 r#"{"a":{"b":12345678901234567890}}"#,
                 r#"{"a":-9999999999999999999}"#,
                 r#"{"a":0.000000000000000000000000001}"#,
+                // `repr(sys.float_info.max)`, `repr(-5e-324)`, the smallest normal double
+                // and a subnormal (the texts Python writes for them).
+                r#"{"a":1.7976931348623157e+308}"#,
+                r#"{"a":[-5e-324,2.2250738585072014e-308,1.1125369292536007e-308]}"#,
+                // `2**128 - 1` and `-(2**127)`, as Python writes them.
+                r#"{"a":340282366920938463463374607431768211455}"#,
+                r#"{"a":-170141183460469231731687303715884105728}"#,
             ],
             &[
-                r#"{"a":123456789012345678901}"#,
+                // 40 digits.
+                r#"{"a":1234567890123456789012345678901234567890}"#,
+                // Past the largest double: infinity to Python, an error to serde_json.
                 r#"{"a":1e309}"#,
-                // Exponent 308 only for mantissas below 1.7 (no overflow to decide).
-                r#"{"a":1.7976931348623157e+308}"#,
-                r#"{"a":1e-308}"#,
+                r#"{"a":1.7976931348623159e+308}"#,
+                // Reads as the largest double, but the comparison stops at its shortest
+                // text (a valid text refused, never an overflow let through).
+                r#"{"a":1.79769313486231571e+308}"#,
+                r#"{"a":1e-325}"#,
                 r#"{"a":01}"#,
+            ],
+        );
+    }
+
+    /// A typed integer compared with nothing or with bounds within ±2^53 takes integer texts
+    /// up to 39 digits; past such a bound, or with a divisor, only up to `u64::MAX`. Python's
+    /// `jsonschema` (Draft202012Validator) finds every instance here valid but the negative
+    /// `m`: the 40 digits and the last two are valid texts the written forms leave out.
+    #[test]
+    fn typed_integers_take_long_texts_where_small_bounds_compare() {
+        let t = table(json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "m": {"type": "number", "exclusiveMinimum": 0},
+            "k": {"type": "integer", "maximum": 1e20}, "d": {"type": "integer", "multipleOf": 2}},
+            "additionalProperties": false}));
+        check(
+            &t,
+            &[
+                r#"{"n":15176879684285399826432}"#,
+                r#"{"n":-25750378502406589644800}"#,
+                r#"{"m":340282366920938463463374607431768211455}"#,
+                r#"{"k":18446744073709551615,"d":18446744073709551614}"#,
+            ],
+            &[
+                r#"{"m":-340282366920938463463374607431768211455}"#,
+                r#"{"n":1234567890123456789012345678901234567890}"#,
+                // Past a bound beyond 2^53 or with a divisor: not written (though valid).
+                r#"{"k":18446744073709551616}"#,
+                r#"{"d":18446744073709551616}"#,
             ],
         );
     }

@@ -2214,9 +2214,11 @@ pub fn any_value_table(
 /// [`any_value_table`] as general mode writes values: strings canonical (only the escapes
 /// serde_json writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and lower-case `\u00XX`
 /// for the other control characters) and numbers in the written forms of
-/// [`crate::numeric`], with at most 20 integer digits and any number of fraction digits
-/// (untyped numbers are compared with nothing, so their significant digits are not counted:
-/// `0.30000000000000004`, `-2.5206876611146013`, `12345678901234567890` are written).
+/// [`crate::numeric`], with at most [`crate::numeric::LOOSE_INT_DIGITS`] (39) integer digits,
+/// any number of fraction digits and exponents from -324 to the largest double's (untyped
+/// numbers are compared with nothing, so their significant digits are not counted:
+/// `0.30000000000000004`, `-2.5206876611146013`, `12345678901234567890`, `5e-324`,
+/// `1.7976931348623157e+308` are written).
 ///
 /// Errors: [`crate::dfa::BuildError::TooLarge`] past `limits`.
 pub fn general_value_table(
@@ -2232,8 +2234,10 @@ pub fn general_value_table(
 /// [`crate::numeric::SIGNIFICANT_DIGITS`] (15) mantissa digits from its first non-zero one
 /// (trailing zeros count; IEEE 754's 15 decimal digits that survive a round trip through a
 /// double) and at most [`crate::numeric::LEADING_ZEROS`] (6) zeros after the point before
-/// it (so no decimal reads as a subnormal or as zero). Integers are not restricted (their
-/// readers read them exactly). Bytes inside
+/// it, and exponents from -307 on (so no decimal reads as a subnormal or as zero). Integers
+/// have at most [`crate::numeric::INT_DIGITS`] (20) digits (up to `u64::MAX`, their readers
+/// read them exactly; untyped values write longer ones, which a reader without big
+/// integers reads as doubles). Bytes inside
 /// strings are skipped (escapes included); a number is a run that starts with `-` or a
 /// digit outside a string. Every state accepts: intersected with a language, it only cuts
 /// the texts holding a longer number.
@@ -2255,38 +2259,68 @@ pub fn doubles_distinct_table(
         /// In a number's mantissa: digits from the first non-zero one (capped one past the
         /// most), zeros after the point before it (capped likewise), whether a `.` was read.
         Mant(u8, u8, bool),
-        /// In a number's exponent (the mantissa was short enough).
-        Exp,
+        /// In a number's exponent (the mantissa was short enough): whether it is negative,
+        /// its digits from the first non-zero one (capped one past [`LEAST_EXP`]'s) and
+        /// their order against [`LEAST_EXP`]'s first ones.
+        Exp(bool, u8, std::cmp::Ordering),
     }
     const MOST: u8 = crate::numeric::SIGNIFICANT_DIGITS;
     const ZEROS: u8 = crate::numeric::LEADING_ZEROS;
+    const INT: u8 = crate::numeric::INT_DIGITS as u8;
+    /// The digits of the most negative exponent kept (`1e-307`; `1e-308` is subnormal).
+    const LEAST_EXP: &[u8] = b"307";
     fn step(at: &At, b: u8) -> Option<At> {
+        use std::cmp::Ordering;
         Some(match (*at, b) {
             (At::Str, b'\\') => At::Esc,
             (At::Str, b'"') => At::Out,
             (At::Str, _) | (At::Esc, _) => At::Str,
             (At::Mant(sig, zeros, dot), b'0'..=b'9') => {
                 let (sig, zeros) = if sig > 0 || b != b'0' {
-                    ((sig + 1).min(MOST + 1), zeros)
+                    ((sig + 1).min(MOST.max(INT) + 1), zeros)
                 } else if dot {
                     (sig, (zeros + 1).min(ZEROS + 1))
                 } else {
                     (sig, zeros)
                 };
-                if dot && (sig > MOST || zeros > ZEROS) {
+                if (dot && (sig > MOST || zeros > ZEROS)) || sig > INT {
                     return None;
                 }
                 At::Mant(sig, zeros, dot)
             }
             (At::Mant(sig, zeros, _), b'.') if sig <= MOST => At::Mant(sig, zeros, true),
-            (At::Mant(sig, _, _), b'e' | b'E') if sig <= MOST => At::Exp,
+            (At::Mant(sig, _, _), b'e' | b'E') if sig <= MOST => At::Exp(false, 0, Ordering::Equal),
             (At::Mant(..), b'.' | b'e' | b'E') => return None,
-            (At::Exp, b'0'..=b'9' | b'+' | b'-') => At::Exp,
+            (At::Exp(_, 0, _), b'-') => At::Exp(true, 0, Ordering::Equal),
+            (At::Exp(neg, len, ord), b'0'..=b'9' | b'+') => {
+                if b == b'+' || (len == 0 && b == b'0') {
+                    // The sign, or Python's padding zero (`1e-05`).
+                    At::Exp(neg, len, ord)
+                } else if !neg {
+                    // Positive exponents are not cut: one state for their digits.
+                    At::Exp(false, 1, Ordering::Equal)
+                } else {
+                    let ord = match (ord, LEAST_EXP.get(len as usize)) {
+                        (Ordering::Equal, Some(&x)) => b.cmp(&x),
+                        (o, Some(_)) => o,
+                        (_, None) => Ordering::Greater,
+                    };
+                    let len = (len + 1).min(LEAST_EXP.len() as u8 + 1);
+                    if neg
+                        && (len as usize > LEAST_EXP.len()
+                            || (len as usize == LEAST_EXP.len() && ord == Ordering::Greater))
+                    {
+                        return None;
+                    }
+                    At::Exp(neg, len, ord)
+                }
+            }
+            (At::Exp(..), b'-') => At::Out,
             // Anything else ends the number (or is outside one).
-            (At::Mant(..) | At::Exp | At::Out, b'"') => At::Str,
+            (At::Mant(..) | At::Exp(..) | At::Out, b'"') => At::Str,
             (At::Mant(..) | At::Out, b'-') => At::Mant(0, 0, false),
             (At::Out, b'0'..=b'9') => At::Mant(u8::from(b != b'0'), 0, false),
-            (At::Mant(..) | At::Exp | At::Out, _) => At::Out,
+            (At::Mant(..) | At::Exp(..) | At::Out, _) => At::Out,
         })
     }
     let mut classes = [0u8; 256];

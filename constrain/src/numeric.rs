@@ -6,7 +6,9 @@
 //! each value has few spellings and every predicate below is exact over them:
 //!
 //! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
-//!   exactly; `-0` is not written: it reads as a double);
+//!   exactly; `-0` is not written: it reads as a double); up to [`LOOSE_INT_DIGITS`] (39)
+//!   digits where nothing but bounds within ±2^53 compares the number (a double reader
+//!   keeps such an integer on the same side of them; Python's reads it exactly);
 //! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
 //!   from the first non-zero one (a number compared with nothing or only with inclusive
 //!   bounds, [`PLAIN_DIGITS`]: 17, the shortest text of any double) and at most
@@ -14,13 +16,16 @@
 //! * scientific: a normalized mantissa `[1-9](\.[0-9]*[1-9])?` (at most 15 digits, or 17 as
 //!   above, the last one not zero), `e`, an optional sign and a non-zero exponent (without
 //!   leading zeros, but for Python's one-zero padding: `1e-05`) from
-//!   -307 to 308 (308 only below 1.7e308): `1e+308` as serde_json writes it, `1e308`,
-//!   `1.5e-7`.
+//!   -307 to 308 (308 up to the largest double, `1.7976931348623157e+308`): `1e+308` as
+//!   serde_json writes it, `1e308`, `1.5e-7`; from -324 (the smallest subnormal, `5e-324`)
+//!   where 17 digits are written.
 //!
 //! So every written number is one a reader of `u64`/`i64`/`f64` sees exactly, in the same
 //! order: 15 significant digits give every decimal its own double, and no number overflows
-//! or falls among the subnormals. A validator on doubles (the `jsonschema` crate, the
-//! structured-outputs checker) agrees with the exact decimal verdicts below.
+//! or falls among the subnormals. Where 17 digits, subnormals or long integers are
+//! written, a reader may round a text, but rounding keeps the order, so the inclusive
+//! bounds that alone compare them still hold. A validator on doubles (the `jsonschema`
+//! crate, the structured-outputs checker) agrees with the exact decimal verdicts below.
 //!
 //! `E` may stand for `e` (serde_json writes `e`; instances written by other tools may not).
 //! Not written: exponents with more than one leading zero or `e0`, mantissas like `10e3` or
@@ -417,8 +422,10 @@ impl Decimal {
             return None;
         }
         let e = self.point - 1;
-        let small = self.digits[0] == 1 && self.digits.get(1).is_none_or(|&d| d <= 6);
-        if e == 0 || !(-307..=308).contains(&e) || (e == 308 && !small) {
+        // The exponent 308 up to the largest double (digits without trailing zeros compare
+        // as sequences).
+        let max: Vec<u8> = MAX_MANTISSA.iter().map(|c| c - b'0').collect();
+        if e == 0 || !(-307..=308).contains(&e) || (e == 308 && self.digits > max) {
             return None;
         }
         let mut s = String::new();
@@ -799,13 +806,20 @@ pub(crate) struct Written {
     /// significant digits (nothing compares them; where a difference does, general mode
     /// cuts their texts to [`SIGNIFICANT_DIGITS`] with [`crate::json::doubles_distinct_table`]).
     loose: bool,
+    /// Integer texts of up to [`LOOSE_INT_DIGITS`] digits, as in untyped values: set where
+    /// only bounds within ±2^53 compare the number (a double reader keeps such a text on
+    /// the same side of them, and Python's reads it exactly).
+    long: bool,
     /// A `-` was read.
     neg: bool,
     /// The integer part is one non-zero digit (a scientific mantissa may follow).
     int1: bool,
-    /// The scientific mantissa would be below 1.7 (its digit is 1, its first fraction digit
-    /// at most 6): the only mantissas written with the exponent 308.
-    small: bool,
+    /// The scientific mantissa's digits against [`MAX_MANTISSA`]'s (the largest double's):
+    /// the exponent 308 is written only where they are not greater.
+    top: Ordering,
+    /// How many of them were compared while `top` is equal (0 otherwise, so that states
+    /// past the comparison merge).
+    top_at: u8,
     /// Mantissa digits from the first non-zero one.
     sig: u8,
     /// The most of them ([`SIGNIFICANT_DIGITS`], or [`PLAIN_DIGITS`] for numbers nothing
@@ -832,8 +846,26 @@ pub const SIGNIFICANT_DIGITS: u8 = 15;
 pub const PLAIN_DIGITS: u8 = 17;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
 const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
-/// The largest exponents written: `308` (mantissa below 1.7) and `-307`.
+/// The largest exponents written: `308` (a mantissa up to [`MAX_MANTISSA`]) and `-307`;
+/// numbers compared with nothing or with inclusive bounds alone go on to
+/// [`SUBNORMAL_EXP`].
 const LARGEST_EXP: [&[u8]; 2] = [b"308", b"307"];
+/// The most negative exponent of a number compared with nothing or with inclusive bounds
+/// alone (untyped values, [`PLAIN_DIGITS`]): `-324`, as ryu and Python write the smallest
+/// subnormal (`5e-324`). A double reader rounds such a text to a subnormal or to zero,
+/// and rounding keeps the order, so an inclusive bound still holds of what it reads; an
+/// exclusive one may not (`1e-320` and `1.00001e-320` read as the same double).
+const SUBNORMAL_EXP: &[u8] = b"324";
+/// The significant digits of the largest double, `1.7976931348623157e308` (its shortest
+/// text, as Python's `repr` and ryu write it): with the exponent 308, a mantissa up to
+/// these digits reads as a finite double; `1.7976931348623159e308` reads as infinity in
+/// Python and is an error to serde_json.
+const MAX_MANTISSA: &[u8] = b"17976931348623157";
+/// Most integer digits of an untyped value's number: 39, every `u128`/`i128` (past
+/// `u64`, a reader without big integers reads it as the nearest double; Python's reads it
+/// exactly). Each digit is a reader state in every nesting of an untyped value, so the
+/// count stops there rather than at the 309 digits of the largest double.
+pub const LOOSE_INT_DIGITS: usize = 39;
 
 /// What a byte was to [`Written`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -877,9 +909,11 @@ impl Written {
         Self {
             lex: Lex::Start,
             loose: false,
+            long: false,
             neg: false,
             int1: false,
-            small: false,
+            top: Ordering::Equal,
+            top_at: 0,
             sig: 0,
             max_sig: SIGNIFICANT_DIGITS,
             zeros: 0,
@@ -899,16 +933,55 @@ impl Written {
             Lex::Frac(..) => true,
             Lex::Int(k) => {
                 let limit = LARGEST[self.neg as usize];
-                self.loose || (k as usize) < limit.len() || self.lim != Ordering::Greater
+                self.loose
+                    || self.long
+                    || (k as usize) < limit.len()
+                    || self.lim != Ordering::Greater
             }
             Lex::Exp(k) => {
-                let limit = LARGEST_EXP[self.eneg as usize];
+                let limit = self.largest_exp();
                 (k as usize) < limit.len()
                     || self.eord == Ordering::Less
-                    || (self.eord == Ordering::Equal && (self.eneg || self.small))
+                    || (self.eord == Ordering::Equal
+                        && (self.eneg || self.top != Ordering::Greater))
             }
             _ => false,
         }
+    }
+
+    /// The digits of the largest exponent written for the exponent's sign read so far.
+    fn largest_exp(&self) -> &'static [u8] {
+        if self.eneg && (self.loose || self.max_sig == PLAIN_DIGITS) {
+            SUBNORMAL_EXP
+        } else {
+            LARGEST_EXP[self.eneg as usize]
+        }
+    }
+
+    /// `top` and `top_at` after the `at`-th digit `d` of a scientific mantissa.
+    fn compare_top(&mut self, d: u8) {
+        if self.top == Ordering::Equal {
+            let at = self.top_at as usize;
+            self.top = match MAX_MANTISSA.get(at) {
+                Some(&x) => d.cmp(&(x - b'0')),
+                None if d != 0 => Ordering::Greater,
+                None => Ordering::Equal,
+            };
+            self.top_at = if self.top == Ordering::Equal {
+                (at + 1).min(MAX_MANTISSA.len()) as u8
+            } else {
+                0
+            };
+        }
+    }
+
+    /// At `e`: a mantissa equal to a proper prefix of [`MAX_MANTISSA`] is below it (the
+    /// digits left are not all zero), so only the order is kept.
+    fn end_top(&mut self) {
+        if self.top == Ordering::Equal && (self.top_at as usize) < MAX_MANTISSA.len() {
+            self.top = Ordering::Less;
+        }
+        self.top_at = 0;
     }
 
     /// The lexer after `byte` (`scientific`: the scientific form may be written), keeping
@@ -946,21 +1019,24 @@ impl Written {
             (Lex::Start | Lex::Minus, _, Some(d)) => {
                 n.lex = Lex::Int(1);
                 n.int1 = true;
-                n.small = d == 1;
+                n.compare_top(d);
                 n.sig = 1;
                 n.lim = against(Ordering::Equal, LARGEST[n.neg as usize], 0, d);
                 Event::IntDigit(d)
             }
             (Lex::Int(k), _, Some(d))
                 if (k as usize)
-                    < if self.loose {
-                        INT_DIGITS
+                    < if self.loose || self.long {
+                        LOOSE_INT_DIGITS
                     } else {
                         LARGEST[self.neg as usize].len()
                     } =>
             {
                 n.lex = Lex::Int(k + 1);
                 n.int1 = false;
+                // No scientific mantissa any more: nothing to compare.
+                n.top = Ordering::Equal;
+                n.top_at = 0;
                 n.sig = self.sig.saturating_add(1);
                 n.lim = against(self.lim, LARGEST[n.neg as usize], k as usize, d);
                 Event::IntDigit(d)
@@ -990,19 +1066,21 @@ impl Written {
                         return None;
                     }
                 }
-                if k == 0 && d > 6 {
-                    n.small = false;
+                if self.int1 {
+                    n.compare_top(d);
                 }
                 n.lex = Lex::Frac(k + 1, d != 0);
                 Event::FracDigit(d, k + 1)
             }
             (Lex::Int(1), b'e' | b'E', _) if scientific && self.int1 => {
                 n.lex = Lex::E;
+                n.end_top();
                 Event::E
             }
             (Lex::Frac(k, true), b'e' | b'E', _) if scientific && self.int1 => {
                 n.lex = Lex::E;
                 n.sci_frac = k;
+                n.end_top();
                 Event::E
             }
             (Lex::E, b'-', _) => {
@@ -1021,17 +1099,21 @@ impl Written {
             (Lex::E | Lex::EMinus | Lex::EPlus | Lex::ExpPad, _, Some(d)) if d != 0 => {
                 n.lex = Lex::Exp(1);
                 n.elen = 1;
-                n.eord = against(Ordering::Equal, LARGEST_EXP[n.eneg as usize], 0, d);
+                n.eord = against(Ordering::Equal, n.largest_exp(), 0, d);
                 Event::ExpDigit(d)
             }
             (Lex::Exp(k), _, Some(d)) if (k as usize) < EXP_DIGITS => {
                 n.lex = Lex::Exp(k + 1);
                 n.elen = k + 1;
-                n.eord = against(self.eord, LARGEST_EXP[n.eneg as usize], k as usize, d);
+                n.eord = against(self.eord, n.largest_exp(), k as usize, d);
                 Event::ExpDigit(d)
             }
             _ => return None,
         };
+        if n.long {
+            // Only the digit count limits these integers.
+            n.lim = Ordering::Equal;
+        }
         Some((n, event))
     }
 }
@@ -1095,7 +1177,8 @@ impl Written {
         lex | (self.loose as u64) << 13
             | (self.neg as u64) << 14
             | (self.int1 as u64) << 15
-            | (self.small as u64) << 16
+            | (order_bits(self.top) | (self.top_at as u64) << 2 | (self.long as u64) << 7)
+                .rotate_left(40)
             | (self.eneg as u64) << 17
             | (self.sig as u64) << 18
             | (self.max_sig as u64) << 26
@@ -1306,6 +1389,18 @@ impl NumberSpec {
             && inclusive(&self.lo)
             && inclusive(&self.hi)
             && divisors.is_empty();
+        // Integer texts past `u64` (up to 39 digits): a double reader rounds such a text to
+        // a double that is at least 2^64 in magnitude, on the same side of any bound within
+        // ±2^53 (exclusive ones too) as the text; no divisor, whose residues a double
+        // reader would not keep.
+        let within = |b: &Option<Bound>| {
+            b.as_ref().is_none_or(|(v, _)| {
+                let mut abs = v.clone();
+                abs.neg = false;
+                abs.cmp_value(&limit) != Ordering::Greater
+            })
+        };
+        let long = self.integers && within(&self.lo) && within(&self.hi) && divisors.is_empty();
         // Scientific forms only without divisors (their residues depend on the exponent), or
         // for integer values when every integer is a multiple.
         let scientific = divisors.is_empty() || integral_only;
@@ -1325,6 +1420,7 @@ impl NumberSpec {
                 } else {
                     SIGNIFICANT_DIGITS
                 },
+                long,
                 ..Written::start()
             },
             neg: false,
@@ -1624,14 +1720,53 @@ mod tests {
         "1e+-2",
         "1e+309",
         "2e+308",
-        "1.7e308",
-        "1e-308",
+        // Past the largest double (Python reads it as infinity, serde_json refuses it).
+        "1.7976931348623159e308",
+        "1.8e308",
+        // Below the smallest subnormal's exponent.
+        "1e-325",
         "123456789012345678.5",
         "0.123456789012345678",
-        "18446744073709551616",
-        "-9223372036854775809",
+        // 40 digits.
+        "1234567890123456789012345678901234567890",
         "1.234567890123456789e5",
     ];
+
+    /// Integer texts past `u64`/`i64` (up to 39 digits, `u128::MAX`), written where
+    /// [`long_written`] says.
+    const LONG: &[&str] = &[
+        "18446744073709551616",
+        "-9223372036854775809",
+        "340282366920938463463374607431768211455",
+        "-99999999999999999999999999999999999999",
+    ];
+
+    /// Whether a spec writes the integer `text` of [`LONG`]: an integer class, no divisor,
+    /// bounds within ±2^53 that the value meets (compared exactly).
+    fn long_written(spec: &NumberSpec, text: &str) -> bool {
+        let v = dec(text);
+        let limit = dec("9007199254740992");
+        let small = |b: &Option<Bound>| {
+            b.as_ref().is_none_or(|(x, _)| {
+                let mut abs = x.clone();
+                abs.neg = false;
+                abs.cmp_value(&limit) != Ordering::Greater
+            })
+        };
+        let meets = |b: &Option<Bound>, above: Ordering| {
+            b.as_ref().is_none_or(|(x, exclusive)| {
+                let o = v.cmp_value(x);
+                o == above || (o == Ordering::Equal && !exclusive)
+            })
+        };
+        spec.integers
+            && spec.multiple_of.is_empty()
+            && spec.not_multiple_of.is_empty()
+            && small(&spec.lo)
+            && small(&spec.hi)
+            && meets(&spec.lo, Ordering::Greater)
+            && meets(&spec.hi, Ordering::Less)
+    }
 
     /// Written texts outside the small values of [`texts`].
     const WRITTEN: &[&str] = &[
@@ -1639,6 +1774,12 @@ mod tests {
         "1.5E-3",
         "1.6e+308",
         "1.69e308",
+        "1.7e308",
+        // The largest double and the smallest subnormal, as Python's `repr` writes them
+        // (`sys.float_info.max`, `5e-324`), and the smallest normal double.
+        "1.7976931348623157e+308",
+        "5e-324",
+        "2.2250738585072014e-308",
         "1e-307",
         "18446744073709551615",
         "-9223372036854775808",
@@ -1656,6 +1797,10 @@ mod tests {
         }
         for text in NOT_WRITTEN {
             assert!(!t.matches(text.as_bytes()), "{text} in {spec:?}");
+        }
+        for text in LONG {
+            let want = long_written(spec, text);
+            assert_eq!(t.matches(text.as_bytes()), want, "{text} in {spec:?}");
         }
     }
 
@@ -1691,12 +1836,21 @@ mod tests {
             "3.141592653589793",
             "0.30000000000000004",
             "1.2345678910111214e+52",
+            // Subnormals: `1e-320` and `1.00001e-320` read as the same double, which an
+            // exclusive bound at either would tell apart wrongly.
+            "1e-308",
+            "4.9406564584124654e-324",
         ] {
             assert!(
                 any.matches(text.as_bytes()) && !bounded.matches(text.as_bytes()),
                 "{text}"
             );
         }
+        // Up to the largest double with the exponent 308 either way.
+        for text in ["1.7e308", "1.79769313486231e308", "1.5e-307"] {
+            assert!(bounded.matches(text.as_bytes()), "{text}");
+        }
+        assert!(!bounded.matches(b"1.79769313486232e308"));
         check(
             &NumberSpec {
                 integers: true,

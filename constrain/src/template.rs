@@ -2974,7 +2974,7 @@ mod tests {
     fn values_read_in_place_count_a_part_of_a_state() {
         let mut options = general();
         options.json.any_depth = 5;
-        options.limits.max_states = 20_000;
+        options.limits.max_states = 30_000;
         let members: serde_json::Map<String, Value> = (0..12)
             .map(|i| (format!("p{i}"), serde_json::json!({})))
             .collect();

@@ -84,9 +84,9 @@ const RELAXATIONS: &[(Relaxation, &str)] = &[
     ),
     (
         Relaxation::NumberForm,
-        "numbers are written with at most 15 significant digits (17 where nothing compares \
-         them) and exponents from -307 to 308 (what doubles read exactly); serde_json writes \
-         integers past u64 that way",
+        "numbers are written with at most 15 significant digits and exponents from -307 to \
+         308 (what doubles read exactly; 17 digits and exponents from -324 where nothing or \
+         only inclusive bounds compare them); serde_json writes integers past u64 that way",
     ),
     (
         Relaxation::ContentAnnotation,
