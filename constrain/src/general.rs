@@ -3685,6 +3685,38 @@ mod tests {
             &["[1]", "[100000000000000001]"],
             &["[100000000000000000]", "[1.000000000000000001e17]"],
         );
+        // Integers past `u64::MAX` or below `i64::MIN`, which typed integers write up to 39
+        // digits: a reader without big integers reads them as doubles, equal to the excluded
+        // value (`99999999999999999999` is `1e20`) or, exactly, the excluded value itself
+        // (cold review of 7d1242c: both accepted).
+        let parse = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+        for (schema, keep, cut) in [
+            (
+                r#"{"type":"integer","not":{"const":18446744073709551616}}"#,
+                ["18446744073709551615", "1"],
+                ["18446744073709551616", "18446744073709551617"],
+            ),
+            (
+                r#"{"type":"integer","not":{"const":1e20}}"#,
+                ["12", "18446744073709551615"],
+                ["99999999999999999999", "100000000000000000000"],
+            ),
+            (
+                r#"{"type":"integer","not":{"const":-9223372036854775808}}"#,
+                ["-9223372036854775807", "0"],
+                ["-9223372036854775808", "-9223372036854775809"],
+            ),
+            (
+                r#"{"oneOf":[{"type":"integer"},{"enum":[18446744073709551616]}]}"#,
+                ["7", "18446744073709551615"],
+                [
+                    "18446744073709551616",
+                    "340282366920938463463374607431768211455",
+                ],
+            ),
+        ] {
+            check(&table(parse(schema)), &keep, &cut);
+        }
         // Padded exponents of any length are spellings too (cold review: `1e010`).
         let t = table(json!({"not": {"const": 1e10}}));
         check(

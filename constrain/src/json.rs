@@ -2235,9 +2235,9 @@ pub fn general_value_table(
 /// (trailing zeros count; IEEE 754's 15 decimal digits that survive a round trip through a
 /// double) and at most [`crate::numeric::LEADING_ZEROS`] (6) zeros after the point before
 /// it, and exponents from -307 on (so no decimal reads as a subnormal or as zero). Integers
-/// have at most [`crate::numeric::INT_DIGITS`] (20) digits (up to `u64::MAX`, their readers
-/// read them exactly; untyped values write longer ones, which a reader without big
-/// integers reads as doubles). Bytes inside
+/// go from `i64::MIN` to `u64::MAX`, what their readers read exactly (general mode writes
+/// longer ones, up to 39 digits, which a reader without big integers reads as doubles:
+/// `99999999999999999999` as `1e20`; cold review). Bytes inside
 /// strings are skipped (escapes included); a number is a run that starts with `-` or a
 /// digit outside a string. Every state accepts: intersected with a language, it only cuts
 /// the texts holding a longer number.
@@ -2256,40 +2256,71 @@ pub fn doubles_distinct_table(
         Out,
         Str,
         Esc,
-        /// In a number's mantissa: digits from the first non-zero one (capped one past the
-        /// most), zeros after the point before it (capped likewise), whether a `.` was read.
-        Mant(u8, u8, bool),
+        /// In a number's mantissa.
+        Mant(Mant),
         /// In a number's exponent (the mantissa was short enough): whether it is negative,
         /// its digits from the first non-zero one (capped one past [`LEAST_EXP`]'s) and
         /// their order against [`LEAST_EXP`]'s first ones.
         Exp(bool, u8, std::cmp::Ordering),
     }
+    /// A number's mantissa so far.
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    struct Mant {
+        /// Digits from the first non-zero one (capped one past the most an integer has).
+        sig: u8,
+        /// Zeros after the point before the first non-zero digit (capped one past the
+        /// most).
+        zeros: u8,
+        /// A `.` was read.
+        dot: bool,
+        /// A `-` was read.
+        neg: bool,
+        /// The integer digits against the first ones of the largest integer of the sign
+        /// read exactly (`u64::MAX`, `i64::MIN`).
+        lim: std::cmp::Ordering,
+    }
     const MOST: u8 = crate::numeric::SIGNIFICANT_DIGITS;
     const ZEROS: u8 = crate::numeric::LEADING_ZEROS;
-    const INT: u8 = crate::numeric::INT_DIGITS as u8;
+    let fresh = |neg: bool| Mant {
+        sig: 0,
+        zeros: 0,
+        dot: false,
+        neg,
+        lim: std::cmp::Ordering::Equal,
+    };
     /// The digits of the most negative exponent kept (`1e-307`; `1e-308` is subnormal).
     const LEAST_EXP: &[u8] = b"307";
-    fn step(at: &At, b: u8) -> Option<At> {
+    let step = |at: &At, b: u8| -> Option<At> {
         use std::cmp::Ordering;
+        let largest = |neg: bool| crate::numeric::LARGEST[neg as usize];
+        let digit = |mut m: Mant| -> Option<At> {
+            if m.sig > 0 || b != b'0' {
+                if !m.dot {
+                    // An integer part past the largest its sign's readers read exactly:
+                    // a reader without big integers reads it as a double (`1e20` and
+                    // `99999999999999999999` alike).
+                    let l = largest(m.neg);
+                    m.lim = crate::numeric::against(m.lim, l, m.sig as usize, b - b'0');
+                    if m.lim == Ordering::Greater && m.sig as usize + 1 >= l.len() {
+                        return None;
+                    }
+                }
+                m.sig = (m.sig + 1).min(largest(false).len() as u8 + 1);
+            } else if m.dot {
+                m.zeros = (m.zeros + 1).min(ZEROS + 1);
+            }
+            if m.dot && (m.sig > MOST || m.zeros > ZEROS) {
+                return None;
+            }
+            Some(At::Mant(m))
+        };
         Some(match (*at, b) {
             (At::Str, b'\\') => At::Esc,
             (At::Str, b'"') => At::Out,
             (At::Str, _) | (At::Esc, _) => At::Str,
-            (At::Mant(sig, zeros, dot), b'0'..=b'9') => {
-                let (sig, zeros) = if sig > 0 || b != b'0' {
-                    ((sig + 1).min(MOST.max(INT) + 1), zeros)
-                } else if dot {
-                    (sig, (zeros + 1).min(ZEROS + 1))
-                } else {
-                    (sig, zeros)
-                };
-                if (dot && (sig > MOST || zeros > ZEROS)) || sig > INT {
-                    return None;
-                }
-                At::Mant(sig, zeros, dot)
-            }
-            (At::Mant(sig, zeros, _), b'.') if sig <= MOST => At::Mant(sig, zeros, true),
-            (At::Mant(sig, _, _), b'e' | b'E') if sig <= MOST => At::Exp(false, 0, Ordering::Equal),
+            (At::Mant(m), b'0'..=b'9') => return digit(m),
+            (At::Mant(m), b'.') if m.sig <= MOST => At::Mant(Mant { dot: true, ..m }),
+            (At::Mant(m), b'e' | b'E') if m.sig <= MOST => At::Exp(false, 0, Ordering::Equal),
             (At::Mant(..), b'.' | b'e' | b'E') => return None,
             (At::Exp(_, 0, _), b'-') => At::Exp(true, 0, Ordering::Equal),
             (At::Exp(neg, len, ord), b'0'..=b'9' | b'+') => {
@@ -2318,11 +2349,11 @@ pub fn doubles_distinct_table(
             (At::Exp(..), b'-') => At::Out,
             // Anything else ends the number (or is outside one).
             (At::Mant(..) | At::Exp(..) | At::Out, b'"') => At::Str,
-            (At::Mant(..) | At::Out, b'-') => At::Mant(0, 0, false),
-            (At::Out, b'0'..=b'9') => At::Mant(u8::from(b != b'0'), 0, false),
+            (At::Mant(..) | At::Out, b'-') => At::Mant(fresh(true)),
+            (At::Out, b'0'..=b'9') => return digit(fresh(false)),
             (At::Mant(..) | At::Exp(..) | At::Out, _) => At::Out,
         })
-    }
+    };
     let mut classes = [0u8; 256];
     for (b, c) in classes.iter_mut().enumerate() {
         *c = b as u8;

@@ -8,7 +8,9 @@
 //! * integer: `0|-?[1-9][0-9]*` from `i64::MIN` to `u64::MAX` (serde_json reads them
 //!   exactly; `-0` is not written: it reads as a double); up to [`LOOSE_INT_DIGITS`] (39)
 //!   digits where nothing but bounds within ±2^53 compares the number (a double reader
-//!   keeps such an integer on the same side of them; Python's reads it exactly);
+//!   keeps such an integer on the same side of them; Python's reads it exactly), except
+//!   where a negated `const`/`enum` holding a number excludes values (general mode cuts
+//!   integers past `u64::MAX`/`i64::MIN` there: [`crate::json::doubles_distinct_table`]);
 //! * decimal: `-?(0|[1-9][0-9]*)\.[0-9]+` with at most [`SIGNIFICANT_DIGITS`] (15) digits
 //!   from the first non-zero one (a number compared with nothing or only with inclusive
 //!   bounds, [`PLAIN_DIGITS`]: 17, the shortest text of any double) and at most
@@ -808,7 +810,8 @@ pub(crate) struct Written {
     loose: bool,
     /// Integer texts of up to [`LOOSE_INT_DIGITS`] digits, as in untyped values: set where
     /// only bounds within ±2^53 compare the number (a double reader keeps such a text on
-    /// the same side of them, and Python's reads it exactly).
+    /// the same side of them, and Python's reads it exactly). A negated `const`/`enum` is
+    /// not part of the spec: general mode cuts these texts where one holds a number.
     long: bool,
     /// A `-` was read.
     neg: bool,
@@ -845,7 +848,7 @@ pub const SIGNIFICANT_DIGITS: u8 = 15;
 /// shortest text of every double fits (`3.141592653589793`, `0.30000000000000004`).
 pub const PLAIN_DIGITS: u8 = 17;
 /// The largest integers written: `u64::MAX`, and `i64::MIN` below zero.
-const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
+pub(crate) const LARGEST: [&[u8]; 2] = [b"18446744073709551615", b"9223372036854775808"];
 /// The largest exponents written: `308` (a mantissa up to [`MAX_MANTISSA`]) and `-307`;
 /// numbers compared with nothing or with inclusive bounds alone go on to
 /// [`SUBNORMAL_EXP`].
@@ -887,7 +890,7 @@ enum Event {
 }
 
 /// `ord` after one more digit `d` compared with `limit[at]` (a longer text is past it).
-fn against(ord: Ordering, limit: &[u8], at: usize, d: u8) -> Ordering {
+pub(crate) fn against(ord: Ordering, limit: &[u8], at: usize, d: u8) -> Ordering {
     match (ord, limit.get(at)) {
         (Ordering::Equal, Some(&x)) => d.cmp(&(x - b'0')),
         (o, Some(_)) => o,
