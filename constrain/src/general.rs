@@ -1032,7 +1032,32 @@ impl<'a> General<'a> {
             "exclusiveMinimum" => (true, true, v),
             _ => (false, true, v),
         };
-        let d = number(value, at)?;
+        let mut d = number(value, at)?;
+        let mut exclusive = exclusive;
+        // An integral double from 2^64 up or from -2^63 down may stand for an integer text
+        // that serde_json could only read as the nearest double, while Python's
+        // `jsonschema` compares the text's integer exactly (cold review: under `maximum:
+        // -9223372036854775809`, read as -2^63, the text `-9223372036854775808` was
+        // written). Every integer reading as that double lies beyond the next double
+        // inward, so the bound becomes that one, inclusive: values the text admits near it
+        // may be refused, none it refuses is written. Only below 2^128 (integer texts of up
+        // to 39 digits, what general mode writes itself): a bound like `1e300` is a float
+        // text, which Python reads as this very double.
+        let read = value
+            .as_number()
+            .filter(|n| n.is_f64())
+            .and_then(|n| n.as_f64());
+        if let Some(f) = read.filter(|f| {
+            f.fract() == 0.0
+                && f.abs() < 340_282_366_920_938_463_463_374_607_431_768_211_456.0
+                && (*f >= 18_446_744_073_709_551_616.0 || *f <= -9_223_372_036_854_775_808.0)
+        }) {
+            let inward = if lower { f.next_up() } else { f.next_down() };
+            if let Some(moved) = Decimal::of_integral_f64(inward) {
+                d = moved;
+                exclusive = false;
+            }
+        }
         let n = &mut node.number;
         if lower {
             n.lo = Some(tighter(
@@ -3796,6 +3821,36 @@ mod tests {
                 r#"{"k":18446744073709551616}"#,
                 r#"{"d":18446744073709551616}"#,
             ],
+        );
+    }
+
+    /// A bound that serde_json reads as a double past the integers it reads exactly stands
+    /// for an integer Python compares exactly: the bound moves inward to the next double.
+    /// Verdicts from Python's `jsonschema` (Draft202012Validator); `1.8446744073709552e19`
+    /// is 2^64, below `minimum: 18446744073709551617` exactly, though it reads as the
+    /// double serde_json reads the bound as.
+    #[test]
+    fn bounds_past_exact_integers_move_inward() {
+        let parse = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+        let t = table(parse(
+            r#"{"type":"integer","maximum":-9223372036854775809}"#,
+        ));
+        check(
+            &t,
+            &[],
+            &["-9223372036854775808", "-9223372036854775807", "0"],
+        );
+        let t = table(parse(
+            r#"{"type":"number","exclusiveMaximum":18446744073709551617}"#,
+        ));
+        // `18446744073709551615` is valid but within the double's rounding of the bound:
+        // refused.
+        check(&t, &["1.8e19"], &["1.9e19", "18446744073709551615"]);
+        let t = table(parse(r#"{"type":"number","minimum":18446744073709551617}"#));
+        check(
+            &t,
+            &["1.9e19"],
+            &["18446744073709551615", "1.8446744073709552e19"],
         );
     }
 

@@ -164,7 +164,7 @@ impl Decimal {
     }
 
     /// The exact value of a double holding an integer (Rust prints its every digit).
-    fn of_integral_f64(f: f64) -> Option<Self> {
+    pub(crate) fn of_integral_f64(f: f64) -> Option<Self> {
         Self::parse(&format!("{f:.0}"))
     }
 
