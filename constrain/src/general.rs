@@ -1040,16 +1040,17 @@ impl<'a> General<'a> {
         // -9223372036854775809`, read as -2^63, the text `-9223372036854775808` was
         // written). Every integer reading as that double lies beyond the next double
         // inward, so the bound becomes that one, inclusive: values the text admits near it
-        // may be refused, none it refuses is written. Only below 2^128 (integer texts of up
-        // to 39 digits, what general mode writes itself): a bound like `1e300` is a float
-        // text, which Python reads as this very double.
+        // may be refused, none it refuses is written. A float text (`1e300`, which Python
+        // reads as this very double) cannot be told apart from an integer text here, so it
+        // moves too (cold review: a 40-digit `minimum` admitted `1e39` while it was kept
+        // exact past 2^128).
         let read = value
             .as_number()
             .filter(|n| n.is_f64())
             .and_then(|n| n.as_f64());
         if let Some(f) = read.filter(|f| {
-            f.fract() == 0.0
-                && f.abs() < 340_282_366_920_938_463_463_374_607_431_768_211_456.0
+            f.is_finite()
+                && f.fract() == 0.0
                 && (*f >= 18_446_744_073_709_551_616.0 || *f <= -9_223_372_036_854_775_808.0)
         }) {
             let inward = if lower { f.next_up() } else { f.next_down() };
@@ -3852,6 +3853,11 @@ mod tests {
             &["1.9e19"],
             &["18446744073709551615", "1.8446744073709552e19"],
         );
+        // Past 2^128 too: a 40-digit bound reads as the double 1e39 (cold review).
+        let t = table(parse(
+            r#"{"type":"number","minimum":1000000000000000000000000000000000000001}"#,
+        ));
+        check(&t, &["2e39"], &["1e39", "1e+39"]);
     }
 
     #[test]

@@ -201,7 +201,7 @@ fn general_mode_hostile_schemas_end_quickly() {
         ),
         (
             "integers past any written form",
-            json!({"type": "integer", "minimum": 1e300, "maximum": 1.5e300}),
+            json!({"type": "integer", "minimum": 1e300, "maximum": 3e300}),
             None,
         ),
         (
