@@ -864,7 +864,8 @@ const SUBNORMAL_EXP: &[u8] = b"324";
 /// these digits reads as a finite double; `1.7976931348623159e308` reads as infinity in
 /// Python and is an error to serde_json.
 const MAX_MANTISSA: &[u8] = b"17976931348623157";
-/// Most integer digits of an untyped value's number: 39, every `u128`/`i128` (past
+/// Most integer digits of an untyped value's number, and of a typed integer that only
+/// bounds within ±2^53 compare (`Written::long`): 39, every `u128`/`i128` (past
 /// `u64`, a reader without big integers reads it as the nearest double; Python's reads it
 /// exactly). Each digit is a reader state in every nesting of an untyped value, so the
 /// count stops there rather than at the 309 digits of the largest double.
