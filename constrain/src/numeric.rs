@@ -1475,7 +1475,8 @@ impl NumberSpec {
             .is_some_and(|(v, _)| v.cmp_value(&e308) == Ordering::Less);
         let step = |s: &State, byte: u8| -> Option<State> {
             let (mut w, event) = s.w.event(byte, scientific)?;
-            if (if w.neg { lo_inside } else { hi_inside }) {
+            let inside = if w.neg { lo_inside } else { hi_inside };
+            if inside {
                 // A bound of the sign already refuses every value from 1e308 on: the
                 // mantissa's comparison with the largest double's decides nothing.
                 w.top = Ordering::Equal;
