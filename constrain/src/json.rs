@@ -2331,19 +2331,14 @@ pub fn doubles_distinct_table(
                     // Positive exponents are not cut: one state for their digits.
                     At::Exp(false, 1, Ordering::Equal)
                 } else {
-                    let ord = match (ord, LEAST_EXP.get(len as usize)) {
-                        (Ordering::Equal, Some(&x)) => b.cmp(&x),
-                        (o, Some(_)) => o,
-                        (_, None) => Ordering::Greater,
-                    };
+                    let ord = crate::numeric::against(ord, LEAST_EXP, len as usize, b - b'0');
                     let len = (len + 1).min(LEAST_EXP.len() as u8 + 1);
-                    if neg
-                        && (len as usize > LEAST_EXP.len()
-                            || (len as usize == LEAST_EXP.len() && ord == Ordering::Greater))
+                    if len as usize > LEAST_EXP.len()
+                        || (len as usize == LEAST_EXP.len() && ord == Ordering::Greater)
                     {
                         return None;
                     }
-                    At::Exp(neg, len, ord)
+                    At::Exp(true, len, ord)
                 }
             }
             (At::Exp(..), b'-') => At::Out,

@@ -1381,13 +1381,14 @@ impl NumberSpec {
         // exact in Python's `jsonschema`: `9.007199254740993e15` reads below
         // `minimum: 9007199254740993`, cold review): bounds within ±2^53 only.
         let limit = Decimal::parse("9007199254740992").unwrap_or_else(Decimal::zero);
-        let inclusive = |b: &Option<Bound>| {
-            b.as_ref().is_none_or(|(v, exclusive)| {
+        let within = |b: &Option<Bound>| {
+            b.as_ref().is_none_or(|(v, _)| {
                 let mut abs = v.clone();
                 abs.neg = false;
-                !exclusive && abs.cmp_value(&limit) != Ordering::Greater
+                abs.cmp_value(&limit) != Ordering::Greater
             })
         };
+        let inclusive = |b: &Option<Bound>| within(b) && b.as_ref().is_none_or(|(_, x)| !x);
         let plain = self.integers
             && self.fractions
             && inclusive(&self.lo)
@@ -1397,13 +1398,6 @@ impl NumberSpec {
         // a double that is at least 2^64 in magnitude, on the same side of any bound within
         // ±2^53 (exclusive ones too) as the text; no divisor, whose residues a double
         // reader would not keep.
-        let within = |b: &Option<Bound>| {
-            b.as_ref().is_none_or(|(v, _)| {
-                let mut abs = v.clone();
-                abs.neg = false;
-                abs.cmp_value(&limit) != Ordering::Greater
-            })
-        };
         let long = self.integers && within(&self.lo) && within(&self.hi) && divisors.is_empty();
         // Scientific forms only without divisors (their residues depend on the exponent), or
         // for integer values when every integer is a multiple.
@@ -1503,16 +1497,6 @@ impl NumberSpec {
                     n.eneg = neg;
                     return Some(n);
                 }
-                Event::E if integral_only => {
-                    // A scientific form here is an integer value or nothing: every divisor
-                    // divides it, and whether a fraction digit was not zero is asked of
-                    // the exponent instead (`accepting`), so neither is kept.
-                    for r in &mut n.residues {
-                        *r = (0, false);
-                    }
-                    n.frac_nonzero = false;
-                    return Some(n);
-                }
                 Event::E => {
                     // Past the mantissa its digit counts no longer matter, nor, where
                     // integer-ness is never asked, how many fraction digits it had.
@@ -1521,6 +1505,15 @@ impl NumberSpec {
                     n.w.lim = Ordering::Equal;
                     if class_blind {
                         n.w.sci_frac = 0;
+                    }
+                    if integral_only {
+                        // A scientific form here is an integer value or nothing: every
+                        // divisor divides it, and whether a fraction digit was not zero is
+                        // asked of the exponent instead (`accepting`), so neither is kept.
+                        for r in &mut n.residues {
+                            *r = (0, false);
+                        }
+                        n.frac_nonzero = false;
                     }
                     return Some(n);
                 }
