@@ -2347,12 +2347,22 @@ impl Table {
                 continue;
             }
             let bytes = after[k].get_or_insert_with(|| {
-                let reps = representatives(&v.classes, v.stride);
                 let mut live = vec![false; v.stride];
-                for r in 1..v.len() as u32 {
-                    if v.is_accepting(r) {
-                        for (c, &b) in reps.iter().enumerate() {
-                            live[c] |= v.next(r, b) != DEAD;
+                if v.calls.is_none() {
+                    // Rows only: read them directly.
+                    for (r, _) in v.accept.iter().enumerate().skip(1).filter(|(_, &a)| a) {
+                        let row = &v.trans[r * v.stride..(r + 1) * v.stride];
+                        for (l, &t) in live.iter_mut().zip(row) {
+                            *l |= t != DEAD;
+                        }
+                    }
+                } else {
+                    let reps = representatives(&v.classes, v.stride);
+                    for r in 1..v.len() as u32 {
+                        if v.is_accepting(r) {
+                            for (c, &b) in reps.iter().enumerate() {
+                                live[c] |= v.next(r, b) != DEAD;
+                            }
                         }
                     }
                 }
@@ -2416,6 +2426,13 @@ impl Table {
         let (classes, stride) =
             self.spliced_columns(values.iter().map(|v| &v.classes), &used_value, markers);
         let reps = representatives(&classes, stride);
+        let marker_column: Vec<bool> = reps.iter().map(|b| markers.contains(b)).collect();
+        // Per column: this table's class of its bytes.
+        let own_class: Vec<usize> = reps
+            .iter()
+            .map(|&b| self.classes[b as usize] as usize)
+            .collect();
+        let mut by_class: Vec<u32> = Vec::new();
         // Per value spliced in: its state after each column's first byte.
         let first: Vec<Vec<u32>> = values
             .iter()
@@ -2451,6 +2468,9 @@ impl Table {
         // The steps of `row_steps` by a hash of their pairs: a row of a value copied in
         // steps to many sets of many pairs, found by hash, not by comparing each.
         let mut row_index: HashMap<u64, usize> = HashMap::default();
+        // Steps to one pair (most are: a byte of the schema's own table, or of one copied
+        // value), for every row: the pair (`tag << 32 | state`) to its set's id.
+        let mut single: HashMap<u64, u32> = HashMap::default();
         let mut clashed = false;
         while let Some(key) = grow.queue.pop_front() {
             row_pairs.clear();
@@ -2463,6 +2483,42 @@ impl Table {
             table.push_state(accepting);
             table.check_size(limits)?;
             let row = table.len() - 1;
+            // A state of this table alone, where no shared value starts (most rows): each
+            // step is to one pair, and the columns of one of this table's classes step alike.
+            if let [(0, state)] = *key.pairs() {
+                if exit_ids[state as usize].iter().all(|&i| !shared[i]) {
+                    by_class.clear();
+                    by_class.resize(self.stride, u32::MAX);
+                    let from = state as usize * self.stride;
+                    for c in 0..stride {
+                        if marker_column[c] {
+                            continue;
+                        }
+                        let class = own_class[c];
+                        if by_class[class] == u32::MAX {
+                            let t = self.trans[from + class];
+                            by_class[class] = if t == DEAD {
+                                DEAD
+                            } else {
+                                let pair = t as u64;
+                                match single.get(&pair) {
+                                    Some(&id) => id,
+                                    None => {
+                                        scratch.clear();
+                                        scratch.push((0, t));
+                                        closure(&mut scratch);
+                                        let id = grow.id(PairSet::of_slice(&scratch));
+                                        single.insert(pair, id);
+                                        id
+                                    }
+                                }
+                            };
+                        }
+                        table.trans[row * stride + c] = by_class[class];
+                    }
+                    continue;
+                }
+            }
             // The copied values' states located once per row, not once per column (a
             // value reading values of its own would search its calls each time).
             let located: Vec<Option<Located<'_>>> = key
@@ -2472,8 +2528,11 @@ impl Table {
                     (tag != 0).then(|| values[continuations[tag as usize - 1].0].locate(state))
                 })
                 .collect();
+            // The previous column's single pair and its set (neighbouring columns often step
+            // to one state); `u64::MAX` is no pair.
+            let mut last_single: (u64, u32) = (u64::MAX, DEAD);
             for (c, &byte) in reps.iter().enumerate() {
-                if markers.contains(&byte) {
+                if marker_column[c] {
                     continue;
                 }
                 scratch.clear();
@@ -2538,6 +2597,24 @@ impl Table {
                         HIGH | (calls[id].2 + first[k][c] as u64 - 1) as u32
                     }
                     None if scratch.is_empty() => DEAD,
+                    None if scratch.len() == 1 => {
+                        let pair = (scratch[0].0 as u64) << 32 | scratch[0].1 as u64;
+                        if last_single.0 == pair {
+                            last_single.1
+                        } else {
+                            let id = match single.get(&pair) {
+                                Some(&id) => id,
+                                None => {
+                                    closure(&mut scratch);
+                                    let id = grow.id(PairSet::of_slice(&scratch));
+                                    single.insert(pair, id);
+                                    id
+                                }
+                            };
+                            last_single = (pair, id);
+                            id
+                        }
+                    }
                     None => {
                         let hash = {
                             use std::hash::{Hash, Hasher};
@@ -2772,6 +2849,8 @@ impl Table {
         let mut queued: Vec<bool> = vec![true; start.len()];
         let mut touched: Vec<u32> = Vec::new();
         let mut incoming: Vec<u64> = Vec::new();
+        let mut by_column: Vec<u64> = Vec::new();
+        let mut counts: Vec<u32> = vec![0; k + 1];
         while let Some(b) = pending.pop() {
             queued[b as usize] = false;
             // The useful transitions into the splitter (as it is now), by column.
@@ -2781,7 +2860,7 @@ impl Table {
                 incoming
                     .extend_from_slice(&preds[pred_start[t] as usize..pred_start[t + 1] as usize]);
             }
-            incoming.sort_unstable();
+            group_by_column(&mut incoming, &mut by_column, &mut counts);
             let mut i = 0;
             while i < incoming.len() {
                 let column = incoming[i] >> 32;
@@ -2998,6 +3077,33 @@ struct Useful {
     pred_start: Vec<u32>,
     /// Per transition between useful states: `column << 32 | source`.
     preds: Vec<u64>,
+}
+
+/// Orders `incoming` (`column << 32 | state` words) by column; the order within a column
+/// is left as it comes (the splitting loop of [`Table::minimize`] reads each column's states
+/// as a set). A long list is placed by counting its columns (`counts` has one more entry
+/// than there are columns) rather than sorted: the first splitters of a table hold most of
+/// its transitions.
+fn group_by_column(incoming: &mut Vec<u64>, scratch: &mut Vec<u64>, counts: &mut [u32]) {
+    if incoming.len() <= 4 * counts.len() {
+        incoming.sort_unstable();
+        return;
+    }
+    counts.fill(0);
+    for &e in incoming.iter() {
+        counts[(e >> 32) as usize + 1] += 1;
+    }
+    for c in 1..counts.len() {
+        counts[c] += counts[c - 1];
+    }
+    scratch.clear();
+    scratch.resize(incoming.len(), 0);
+    for &e in incoming.iter() {
+        let at = &mut counts[(e >> 32) as usize];
+        scratch[*at as usize] = e;
+        *at += 1;
+    }
+    std::mem::swap(incoming, scratch);
 }
 
 impl Useful {
