@@ -779,6 +779,16 @@ struct Frame {
 /// of `maps` share a column. Returns the map and the number of columns.
 fn merge_classes(maps: &[&[u8; 256]]) -> ([u8; 256], usize) {
     let mut out = [0u8; 256];
+    if maps.len() <= 8 {
+        // The columns of up to eight maps in one word: no allocation per byte.
+        let mut seen: HashMap<u64, u8> = HashMap::default();
+        for (b, slot) in out.iter_mut().enumerate() {
+            let key = maps.iter().fold(0u64, |k, m| k << 8 | m[b] as u64);
+            let n = seen.len();
+            *slot = *seen.entry(key).or_insert(n as u8);
+        }
+        return (out, seen.len());
+    }
     let mut seen: HashMap<Vec<u8>, u8> = HashMap::default();
     for (b, slot) in out.iter_mut().enumerate() {
         let key: Vec<u8> = maps.iter().map(|m| m[b]).collect();
@@ -2273,24 +2283,28 @@ impl Table {
     /// computed state).
     fn finishing(&self, n: usize, edge: impl Fn(u32) -> usize) -> Vec<bool> {
         let stride = self.stride;
-        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        // The edges backwards, by target (compressed rows, not a vector per state).
+        let mut edges: Vec<(u32, u32)> = Vec::new();
         for s in 1..n {
             let mut last = DEAD;
             for &t in &self.trans[s * stride..(s + 1) * stride] {
                 // Neighbouring columns often go to one state: one edge for them.
                 if t != DEAD && t != last {
-                    reverse[edge(t)].push(s as u32);
+                    edges.push((edge(t) as u32, s as u32));
                 }
                 last = t;
             }
         }
+        let (starts, sources) = by_target(n, &edges);
+        drop(edges);
         let mut live = vec![false; n];
         let mut stack: Vec<u32> = (1..n as u32).filter(|&s| self.accept[s as usize]).collect();
         for &s in &stack {
             live[s as usize] = true;
         }
         while let Some(s) = stack.pop() {
-            for &p in &reverse[s as usize] {
+            let s = s as usize;
+            for &p in &sources[starts[s] as usize..starts[s + 1] as usize] {
                 if !live[p as usize] {
                     live[p as usize] = true;
                     stack.push(p);
