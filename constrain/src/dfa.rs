@@ -45,8 +45,8 @@ pub struct Limits {
     /// Past it, regex-automata tries the pattern within 1 MiB.
     pub max_work: usize,
     /// When building must have ended ([`Budget::Time`]; `None`: no time bound). Set by
-    /// `template::compile` from `Options::time_budget`; checked once per state built, so it
-    /// is met within one state's work (regex-automata's own builds are bounded by
+    /// `template::compile` from `Options::time_budget`; checked once per 64 states built, so it
+    /// is met within that many states' work (regex-automata's own builds are bounded by
     /// `max_automaton_bytes` instead).
     pub deadline: Option<std::time::Instant>,
 }
@@ -84,12 +84,7 @@ impl Limits {
     /// [`Budget::States`] when `states` passes [`Self::max_states`], [`Budget::Time`] past
     /// the deadline.
     pub(crate) fn check(&self, states: usize) -> Result<(), BuildError> {
-        if states > self.max_states {
-            return Err(BuildError::TooLarge {
-                budget: Budget::States,
-                what: format!("more than {} states", self.max_states),
-            });
-        }
+        self.check_states(states)?;
         if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
             return Err(BuildError::TooLarge {
                 budget: Budget::Time,
@@ -98,7 +93,34 @@ impl Limits {
         }
         Ok(())
     }
+
+    /// [`Self::check`] once per row a determinization has filled (`row` counts them from 1,
+    /// `states` are found so far): the state limit at each row, the deadline at the first
+    /// row and every [`DEADLINE_EVERY`] rows after it (a clock read per row was a
+    /// twentieth of a small schema's compile).
+    pub(crate) fn check_row(&self, row: usize, states: usize) -> Result<(), BuildError> {
+        if row % DEADLINE_EVERY == 1 {
+            self.check(states)
+        } else {
+            self.check_states(states)
+        }
+    }
+
+    /// [`Self::check`] without the deadline: `states` against [`Self::max_states`].
+    fn check_states(&self, states: usize) -> Result<(), BuildError> {
+        if states > self.max_states {
+            return Err(BuildError::TooLarge {
+                budget: Budget::States,
+                what: format!("more than {} states", self.max_states),
+            });
+        }
+        Ok(())
+    }
 }
+
+/// A determinization reads the clock for [`Limits::deadline`] once per this many rows
+/// ([`Limits::check_row`]).
+const DEADLINE_EVERY: usize = 64;
 
 /// How many states read in place from shared values (computed states of calls, without
 /// rows of their own) count as one state against [`Limits::max_states`]
@@ -1296,7 +1318,7 @@ impl Table {
     }
 
     fn check_size(&self, limits: &Limits) -> Result<(), BuildError> {
-        limits.check(self.len())
+        limits.check_row(self.len(), self.len())
     }
 
     /// The language of `hir`, matched as a whole (anchored at both ends).
@@ -3262,6 +3284,52 @@ fn dense_from_nfa(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deadline that has passed ends a determinization at its first row and at every
+    /// `DEADLINE_EVERY` rows after it; the rows between read no clock (the state limit is
+    /// still checked at each).
+    #[test]
+    fn deadlines_are_read_once_per_rows() {
+        let past = Limits {
+            deadline: Some(std::time::Instant::now()),
+            ..Limits::default()
+        };
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let time = |r: Result<(), BuildError>| {
+            matches!(
+                r,
+                Err(BuildError::TooLarge {
+                    budget: Budget::Time,
+                    ..
+                })
+            )
+        };
+        assert!(time(past.check_row(1, 1)));
+        assert!(past.check_row(2, 2).is_ok());
+        assert!(past.check_row(DEADLINE_EVERY, 9).is_ok());
+        assert!(time(past.check_row(DEADLINE_EVERY + 1, 9)));
+        let small = Limits {
+            max_states: 5,
+            ..past
+        };
+        assert!(matches!(
+            small.check_row(2, 6),
+            Err(BuildError::TooLarge {
+                budget: Budget::States,
+                ..
+            })
+        ));
+        // A pattern no other test builds (the table cache serves a table found even past
+        // the deadline): its determinization stops at its first row.
+        let hir = regex_syntax::parse("(deadline-[a-z]{3}[0-9]{2}|x{4,9})").unwrap();
+        assert!(matches!(
+            Table::from_hir(&hir, &past),
+            Err(BuildError::TooLarge {
+                budget: Budget::Time,
+                ..
+            })
+        ));
+    }
 
     /// Digests of long texts: equal texts alike, a text differing in its last byte or one
     /// byte longer not.

@@ -321,7 +321,7 @@ impl Machine {
                 };
                 trans[s * stride + c] = target;
             }
-            limits.check(sets.keys.len().saturating_sub(1))?;
+            limits.check_row(s, sets.keys.len().saturating_sub(1))?;
             trans.resize(sets.keys.len() * stride, DEAD);
             s += 1;
         }

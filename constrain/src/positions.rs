@@ -402,7 +402,9 @@ pub(crate) fn table(hir: &Hir, limits: &Limits) -> Result<Table, Refusal> {
             }
             c = until;
         }
-        limits.check(states.len() - 1).map_err(Refusal::Build)?;
+        limits
+            .check_row(s, states.len() - 1)
+            .map_err(Refusal::Build)?;
         trans.resize(states.len() * stride, DEAD);
         s += 1;
     }
