@@ -3045,10 +3045,13 @@ impl Table {
         // backward search from the accepting states.
         let mut edges: Vec<(u32, u32)> = Vec::new();
         for s in 1..n {
+            let mut last = DEAD;
             for &t in &self.trans[s * self.stride..(s + 1) * self.stride] {
-                if t != DEAD {
+                // Neighbouring columns often go to one state: one edge for them.
+                if t != DEAD && t != last {
                     edges.push((t, s as u32));
                 }
+                last = t;
             }
         }
         let (start, sources) = by_target(n, &edges);
