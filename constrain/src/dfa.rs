@@ -1317,8 +1317,10 @@ impl Table {
         self.accept.push(accepting);
     }
 
+    /// [`Limits::check_row`] for a table that has just grown by one row: its rows past the
+    /// dead state (the first pushed is row 1) and its states.
     fn check_size(&self, limits: &Limits) -> Result<(), BuildError> {
-        limits.check_row(self.len(), self.len())
+        limits.check_row(self.len() - 1, self.len())
     }
 
     /// The language of `hir`, matched as a whole (anchored at both ends).
@@ -3323,15 +3325,32 @@ mod tests {
             })
         ));
         // A pattern no other test builds (the table cache serves a table found even past
-        // the deadline): its determinization stops at its first row.
+        // the deadline): its determinization stops at its first row, by the position
+        // construction and by regex-automata's (a table that grows row by row,
+        // `Table::check_size`: rows counted past the dead state).
+        let is_time = |r: Result<Table, BuildError>| {
+            matches!(
+                r,
+                Err(BuildError::TooLarge {
+                    budget: Budget::Time,
+                    ..
+                })
+            )
+        };
         let hir = regex_syntax::parse("(deadline-[a-z]{3}[0-9]{2}|x{4,9})").unwrap();
-        assert!(matches!(
-            Table::from_hir(&hir, &past),
-            Err(BuildError::TooLarge {
-                budget: Budget::Time,
-                ..
-            })
-        ));
+        assert!(is_time(Table::from_hir(&hir, &past)));
+        let hir = regex_syntax::parse("(zzq-[a-z]{3}[0-9]{2}|y{4,9})").unwrap();
+        assert!(is_time(Table::from_hir_by_regex_automata(&hir, &past)));
+        // A product of fewer than 64 rows (cold review: it was built past the deadline).
+        let a = Table::from_hir(
+            &regex_syntax::parse("[a-c]*x[a-c]*").unwrap(),
+            &Limits::default(),
+        );
+        let b = Table::from_hir(
+            &regex_syntax::parse("[b-d]*x[a-d]{0,40}").unwrap(),
+            &Limits::default(),
+        );
+        assert!(is_time(a.unwrap().intersect(&b.unwrap(), &past)));
     }
 
     /// Digests of long texts: equal texts alike, a text differing in its last byte or one
