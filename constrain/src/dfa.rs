@@ -45,9 +45,10 @@ pub struct Limits {
     /// Past it, regex-automata tries the pattern within 1 MiB.
     pub max_work: usize,
     /// When building must have ended ([`Budget::Time`]; `None`: no time bound). Set by
-    /// `template::compile` from `Options::time_budget`; checked once per 64 states built, so it
-    /// is met within that many states' work (regex-automata's own builds are bounded by
-    /// `max_automaton_bytes` instead).
+    /// `template::compile` from `Options::time_budget`; read at a determinization's first
+    /// row and every 64 after it ([`Limits::check_row`]), so it is met within that many
+    /// rows' work (regex-automata's own builds are bounded by `max_automaton_bytes`
+    /// instead).
     pub deadline: Option<std::time::Instant>,
 }
 
@@ -2509,6 +2510,19 @@ impl Table {
         // Steps to one pair (most are: a byte of the schema's own table, or of one copied
         // value), for every row: the pair (`tag << 32 | state`) to its set's id.
         let mut single: HashMap<u64, u32> = HashMap::default();
+        // The set of a step to the one pair in `scratch`: closed and found once per table.
+        fn single_step(
+            single: &mut HashMap<u64, u32>,
+            grow: &mut Grow<PairSet>,
+            scratch: &mut Vec<(u32, u32)>,
+            closure: &impl Fn(&mut Vec<(u32, u32)>),
+        ) -> u32 {
+            let pair = (scratch[0].0 as u64) << 32 | scratch[0].1 as u64;
+            *single.entry(pair).or_insert_with(|| {
+                closure(scratch);
+                grow.id(PairSet::of_slice(scratch))
+            })
+        }
         let mut clashed = false;
         while let Some(key) = grow.queue.pop_front() {
             row_pairs.clear();
@@ -2538,18 +2552,9 @@ impl Table {
                             by_class[class] = if t == DEAD {
                                 DEAD
                             } else {
-                                let pair = t as u64;
-                                match single.get(&pair) {
-                                    Some(&id) => id,
-                                    None => {
-                                        scratch.clear();
-                                        scratch.push((0, t));
-                                        closure(&mut scratch);
-                                        let id = grow.id(PairSet::of_slice(&scratch));
-                                        single.insert(pair, id);
-                                        id
-                                    }
-                                }
+                                scratch.clear();
+                                scratch.push((0, t));
+                                single_step(&mut single, &mut grow, &mut scratch, &closure)
                             };
                         }
                         table.trans[row * stride + c] = by_class[class];
@@ -2637,21 +2642,11 @@ impl Table {
                     None if scratch.is_empty() => DEAD,
                     None if scratch.len() == 1 => {
                         let pair = (scratch[0].0 as u64) << 32 | scratch[0].1 as u64;
-                        if last_single.0 == pair {
-                            last_single.1
-                        } else {
-                            let id = match single.get(&pair) {
-                                Some(&id) => id,
-                                None => {
-                                    closure(&mut scratch);
-                                    let id = grow.id(PairSet::of_slice(&scratch));
-                                    single.insert(pair, id);
-                                    id
-                                }
-                            };
+                        if last_single.0 != pair {
+                            let id = single_step(&mut single, &mut grow, &mut scratch, &closure);
                             last_single = (pair, id);
-                            id
                         }
+                        last_single.1
                     }
                     None => {
                         let hash = {
@@ -3300,7 +3295,7 @@ mod tests {
             ..Limits::default()
         };
         std::thread::sleep(std::time::Duration::from_millis(2));
-        let time = |r: Result<(), BuildError>| {
+        fn time<T>(r: Result<T, BuildError>) -> bool {
             matches!(
                 r,
                 Err(BuildError::TooLarge {
@@ -3308,7 +3303,7 @@ mod tests {
                     ..
                 })
             )
-        };
+        }
         assert!(time(past.check_row(1, 1)));
         assert!(past.check_row(2, 2).is_ok());
         assert!(past.check_row(DEADLINE_EVERY, 9).is_ok());
@@ -3328,19 +3323,10 @@ mod tests {
         // the deadline): its determinization stops at its first row, by the position
         // construction and by regex-automata's (a table that grows row by row,
         // `Table::check_size`: rows counted past the dead state).
-        let is_time = |r: Result<Table, BuildError>| {
-            matches!(
-                r,
-                Err(BuildError::TooLarge {
-                    budget: Budget::Time,
-                    ..
-                })
-            )
-        };
         let hir = regex_syntax::parse("(deadline-[a-z]{3}[0-9]{2}|x{4,9})").unwrap();
-        assert!(is_time(Table::from_hir(&hir, &past)));
+        assert!(time(Table::from_hir(&hir, &past)));
         let hir = regex_syntax::parse("(zzq-[a-z]{3}[0-9]{2}|y{4,9})").unwrap();
-        assert!(is_time(Table::from_hir_by_regex_automata(&hir, &past)));
+        assert!(time(Table::from_hir_by_regex_automata(&hir, &past)));
         // A product of fewer than 64 rows (cold review: it was built past the deadline).
         let a = Table::from_hir(
             &regex_syntax::parse("[a-c]*x[a-c]*").unwrap(),
@@ -3350,7 +3336,7 @@ mod tests {
             &regex_syntax::parse("[b-d]*x[a-d]{0,40}").unwrap(),
             &Limits::default(),
         );
-        assert!(is_time(a.unwrap().intersect(&b.unwrap(), &past)));
+        assert!(time(a.unwrap().intersect(&b.unwrap(), &past)));
     }
 
     /// Digests of long texts: equal texts alike, a text differing in its last byte or one
