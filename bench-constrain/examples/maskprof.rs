@@ -2,7 +2,7 @@
 //! each timed again on a fresh index (minimum of five): where masks cost their time.
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
-//! with `TOP=N` it lists the N slowest (6 unless told); with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (for a profiler);
+//! with `TOP=N` it lists the N slowest (6 unless told); with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (`PROF_N=K`: K times; for a profiler);
 //! with `COMPILE_ONLY=N` it compiles N times (at least once) before any vocabulary is loaded
 //! and stops; with `PREPARE=1` it calls `template::prepare` first, as the corpus runner's
 //! workers do.
@@ -40,12 +40,16 @@ fn main() {
     let index = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
     if let Ok(st) = std::env::var("PROF_STATE") {
         let st: u32 = st.parse().unwrap();
+        let n: u32 = std::env::var("PROF_N")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(PROF_N);
         let t = Instant::now();
-        for _ in 0..PROF_N {
+        for _ in 0..n {
             let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());
             fresh.allowed(st);
         }
-        println!("state {st}: {:?} per mask", t.elapsed() / PROF_N);
+        println!("state {st}: {:?} per mask", t.elapsed() / n);
         return;
     }
     let mut rows = Vec::new();

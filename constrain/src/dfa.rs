@@ -883,6 +883,14 @@ impl Table {
         self.classes[byte as usize] as usize
     }
 
+    /// The next states of stored state `state`, one per column ([`Self::class_of`]);
+    /// `None` for a computed state (read in place from a shared value) or one past the
+    /// table.
+    pub fn row(&self, state: u32) -> Option<&[u32]> {
+        let at = state as usize * self.stride;
+        self.trans.get(at..at + self.stride)
+    }
+
     /// Heap bytes of the table, shared value tables included ([`Self::shared_memory`]).
     pub fn memory(&self) -> usize {
         self.trans.len() * 4 + self.accept.len() + self.shared_memory()

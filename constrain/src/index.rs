@@ -53,6 +53,9 @@ struct Scratch {
     /// states step to the same state after a lead byte (any name that is no declared one),
     /// found without hashing.
     recent: Vec<(usize, u32, usize)>,
+    /// The plain bytes of the shared value stepped in last (by its id): looked up once per
+    /// search, not once per state.
+    value_bytes: Option<(usize, Arc<PlainBytes>)>,
 }
 
 /// [`Scratch::after_lead`]'s entries: the live states after the whole character, whether
@@ -661,8 +664,9 @@ pub struct TokenIndex {
     /// fewer.
     value_plain_bytes: RwLock<FxHashMap<usize, Arc<PlainBytes>>>,
     /// Per plain-text tier: states known to take its plain text
-    /// ([`TokenIndex::takes_plain_text`]).
-    plain_states: Vec<RwLock<FxHashSet<u32>>>,
+    /// ([`TokenIndex::takes_plain_text`]), by table tag ([`OWN_TABLE`] or a shared value's
+    /// id) and state in that table.
+    plain_states: Vec<RwLock<FxHashSet<(usize, u32)>>>,
     /// Per plain-text tier: one plain character from a state ([`TokenIndex::plain_next`]),
     /// remembered so that the masks of the next states of a long string cost one more
     /// character each, not its whole length again.
@@ -675,6 +679,8 @@ pub struct TokenIndex {
 #[derive(Debug)]
 struct PlainBytes {
     ascii: Vec<Vec<u8>>,
+    /// The columns of `ascii`'s bytes, in the same order: a stored row is read by column.
+    ascii_columns: Vec<Vec<u8>>,
     /// Lead byte, then the bytes of each continuation position (one per column, each in
     /// the exact byte range of its position).
     sequences: Vec<(u8, Vec<Vec<u8>>)>,
@@ -824,6 +830,11 @@ impl TokenIndex {
                 }
                 reps
             })
+            .collect::<Vec<Vec<u8>>>();
+        // Columns fit a byte: a table has at most 256.
+        let ascii_columns = ascii
+            .iter()
+            .map(|reps| reps.iter().map(|&b| table.class_of(b) as u8).collect())
             .collect();
         // UTF-8 sequences: lead byte ranges, the range of their first continuation byte,
         // and how many continuation bytes follow. `e2` alone: U+2028 and U+2029
@@ -853,7 +864,11 @@ impl TokenIndex {
         let mut separators_out = table.columns_in(0x80, 0xa7);
         separators_out.extend(table.columns_in(0xaa, 0xbf));
         sequences.push((0xe2, vec![vec![0x80], separators_out]));
-        PlainBytes { ascii, sequences }
+        PlainBytes {
+            ascii,
+            ascii_columns,
+            sequences,
+        }
     }
 
     /// Whether every plain token of tier `t` is allowed from `state` without walking it: the
@@ -864,30 +879,55 @@ impl TokenIndex {
     /// object's properties (a declared name's prefix, then any name). States found to hold
     /// it are remembered: a later search stops at them.
     fn takes_plain_text(&self, t: usize, state: u32) -> bool {
-        let Ok(known) = self.plain_states[t].read() else {
-            return false;
-        };
-        if known.contains(&state) {
-            return true;
-        }
-        drop(known);
         // A plain character that dies right away (remembered per state, as
         // `Self::plain_length` found it): no closure to search.
         if self.plain_next(t, state, &mut Scratch::default()).0.dies {
             return false;
         }
-        let Ok(known) = self.plain_states[t].read() else {
-            return false;
-        };
+        // A state read in place from a shared value is searched in the value's own rows,
+        // so that every place reading the value (an object's keys after `{"` and after
+        // `,"`) shares what was found; the machine's numbering where a plain character
+        // leaves the value.
+        let table = self.table();
+        if let Some((tag, value, r, _)) = table.value_of(state) {
+            if let Some(takes) = self.plain_closure(t, value, tag, r) {
+                return takes;
+            }
+        }
+        self.plain_closure(t, table, OWN_TABLE, state)
+            .unwrap_or(false)
+    }
+
+    /// [`Self::takes_plain_text`] from `from` in `table` (tag: [`OWN_TABLE`] or a shared
+    /// value's id): the states plain characters reach from it, each step in `table`'s rows,
+    /// with those known to hold remembered per tag and state. In a value's table, `None`
+    /// where a plain text reaches an accepting state (or passes one mid-character): past
+    /// it the call's return state takes the characters the value does not, so a death
+    /// there is not the machine's, and the machine's numbering decides. (Where no plain
+    /// character dies in the value, none leaves it either: a value's own step comes first.)
+    fn plain_closure(&self, t: usize, table: &Table, tag: usize, from: u32) -> Option<bool> {
+        let in_value = tag != OWN_TABLE;
+        let known = self.plain_states[t].read().ok()?;
+        if known.contains(&(tag, from)) {
+            return Some(true);
+        }
         let mut seen: FxHashSet<u32> = FxHashSet::default();
-        seen.insert(state);
-        let mut queue = vec![state];
+        seen.insert(from);
+        let mut queue = vec![from];
         let mut next = Vec::new();
         let mut scratch = Scratch::default();
         while let Some(s) = queue.pop() {
+            if in_value && table.is_accepting(s) {
+                return None;
+            }
             next.clear();
-            if self.plain_step_located(t, s, &mut next, &mut scratch) {
-                return false;
+            let dies = if in_value {
+                self.plain_step_in(table, tag, t, s, &mut next, &mut scratch)?
+            } else {
+                self.plain_step_located(t, s, &mut next, &mut scratch)
+            };
+            if dies {
+                return Some(false);
             }
             // Most characters lead to a few states (every letter of a name that is no
             // declared one): each looked up once.
@@ -895,9 +935,9 @@ impl TokenIndex {
             next.sort_unstable();
             next.dedup();
             for &n in &next {
-                if !known.contains(&n) && seen.insert(n) {
+                if !known.contains(&(tag, n)) && seen.insert(n) {
                     if seen.len() > PLAIN_CLOSURE_MAX {
-                        return false;
+                        return Some(false);
                     }
                     queue.push(n);
                 }
@@ -905,9 +945,9 @@ impl TokenIndex {
         }
         drop(known);
         if let Ok(mut known) = self.plain_states[t].write() {
-            known.extend(seen);
+            known.extend(seen.into_iter().map(|s| (tag, s)));
         }
-        true
+        Some(true)
     }
 
     /// [`Self::plain_step`], but a state read in place from a shared value (past the
@@ -960,12 +1000,21 @@ impl TokenIndex {
         out: &mut Vec<u32>,
         scratch: &mut Scratch,
     ) -> Option<bool> {
-        let value_bytes;
+        let Scratch {
+            frontier,
+            next,
+            after_lead,
+            leads,
+            recent,
+            value_bytes,
+        } = scratch;
         let bytes = if tag == OWN_TABLE {
             self.plain_bytes()
         } else {
-            value_bytes = self.value_plain_bytes(tag, table);
-            &value_bytes
+            if !matches!(value_bytes, Some((v, _)) if *v == tag) {
+                *value_bytes = Some((tag, self.value_plain_bytes(tag, table)));
+            }
+            value_bytes.as_ref().map_or(self.plain_bytes(), |(_, b)| b)
         };
         // A computed state of the machine (past its stored rows) located once, not once
         // per byte (each `next` would search the calls, and the calls of the values
@@ -978,27 +1027,32 @@ impl TokenIndex {
         };
         let mut dies = false;
         let mut last = DEAD;
-        for &b in &bytes.ascii[t] {
-            match step(b) {
-                DEAD => dies = true,
-                // Runs of bytes to one state (a name's other letters) pushed once.
-                s if s == last => {}
-                s => {
-                    out.push(s);
-                    last = s;
+        let mut visit = |s: u32| match s {
+            DEAD => dies = true,
+            // Runs of bytes to one state (a name's other letters) pushed once.
+            s if s == last => {}
+            s => {
+                out.push(s);
+                last = s;
+            }
+        };
+        // A stored row is read by column (the closure of a names' trie steps thousands of
+        // states over every plain column).
+        match table.row(from).filter(|_| located.is_none()) {
+            Some(row) => {
+                for &c in &bytes.ascii_columns[t] {
+                    visit(row[c as usize]);
+                }
+            }
+            None => {
+                for &b in &bytes.ascii[t] {
+                    visit(step(b));
                 }
             }
         }
         if !self.vocab.tiers[t].utf8 {
             return Some(dies);
         }
-        let Scratch {
-            frontier,
-            next,
-            after_lead,
-            leads,
-            recent,
-        } = scratch;
         recent.resize(bytes.sequences.len(), (usize::MAX, DEAD, 0));
         for (i, (lead, columns)) in bytes.sequences.iter().enumerate() {
             let start = step(*lead);
