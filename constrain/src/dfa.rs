@@ -718,6 +718,75 @@ pub fn set_sharing(on: bool) {
     SHARING.with(|s| s.set(on));
 }
 
+/// For [`Table::try_splice_shared`]: the steps of one row already looked up, by their
+/// pairs before the closure (most columns of a row step to a few sets: every letter in a
+/// string body to one), each closed and hashed once.
+#[derive(Default)]
+struct RowSteps {
+    /// The pairs of every step looked up, one after another.
+    pairs: Vec<(u32, u32)>,
+    /// Per step: where its pairs start in `pairs`, how many, and its set's id.
+    steps: Vec<(usize, usize, u32)>,
+    /// The steps by a hash of their pairs: a row of a value copied in steps to many sets
+    /// of many pairs, found by hash, not by comparing each.
+    index: HashMap<u64, usize>,
+}
+
+impl RowSteps {
+    fn clear(&mut self) {
+        self.pairs.clear();
+        self.steps.clear();
+        self.index.clear();
+    }
+
+    /// The id of the set the pairs of `scratch` close to (`scratch` closed when it is new).
+    fn id(
+        &mut self,
+        scratch: &mut Vec<(u32, u32)>,
+        grow: &mut Grow<PairSet>,
+        closure: &impl Fn(&mut Vec<(u32, u32)>),
+    ) -> u32 {
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            scratch.hash(&mut h);
+            h.finish()
+        };
+        let same = |&(at, len, _): &(usize, usize, u32)| self.pairs[at..at + len] == scratch[..];
+        // The step under this hash, or (two sets, one hash) any step.
+        let found = match self.index.get(&hash) {
+            Some(&i) if same(&self.steps[i]) => Some(self.steps[i].2),
+            Some(_) => self.steps.iter().find(|s| same(s)).map(|s| s.2),
+            None => None,
+        };
+        if let Some(id) = found {
+            return id;
+        }
+        let at = self.pairs.len();
+        self.pairs.extend_from_slice(scratch);
+        closure(scratch);
+        let id = grow.id(PairSet::of_slice(scratch));
+        self.index.entry(hash).or_insert(self.steps.len());
+        self.steps.push((at, self.pairs.len() - at, id));
+        id
+    }
+}
+
+/// For [`Table::try_splice_shared`]: per column (`value_class[k][c]`: value `k`'s class of
+/// column `c`'s bytes), a joint class of the values `ks`, equal for two columns where every
+/// one of them has one class; and how many joint classes there are.
+fn joint_classes(ks: &[usize], value_class: &[Vec<usize>], stride: usize) -> (Vec<u32>, usize) {
+    let mut ids: HashMap<Vec<usize>, u32> = HashMap::default();
+    let out = (0..stride)
+        .map(|c| {
+            let signature: Vec<usize> = ks.iter().map(|&k| value_class[k][c]).collect();
+            let next = ids.len() as u32;
+            *ids.entry(signature).or_insert(next)
+        })
+        .collect();
+    (out, ids.len())
+}
+
 /// One step of [`Table::build_with_calls`]'s machine.
 enum Step<K> {
     /// No way on.
@@ -2480,6 +2549,21 @@ impl Table {
             .map(|&b| self.classes[b as usize] as usize)
             .collect();
         let mut by_class: Vec<u32> = Vec::new();
+        // Per value spliced in (and read somewhere): per column, the value's class of its
+        // bytes.
+        let value_class: Vec<Vec<usize>> = values
+            .iter()
+            .zip(&used_value)
+            .map(|(v, &u)| {
+                if u {
+                    reps.iter()
+                        .map(|&b| v.classes[b as usize] as usize)
+                        .collect()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
         // Per value spliced in: its state after each column's first byte.
         let first: Vec<Vec<u32>> = values
             .iter()
@@ -2507,14 +2591,7 @@ impl Table {
         let mut scratch: Vec<(u32, u32)> = Vec::new();
         let mut returns: Vec<(u32, u32)> = Vec::new();
         let mut involved: Vec<usize> = Vec::new();
-        // Per row, the steps already looked up (pairs before the closure, in `row_pairs`)
-        // and their state: most columns of a row step to a few sets (every letter in a
-        // string body to one), each closed and hashed once.
-        let mut row_pairs: Vec<(u32, u32)> = Vec::new();
-        let mut row_steps: Vec<(usize, usize, u32)> = Vec::new();
-        // The steps of `row_steps` by a hash of their pairs: a row of a value copied in
-        // steps to many sets of many pairs, found by hash, not by comparing each.
-        let mut row_index: HashMap<u64, usize> = HashMap::default();
+        let mut row_steps = RowSteps::default();
         // Steps to one pair (most are: a byte of the schema's own table, or of one copied
         // value), for every row: the pair (`tag << 32 | state`) to its set's id.
         let mut single: HashMap<u64, u32> = HashMap::default();
@@ -2531,11 +2608,13 @@ impl Table {
                 grow.id(PairSet::of_slice(scratch))
             })
         }
+        // Per set of values read as copies side by side (sorted value indices): per
+        // column, its joint class (the same where every value has one class), and how many.
+        let mut joint: HashMap<Vec<usize>, (Vec<u32>, usize)> = HashMap::default();
+        let mut row_values: Vec<usize> = Vec::new();
         let mut clashed = false;
         while let Some(key) = grow.queue.pop_front() {
-            row_pairs.clear();
             row_steps.clear();
-            row_index.clear();
             let accepting = key
                 .pairs()
                 .iter()
@@ -2569,6 +2648,56 @@ impl Table {
                     }
                     continue;
                 }
+            }
+            // States of copied values alone (values read as copies where another starts on
+            // the same byte, past the bytes they share; the alternatives of a `oneOf` of
+            // open objects read untyped values side by side, each returning to its own
+            // place): no shared value starts here, and the columns where every value of the
+            // row has one class step alike, so each such joint class is stepped once.
+            let pairs = key.pairs();
+            if !pairs.is_empty() && pairs.iter().all(|&(tag, _)| tag != 0) {
+                row_values.clear();
+                row_values.extend(
+                    pairs
+                        .iter()
+                        .map(|&(tag, _)| continuations[tag as usize - 1].0),
+                );
+                row_values.sort_unstable();
+                row_values.dedup();
+                if !joint.contains_key(row_values.as_slice()) {
+                    let classes = joint_classes(&row_values, &value_class, stride);
+                    joint.insert(row_values.clone(), classes);
+                }
+                let (column_class, count) = &joint[row_values.as_slice()];
+                let located: Vec<Located<'_>> = pairs
+                    .iter()
+                    .map(|&(tag, state)| values[continuations[tag as usize - 1].0].locate(state))
+                    .collect();
+                by_class.clear();
+                by_class.resize(*count, u32::MAX);
+                for c in 0..stride {
+                    if marker_column[c] {
+                        continue;
+                    }
+                    let class = column_class[c] as usize;
+                    if by_class[class] == u32::MAX {
+                        scratch.clear();
+                        for (&(tag, _), &from) in pairs.iter().zip(&located) {
+                            let value = &values[continuations[tag as usize - 1].0];
+                            let t = value.next_located(from, reps[c]).state();
+                            if t != DEAD {
+                                scratch.push((tag, t));
+                            }
+                        }
+                        by_class[class] = match scratch.len() {
+                            0 => DEAD,
+                            1 => single_step(&mut single, &mut grow, &mut scratch, &closure),
+                            _ => row_steps.id(&mut scratch, &mut grow, &closure),
+                        };
+                    }
+                    table.trans[row * stride + c] = by_class[class];
+                }
+                continue;
             }
             // The copied values' states located once per row, not once per column (a
             // value reading values of its own would search its calls each time).
@@ -2656,35 +2785,7 @@ impl Table {
                         }
                         last_single.1
                     }
-                    None => {
-                        let hash = {
-                            use std::hash::{Hash, Hasher};
-                            let mut h = rustc_hash::FxHasher::default();
-                            scratch.hash(&mut h);
-                            h.finish()
-                        };
-                        let same = |&(at, len, _): &(usize, usize, u32)| {
-                            row_pairs[at..at + len] == scratch[..]
-                        };
-                        // The step under this hash, or (two sets, one hash) any step.
-                        let found = match row_index.get(&hash) {
-                            Some(&i) if same(&row_steps[i]) => Some(row_steps[i].2),
-                            Some(_) => row_steps.iter().find(|s| same(s)).map(|s| s.2),
-                            None => None,
-                        };
-                        match found {
-                            Some(id) => id,
-                            None => {
-                                let at = row_pairs.len();
-                                row_pairs.extend_from_slice(&scratch);
-                                closure(&mut scratch);
-                                let id = grow.id(PairSet::of_slice(&scratch));
-                                row_index.entry(hash).or_insert(row_steps.len());
-                                row_steps.push((at, row_pairs.len() - at, id));
-                                id
-                            }
-                        }
-                    }
+                    None => row_steps.id(&mut scratch, &mut grow, &closure),
                 };
             }
         }
