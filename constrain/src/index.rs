@@ -704,7 +704,8 @@ impl TokenIndex {
         }
     }
 
-    /// Heap bytes of the masks computed so far (and of what they remember about plain text).
+    /// Heap bytes of the masks computed so far (and of what they remember about plain text:
+    /// one plain character from a state, and the states known to take plain text).
     pub fn mask_memory(&self) -> usize {
         let steps: usize = self
             .plain_next
@@ -720,6 +721,13 @@ impl TokenIndex {
             .computed
             .read()
             .map_or(0, |c| c.values().map(|m| m.words.len() * 8).sum());
+        // The states known to take plain text: a tag and a state per entry.
+        let known: usize = self
+            .plain_states
+            .iter()
+            .filter_map(|m| m.read().ok())
+            .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
+            .sum();
         self.masks
             .iter()
             .filter_map(OnceLock::get)
@@ -727,6 +735,7 @@ impl TokenIndex {
             .sum::<usize>()
             + computed
             + steps
+            + known
     }
 
     /// The machine.
@@ -1011,10 +1020,11 @@ impl TokenIndex {
         let bytes = if tag == OWN_TABLE {
             self.plain_bytes()
         } else {
-            if !matches!(value_bytes, Some((v, _)) if *v == tag) {
-                *value_bytes = Some((tag, self.value_plain_bytes(tag, table)));
-            }
-            value_bytes.as_ref().map_or(self.plain_bytes(), |(_, b)| b)
+            let kept = match value_bytes.take() {
+                Some((v, b)) if v == tag => b,
+                _ => self.value_plain_bytes(tag, table),
+            };
+            &value_bytes.insert((tag, kept)).1
         };
         // A computed state of the machine (past its stored rows) located once, not once
         // per byte (each `next` would search the calls, and the calls of the values
