@@ -202,7 +202,8 @@ struct ConstrainArgs {
     /// mode): the structured-outputs subset, and every sample is checked against the contract
     /// (`--response-format`, strict tools). `general`: general JSON Schema (drafts 2020-12
     /// to 4; objects open unless `additionalProperties: false`, unknown keywords ignored,
-    /// `uniqueItems` not enforced and overlapping `oneOf` branches read as `anyOf`); every
+    /// `uniqueItems` not enforced and overlapping `oneOf` branches that cannot be negated
+    /// read as `anyOf`); every
     /// sample is checked with a JSON Schema validator (formats not asserted), and an
     /// instance it refuses is a violation.
     #[arg(long, default_value = "strict", value_parser = ["strict", "general"])]
