@@ -2669,9 +2669,13 @@ impl Table {
                     joint.insert(row_values.clone(), classes);
                 }
                 let (column_class, count) = &joint[row_values.as_slice()];
-                let located: Vec<Located<'_>> = pairs
+                // Per pair: its tag, its value, and its state located there.
+                let located: Vec<(u32, &Table, Located<'_>)> = pairs
                     .iter()
-                    .map(|&(tag, state)| values[continuations[tag as usize - 1].0].locate(state))
+                    .map(|&(tag, state)| {
+                        let value = values[continuations[tag as usize - 1].0].as_ref();
+                        (tag, value, value.locate(state))
+                    })
                     .collect();
                 by_class.clear();
                 by_class.resize(*count, u32::MAX);
@@ -2682,8 +2686,7 @@ impl Table {
                     let class = column_class[c] as usize;
                     if by_class[class] == u32::MAX {
                         scratch.clear();
-                        for (&(tag, _), &from) in pairs.iter().zip(&located) {
-                            let value = &values[continuations[tag as usize - 1].0];
+                        for &(tag, value, from) in &located {
                             let t = value.next_located(from, reps[c]).state();
                             if t != DEAD {
                                 scratch.push((tag, t));

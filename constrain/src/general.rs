@@ -1771,7 +1771,17 @@ impl<'a> General<'a> {
     }
 
     fn table_of(&self, hir: &Hir, pointer: &str) -> Result<Table, CompileError> {
-        crate::json::language_table(hir, &self.slots, self.options, &self.limits)
+        self.table_within(hir, pointer, &self.limits)
+    }
+
+    /// [`Self::table_of`] within `limits` instead of the compile's.
+    fn table_within(
+        &self,
+        hir: &Hir,
+        pointer: &str,
+        limits: &Limits,
+    ) -> Result<Table, CompileError> {
+        crate::json::language_table(hir, &self.slots, self.options, limits)
             .map_err(|e| build_error(pointer, e))
     }
 
@@ -1918,10 +1928,7 @@ impl<'a> General<'a> {
         // compile (`format: uri` with `maxLength: 4096`: 8-80 ms per compile).
         let within = self.limits.at_least_default();
         let build = || {
-            let table_of = |hir: &Hir| {
-                crate::json::language_table(hir, &self.slots, self.options, &within)
-                    .map_err(|e| build_error(pointer, e))
-            };
+            let table_of = |hir: &Hir| self.table_within(hir, pointer, &within);
             let mut table = table_of(&parts[0])?;
             for p in &parts[1..] {
                 table = table.and_in(&table_of(p)?, &within, pointer)?;

@@ -1047,8 +1047,8 @@ impl TokenIndex {
             }
         };
         // A stored row is read by column (the closure of a names' trie steps thousands of
-        // states over every plain column).
-        match table.row(from).filter(|_| located.is_none()) {
+        // states over every plain column); a computed state has none.
+        match table.row(from) {
             Some(row) => {
                 for &c in &bytes.ascii_columns[t] {
                     visit(row[c as usize]);
