@@ -1158,6 +1158,46 @@ impl Table {
         })
     }
 
+    /// The bytes some accepting state reads without dying (per byte), or `None` where no
+    /// state accepts. Stored states by their rows; computed ones call by call, not state by
+    /// state: a computed state accepts where its value does and its call's return state
+    /// does, and then reads what the value reads there or, where the value dies, what the
+    /// return state reads ([`Self::next_located`]). So a call whose return accepts adds its
+    /// value's bytes (the same question, one level in, asked once per value; the return
+    /// state's row is one of the stored accepting rows already), and a call whose return
+    /// does not accept adds nothing (most calls return into an object or array).
+    fn live_after_accepting(&self) -> Option<[bool; 256]> {
+        let mut live = vec![false; self.stride];
+        let mut any = false;
+        for (r, _) in self.accept.iter().enumerate().skip(1).filter(|(_, &a)| a) {
+            any = true;
+            let row = &self.trans[r * self.stride..(r + 1) * self.stride];
+            for (l, &t) in live.iter_mut().zip(row) {
+                *l |= t != DEAD;
+            }
+        }
+        let mut bytes: [bool; 256] = std::array::from_fn(|b| live[self.classes[b] as usize]);
+        if let Some(c) = &self.calls {
+            let mut of_value: Vec<Option<Option<[bool; 256]>>> = vec![None; c.values.len()];
+            for call in 0..c.starts.len() {
+                if !self.accept[c.ret[call] as usize] {
+                    continue;
+                }
+                let k = c.value[call] as usize;
+                let Some(inner) =
+                    *of_value[k].get_or_insert_with(|| c.values[k].live_after_accepting())
+                else {
+                    continue;
+                };
+                any = true;
+                for (x, &y) in bytes.iter_mut().zip(&inner) {
+                    *x |= y;
+                }
+            }
+        }
+        any.then_some(bytes)
+    }
+
     /// The same table with every state stored as a row (the shared values copied in; each
     /// computed state located once, [`Self::locate`], then stepped on every column). It
     /// checks no limit: its rows are [`Self::len`], up to [`IN_PLACE_PER_STATE`] times the
@@ -2368,9 +2408,17 @@ impl Table {
             // table may count more states than copying every value. Past a quarter of the
             // state limit, where that count may decide a budget (an outer splice, the
             // shallower rebuild of `template::compile_schema`), the one of the two with
-            // fewer budget states (`Table::budget_states`).
+            // fewer budget states (`Table::budget_states`). The copy is built within the
+            // shared table's count: one that passes it is not kept anyway, and stops there
+            // instead of at the limit (a Store schema built a copy for 0.49 s to find it
+            // past 200,000 states, against 72,680 shared). A determinization counts its
+            // states before trimming, never fewer than after.
             Some((t, true)) if t.budget_states() > limits.max_states / 4 => {
-                match self.splice_many(markers, find, &refs, limits) {
+                let within = Limits {
+                    max_states: t.budget_states().min(limits.max_states),
+                    ..*limits
+                };
+                match self.splice_many(markers, find, &refs, &within) {
                     Ok(copied) if copied.budget_states() <= t.budget_states() => Ok(copied),
                     _ => Ok(t),
                 }
@@ -2462,28 +2510,8 @@ impl Table {
             {
                 continue;
             }
-            let bytes = after[k].get_or_insert_with(|| {
-                let mut live = vec![false; v.stride];
-                if v.calls.is_none() {
-                    // Rows only: read them directly.
-                    for (r, _) in v.accept.iter().enumerate().skip(1).filter(|(_, &a)| a) {
-                        let row = &v.trans[r * v.stride..(r + 1) * v.stride];
-                        for (l, &t) in live.iter_mut().zip(row) {
-                            *l |= t != DEAD;
-                        }
-                    }
-                } else {
-                    let reps = representatives(&v.classes, v.stride);
-                    for r in 1..v.len() as u32 {
-                        if v.is_accepting(r) {
-                            for (c, &b) in reps.iter().enumerate() {
-                                live[c] |= v.next(r, b) != DEAD;
-                            }
-                        }
-                    }
-                }
-                std::array::from_fn(|x| live[v.classes[x] as usize])
-            });
+            let bytes =
+                after[k].get_or_insert_with(|| v.live_after_accepting().unwrap_or([false; 256]));
             shared[i] = (0..=255u8)
                 .all(|b| markers.contains(&b) || !bytes[b as usize] || self.next(q, b) == DEAD);
         }
@@ -3521,29 +3549,45 @@ mod tests {
         );
     }
 
+    /// Options of general schema mode, the rest default.
+    fn general_mode() -> crate::template::Options {
+        crate::template::Options {
+            json: crate::json::JsonOptions {
+                mode: crate::json::SchemaMode::general(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// `n` members `leaf_0`... in turn a string of at most `max_length` characters, an
+    /// integer from -5 to 900 and a string of `format`: an object large enough to be a
+    /// shared value.
+    fn leaf_members(
+        n: usize,
+        max_length: u64,
+        format: &str,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        (0..n)
+            .map(|i| {
+                let value = match i % 3 {
+                    0 => serde_json::json!({"type": "string", "maxLength": max_length}),
+                    1 => serde_json::json!({"type": "integer", "minimum": -5, "maximum": 900}),
+                    _ => serde_json::json!({"type": "string", "format": format}),
+                };
+                (format!("leaf_{i}"), value)
+            })
+            .collect()
+    }
+
     /// [`Table::next_located`] from [`Table::locate`] is [`Table::next`], state for state and
     /// byte for byte, in a schema whose shared values read values of their own (objects
     /// of slotted members inside arrays inside objects): entering a value, stepping in it,
     /// and leaving it for the return state of one call or of several at once.
     #[test]
     fn located_steps_are_the_tables() {
-        let options = crate::template::Options {
-            json: crate::json::JsonOptions {
-                mode: crate::json::SchemaMode::general(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let leaf: serde_json::Map<String, serde_json::Value> = (0..14)
-            .map(|i| {
-                let value = match i % 3 {
-                    0 => serde_json::json!({"type": "string", "maxLength": 40}),
-                    1 => serde_json::json!({"type": "integer", "minimum": -5, "maximum": 900}),
-                    _ => serde_json::json!({"type": "string", "format": "date-time"}),
-                };
-                (format!("leaf_{i}"), value)
-            })
-            .collect();
+        let options = general_mode();
+        let leaf = leaf_members(14, 40, "date-time");
         let middle: serde_json::Map<String, serde_json::Value> = (0..10)
             .map(|i| {
                 let value = if i % 2 == 0 {
@@ -3599,6 +3643,62 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// [`Table::live_after_accepting`], which reads calls as wholes, is what stepping every
+    /// accepting state on every byte gives, on every table of a schema (the machine's and,
+    /// recursively, its shared values'), among them values that read a shared value at
+    /// their end (an `anyOf` of an object and an array of objects: the calls return to an
+    /// accepting state) and values that read none there.
+    #[test]
+    fn live_after_accepting_is_every_accepting_states_steps() {
+        let options = general_mode();
+        let leaf = leaf_members(12, 30, "date");
+        let either = serde_json::json!({"anyOf": [
+            {"type": "object", "properties": leaf, "additionalProperties": false},
+            {"type": "array", "items": {"type": "object", "properties": leaf}},
+            {"type": "integer", "minimum": 10, "maximum": 5000}
+        ]});
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "a": either,
+            "b": {"type": "array", "items": either},
+            "c": {"type": "object", "properties": {"d": either, "e": {"type": "boolean"}}}
+        }});
+        let c = crate::template::compile_schema(Some(&schema), &options).unwrap();
+        let mut tables: Vec<Arc<Table>> = vec![c.machine.table.clone()];
+        let (mut seen, mut accepting_returns) = (0, 0);
+        while let Some(t) = tables.pop() {
+            seen += 1;
+            let mut expected = [false; 256];
+            let mut any = false;
+            for s in 1..t.len() as u32 {
+                if t.is_accepting(s) {
+                    any = true;
+                    for b in 0..=255u8 {
+                        expected[b as usize] |= t.next(s, b) != DEAD;
+                    }
+                }
+            }
+            assert_eq!(t.live_after_accepting(), any.then_some(expected), "{t:?}");
+            if let Some(calls) = &t.calls {
+                // Calls returning to an accepting state into a value whose accepting states
+                // read on (digits after digits).
+                accepting_returns += (0..calls.ret.len())
+                    .filter(|&k| {
+                        t.accept[calls.ret[k] as usize]
+                            && calls.values[calls.value[k] as usize]
+                                .live_after_accepting()
+                                .is_some_and(|b| b.iter().any(|&x| x))
+                    })
+                    .count();
+                tables.extend(calls.values.iter().cloned());
+            }
+        }
+        assert!(seen >= 3, "{seen} tables");
+        assert!(
+            accepting_returns > 0,
+            "no call returns to an accepting state after a value that reads on there"
+        );
     }
 
     /// A pattern that may match bytes outside UTF-8 (`(?-u:\xF8)`).
