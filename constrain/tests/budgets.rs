@@ -311,3 +311,28 @@ fn count_bounds_past_max_count_name_their_keyword() {
         assert!(e.to_string().contains(says), "{schema}: {e}");
     }
 }
+
+/// A child place generated once and met again (general mode reuses its language) still
+/// counts its schema places each time it is met: the place budget (200,000) ends a compile
+/// exactly where generating every place again would. A `$ref` unrolled three times with
+/// `n` members that all read it meets about `n^3` places: 60 members (216,000) pass the
+/// budget, 40 (64,000) do not, and both are generated from about `3n` distinct places.
+#[test]
+fn reused_places_count_against_the_place_budget() {
+    use constrain::template::compile_schema;
+    let tree = |n: usize| {
+        let members: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("p{i}"), json!({"$ref": "#/$defs/node"})))
+            .collect();
+        json!({"$defs": {"node": {"type": "object", "properties": members}},
+               "$ref": "#/$defs/node"})
+    };
+    let options = general_options();
+    let e = match compile_schema(Some(&tree(60)), &options) {
+        Ok(_) => panic!("216,000 places compiled"),
+        Err(e) => e,
+    };
+    assert_eq!(e.budget, Some(Budget::SchemaNodes), "{e}");
+    assert!(e.reason.contains("schema places collected"), "{e}");
+    compile_schema(Some(&tree(40)), &options).unwrap();
+}
