@@ -556,6 +556,8 @@ struct General<'a> {
     /// beyond the schema's draft (`dependencies` from 2019-09 on) are ignored, as that draft's
     /// validators ignore them, so a complement never admits what they would refuse.
     negating: usize,
+    /// Negations being complemented within one another ([`Self::complement`]).
+    complementing: usize,
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
@@ -1365,7 +1367,36 @@ impl<'a> General<'a> {
         out
     }
 
-    fn complement(&mut self, mut n: Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
+    /// The alternatives of the values not meeting `n`, its disjunctions negated in turn.
+    ///
+    /// Errors: a part that cannot be negated, or negations nested [`MAX_DEPTH`] deep: an
+    /// alternative that reads its own `anyOf` again (`{"anyOf": [..., {"$ref": "#"}]}`
+    /// under a `not`) would be negated without end (the stack overflowed). Neither is a
+    /// budget, so where a negation is only needed to tell `oneOf` branches apart or to
+    /// leave a property out, that alternative is left out, as for any part that cannot
+    /// be negated.
+    fn complement(&mut self, n: Node<'a>, pointer: &str) -> Result<Vec<Alt<'a>>, CompileError> {
+        if self.complementing >= MAX_DEPTH {
+            return Err(err(
+                pointer,
+                format!(
+                    "cannot be negated: negations nested deeper than {MAX_DEPTH} (a $ref \
+                     cycle through anyOf/oneOf)"
+                ),
+            ));
+        }
+        self.complementing += 1;
+        let out = self.complement_nested(n, pointer);
+        self.complementing -= 1;
+        out
+    }
+
+    /// [`Self::complement`], one level.
+    fn complement_nested(
+        &mut self,
+        mut n: Node<'a>,
+        pointer: &str,
+    ) -> Result<Vec<Alt<'a>>, CompileError> {
         let disj = std::mem::take(&mut n.disj);
         let mut out = complement_atoms(&n, pointer)?;
         // not (base and (a1 or a2 ...) and ...) = not base, or (not a1 and not a2 ...), ...
@@ -1850,6 +1881,7 @@ impl<'a> General<'a> {
             depth: 0,
             collecting: 0,
             negating: 0,
+            complementing: 0,
             numbers: HashMap::new(),
             typed: HashMap::new(),
             values: HashMap::new(),

@@ -336,3 +336,29 @@ fn reused_places_count_against_the_place_budget() {
     assert!(e.reason.contains("schema places collected"), "{e}");
     compile_schema(Some(&tree(40)), &options).unwrap();
 }
+
+/// A negated `anyOf` that reads itself again (`d0` is a string or `d0`) was complemented
+/// without end until the stack overflowed (the process aborted). Now it is a part that
+/// cannot be negated: under `not` the compile is refused with a message naming the place;
+/// where the negation only tells `oneOf` branches apart, the pair reads as `anyOf` and the
+/// schema compiles.
+#[test]
+fn a_ref_cycle_under_a_negation_is_an_error_not_a_stack_overflow() {
+    use constrain::template::compile_schema;
+    let defs = json!({"d0": {"anyOf": [{"type": "string"}, {"$ref": "#/definitions/d0"}]}});
+    let negated = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": defs, "type": "object",
+        "properties": {"a": {"not": {"$ref": "#/definitions/d0"}}}});
+    let e = match compile_schema(Some(&negated), &general_options()) {
+        Ok(_) => panic!("compiled"),
+        Err(e) => e,
+    };
+    assert!(e.at.ends_with("/properties/a/not"), "{e}");
+    assert!(e.reason.contains("negations nested deeper than"), "{e}");
+    let branches = json!({"$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": defs,
+        "oneOf": [{"$ref": "#/definitions/d0"}, {"type": "integer"}]});
+    let c = compile_schema(Some(&branches), &general_options()).unwrap();
+    assert!(c.machine.table.matches(br#""x""#));
+    assert!(c.machine.table.matches(b"7"));
+}
