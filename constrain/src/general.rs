@@ -118,8 +118,10 @@ const MINIMIZE_UP_TO: usize = 100_000;
 /// process-wide: at most 256 of them and 64 MiB, 16 MiB each.
 static STRING_TABLES: crate::dfa::KeptTables = crate::dfa::KeptTables::new(256, 64 << 20, 4);
 /// The keys of an object no declared name takes, per list of names ([`General::key_classes`]),
-/// kept process-wide: schemas of one family declare the same objects (Kubernetes' metadata
-/// in every resource). At most 256 tables and 16 MiB, 1 MiB each.
+/// kept process-wide: an object generated in many places takes the same difference each
+/// time (the Store's `tox.json`: 19,186 differences of 11 lists, 0.57 s, before child
+/// places were reused), and schemas of one family declare the same objects (Kubernetes'
+/// metadata in every resource). At most 256 tables and 16 MiB, 1 MiB each.
 static KEY_UNIVERSES: crate::dfa::KeptTables = crate::dfa::KeptTables::new(256, 16 << 20, 16);
 /// Meta-schemas outside json-schema.org known to extend a draft without changing what its
 /// keywords mean, by a part of their URI, and the draft they extend: Snowplow's Iglu
@@ -569,11 +571,6 @@ struct General<'a> {
     /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
-    /// Per list of declared names, the keys none of them takes ([`Self::key_classes`]'s
-    /// universe): an object generated in many places (each alternative of an `anyOf`
-    /// product reads it again) takes the same difference each time (the Store's
-    /// `tox.json`: 19,186 differences of 11 lists, 0.57 s).
-    universes: HashMap<Vec<String>, Table>,
     /// The languages of child places already generated ([`Self::child_language`]), by
     /// [`Self::child_key`]: a place met again in the same state (an object in each
     /// alternative of a disjunction, a `$ref` unrolled along paths that enter the same
@@ -1887,7 +1884,6 @@ impl<'a> General<'a> {
             values: HashMap::new(),
             by_rows: HashMap::new(),
             matchers: HashMap::new(),
-            universes: HashMap::new(),
             children: HashMap::new(),
             children_nodes: 0,
         }
@@ -2786,29 +2782,22 @@ impl<'a> General<'a> {
             return Ok(Vec::new());
         }
         // The universe: canonical strings that are not taken names.
-        let mut universe = match self.universes.get(taken) {
-            Some(u) => u.clone(),
-            None => {
-                let any_key = Self::quoted(repeat(Self::canonical_char(), 0, None));
-                let universe = if taken.is_empty() {
-                    self.table_of(&any_key, pointer)?
-                } else {
-                    let words = alt(taken
-                        .iter()
-                        .map(|n| lit(&Value::String(n.clone()).to_string()))
-                        .collect());
-                    // Built under the compile's size budgets, which key it (as
-                    // `Table::from_hir`'s tables are keyed).
-                    let kept = KEY_UNIVERSES.get_or_build(&words, &self.limits, || {
-                        let t = self.table_of(&words, pointer)?;
-                        self.table_of(&any_key, pointer)?
-                            .minus_in(&t, &self.limits, pointer)
-                    })?;
-                    Table::clone(&kept)
-                };
-                self.universes.insert(taken.to_vec(), universe.clone());
-                universe
-            }
+        let any_key = Self::quoted(repeat(Self::canonical_char(), 0, None));
+        let mut universe = if taken.is_empty() {
+            self.table_of(&any_key, pointer)?
+        } else {
+            let words = alt(taken
+                .iter()
+                .map(|n| lit(&Value::String(n.clone()).to_string()))
+                .collect());
+            // Built under the compile's size budgets, which key it (as `Table::from_hir`'s
+            // tables are keyed).
+            let kept = KEY_UNIVERSES.get_or_build(&words, &self.limits, || {
+                let t = self.table_of(&words, pointer)?;
+                self.table_of(&any_key, pointer)?
+                    .minus_in(&t, &self.limits, pointer)
+            })?;
+            Table::clone(&kept)
         };
         if let Some(n) = names {
             universe = universe.and_in(n, &self.limits, pointer)?;
