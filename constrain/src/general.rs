@@ -1377,8 +1377,8 @@ impl<'a> General<'a> {
             return Err(err(
                 pointer,
                 format!(
-                    "cannot be negated: negations nested deeper than {MAX_DEPTH} (a $ref \
-                     cycle through anyOf/oneOf)"
+                    "a $ref cycle through anyOf/oneOf (negations nested deeper than \
+                     {MAX_DEPTH}) cannot be negated"
                 ),
             ));
         }
