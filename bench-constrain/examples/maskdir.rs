@@ -88,7 +88,7 @@ fn main() {
                         .into_iter()
                         .rev()
                         .collect();
-                    rows.push((ns, m.count(), name.clone(), tail, again));
+                    rows.push((ns, m.count(), name.clone(), tail, again, all.len() - 1));
                 }
                 match index.advance(state, tok) {
                     Some(constrain::index::Step::Next(s)) => state = s,
@@ -132,6 +132,7 @@ fn main() {
     for (f, n) in past.iter().take(12) {
         println!("{n:>6} masks at or past the p99 in {}", files[*f].display());
     }
+    let least = all.clone();
     all.sort_unstable();
     let avg = all.iter().sum::<u64>() as f64 / all.len().max(1) as f64;
     let p99 = all.get(all.len() * 99 / 100).copied().unwrap_or(0);
@@ -147,11 +148,14 @@ fn main() {
     println!(
         "first fills over 40 us: {slow}, of which over 40 us again on a fresh index: {genuine}"
     );
-    rows.sort_by_key(|r| std::cmp::Reverse(r.4));
+    // With `BY_LEAST=1`, the first fills ordered by their least time over the replays
+    // (what the p99 above counts), not by their time on a fresh index.
+    let by_least = std::env::var("BY_LEAST").is_ok();
+    rows.sort_by_key(|r| std::cmp::Reverse(if by_least { least[r.5] } else { r.4 }));
     for r in rows.iter().take(top) {
         println!(
-            "{:>8} ns (again {:>8})  allowed {:>6}  {:<50} {:?}",
-            r.0, r.4, r.1, r.2, r.3
+            "{:>8} ns (again {:>8}, least {:>8})  allowed {:>6}  {:<50} {:?}",
+            r.0, r.4, least[r.5], r.1, r.2, r.3
         );
     }
 }

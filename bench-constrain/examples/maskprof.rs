@@ -3,6 +3,8 @@
 //!
 //! `cargo run --release --manifest-path bench-constrain/Cargo.toml --example maskprof -- FILE`;
 //! with `TOP=N` it lists the N slowest (6 unless told); with `PROF_STATE=N` it times state N's mask [`PROF_N`] times instead (`PROF_N=K`: K times; for a profiler);
+//! with `WARM=1` as well, state N's mask is computed once and then `PROF_N` times again on
+//! the same index (`allowed_uncached`: what it remembered about plain text kept);
 //! with `COMPILE_ONLY=N` it compiles N times (at least once) before any vocabulary is loaded
 //! and stops; with `PREPARE=1` it calls `template::prepare` first, as the corpus runner's
 //! workers do.
@@ -44,6 +46,15 @@ fn main() {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(PROF_N);
+        if std::env::var("WARM").is_ok() {
+            index.allowed(st);
+            let t = Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(index.allowed_uncached(st));
+            }
+            println!("state {st}, warm: {:?} per mask", t.elapsed() / n);
+            return;
+        }
         let t = Instant::now();
         for _ in 0..n {
             let fresh = constrain::index::TokenIndex::new(c.clone(), vindex.clone());

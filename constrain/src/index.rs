@@ -215,7 +215,8 @@ pub enum Step {
 #[derive(Debug)]
 struct Trie {
     nodes: Vec<Node>,
-    /// Tokens past the first that end at one node (ids with the same bytes), by node.
+    /// The tokens of each node where several end (ids with the same bytes, or a tail trie's
+    /// tokens with the same tail): (node, id), one run per node, in node order.
     more: Vec<(u32, u32)>,
     max_depth: usize,
     /// The first-level nodes (byte, index, index past its subtree), side by side: a walk
@@ -226,11 +227,14 @@ struct Trie {
 }
 
 /// A trie node: the index just past its subtree, the token whose bytes end here
-/// ([`NO_TOKEN`] for none), its byte, its depth (1-based) and whether [`Trie::more`] holds
-/// other tokens ending here ([`MORE_TOKENS`]).
+/// ([`NO_TOKEN`] for none), its byte, its depth (1-based) and whether several tokens end
+/// here ([`MORE_TOKENS`]: then `token` is where their run starts in [`Trie::more`]).
 #[derive(Debug, Clone, Copy)]
 struct Node {
     end: u32,
+    /// The token ending here, or with [`MORE_TOKENS`] the start of the node's run in
+    /// [`Trie::more`] (a tail trie's node may end thousands of tokens, `"` after any plain
+    /// prefix: found without a search).
     token: u32,
     byte: u8,
     flags: u8,
@@ -240,7 +244,8 @@ struct Node {
 /// [`Node::token`] of a node no token ends at.
 const NO_TOKEN: u32 = u32::MAX;
 
-/// [`Node::flags`]: more tokens end at the node ([`Trie::more`]).
+/// [`Node::flags`]: several tokens end at the node, listed in [`Trie::more`] from
+/// [`Node::token`].
 const MORE_TOKENS: u8 = 1;
 
 /// [`Node::flags`] of the vocabulary's full trie: `TAIL_NOT_PLAIN << t` marks a node whose
@@ -329,7 +334,13 @@ impl Trie {
                 if node.token == NO_TOKEN {
                     node.token = id;
                 } else {
-                    node.flags |= MORE_TOKENS;
+                    // Tokens with the same bytes come one after another (sorted): the
+                    // node's run in `more` is contiguous, its first token moved there.
+                    if node.flags & MORE_TOKENS == 0 {
+                        node.flags |= MORE_TOKENS;
+                        trie.more.push((k, node.token));
+                        node.token = trie.more.len() as u32 - 1;
+                    }
                     trie.more.push((k, id));
                 }
             }
@@ -351,9 +362,7 @@ impl Trie {
     fn mark(&mut self, flag: u8, has: impl Fn(u32) -> bool) {
         for k in (0..self.nodes.len()).rev() {
             let node = self.nodes[k];
-            let mut on = node.token != NO_TOKEN
-                && (has(node.token)
-                    || (node.flags & MORE_TOKENS != 0 && self.more_at(k as u32).any(&has)));
+            let mut on = self.tokens_at(k).any(&has);
             // The children: the next node, then each one's end.
             let mut c = k + 1;
             while !on && c < node.end as usize {
@@ -366,13 +375,19 @@ impl Trie {
         }
     }
 
-    /// The other tokens ending at node `k` (after [`Node::token`]).
-    fn more_at(&self, k: u32) -> impl Iterator<Item = u32> + '_ {
-        let from = self.more.partition_point(|&(n, _)| n < k);
-        self.more[from..]
-            .iter()
-            .take_while(move |&&(n, _)| n == k)
-            .map(|&(_, id)| id)
+    /// The tokens ending at node `k`.
+    fn tokens_at(&self, k: usize) -> impl Iterator<Item = u32> + '_ {
+        let node = self.nodes[k];
+        let (single, run): (Option<u32>, &[(u32, u32)]) = if node.flags & MORE_TOKENS != 0 {
+            (None, &self.more[node.token as usize..])
+        } else {
+            ((node.token != NO_TOKEN).then_some(node.token), &[])
+        };
+        single.into_iter().chain(
+            run.iter()
+                .take_while(move |&&(n, _)| n as usize == k)
+                .map(|&(_, id)| id),
+        )
     }
 
     /// Heap bytes.
@@ -671,6 +686,8 @@ pub struct TokenIndex {
     /// remembered so that the masks of the next states of a long string cost one more
     /// character each, not its whole length again.
     plain_next: Vec<RwLock<PlainSteps>>,
+    /// Walks of large root subtrees, kept per state after the root's byte.
+    root_walks: RootWalks,
 }
 
 /// One byte per column of a table for the plain characters of each tier: the ASCII bytes
@@ -701,11 +718,13 @@ impl TokenIndex {
             value_plain_bytes: RwLock::default(),
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
+            root_walks: RootWalks::default(),
         }
     }
 
     /// Heap bytes of the masks computed so far (and of what they remember about plain text:
-    /// one plain character from a state, and the states known to take plain text).
+    /// one plain character from a state, and the states known to take plain text; and the
+    /// kept walks of root subtrees).
     pub fn mask_memory(&self) -> usize {
         let steps: usize = self
             .plain_next
@@ -728,6 +747,12 @@ impl TokenIndex {
             .filter_map(|m| m.read().ok())
             .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
             .sum();
+        // The kept root walks: their ids and an entry each.
+        let walks = self.root_walks.kept.read().map_or(0, |k| {
+            k.rows.len() * (std::mem::size_of::<RowKey>() + 8)
+                + k.runs.iter().map(|r| r.len() * 8).sum::<usize>()
+                + k.ids.capacity() * 4
+        });
         self.masks
             .iter()
             .filter_map(OnceLock::get)
@@ -736,6 +761,7 @@ impl TokenIndex {
             + computed
             + steps
             + known
+            + walks
     }
 
     /// The machine.
@@ -1261,7 +1287,8 @@ impl TokenIndex {
         // Per state after a first byte (many bytes lead to one): its plain text, if any.
         let mut decided: Vec<(u32, Option<(usize, usize)>)> = Vec::new();
         let mut returns = Returns::default();
-        for &(byte, k, end) in &trie.roots {
+        let mut walker = RootWalker::new(&self.root_walks, trie);
+        for (r, &(byte, k, end)) in trie.roots.iter().enumerate() {
             let (k, end) = (k as usize, end as usize);
             let first = table.next_located_with(states[0], byte, &mut returns);
             if first.is_dead() {
@@ -1297,17 +1324,17 @@ impl TokenIndex {
             };
             // The root's subtree, skipping the nodes `prune` does not mark.
             states[1] = first;
-            take_node(&mut mask, trie, k);
-            walk_range(
+            walker.walk(
                 table,
                 &mut states,
                 &mut mask,
                 trie,
-                k + 1..end,
+                (r, k, end),
                 prune,
                 &mut returns,
             );
         }
+        walker.keep();
         self.walk(state, mask, &Trie::EMPTY)
     }
 
@@ -1333,13 +1360,48 @@ impl TokenIndex {
         })
     }
 
+    /// The mask of `state` as [`Self::allowed`] computes it on first use, computed again
+    /// and not cached (what was remembered about plain text on the way is kept): for
+    /// measurements of a state's mask with warm caches. An invalid or dead state has an
+    /// empty mask.
+    pub fn allowed_uncached(&self, state: u32) -> Mask {
+        if state == DEAD || state as usize >= self.table().len() {
+            return Mask::new(self.vocab().len());
+        }
+        self.compute(state)
+    }
+
     /// The mask of `state` by walking every ordinary token (no plain-text shortcut, no
     /// cache): what [`Self::allowed`] must equal. For tests and measurements.
     pub fn allowed_by_full_walk(&self, state: u32) -> Mask {
         if state == DEAD || state as usize >= self.table().len() {
             return Mask::new(self.vocab().len());
         }
-        self.walk(state, Mask::new(self.vocab().len()), &self.vocab.trie)
+        let table = self.table();
+        let trie = &self.vocab.trie;
+        let mut mask = Mask::new(self.vocab().len());
+        let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
+        states[0] = table.locate(state);
+        let mut returns = Returns::default();
+        for &(byte, k, end) in &trie.roots {
+            states[1] = table.next_located_with(states[0], byte, &mut returns);
+            if states[1].is_dead() {
+                continue;
+            }
+            take_node::<false>(&mut mask, trie, k as usize, &mut Vec::new());
+            let range = k as usize + 1..end as usize;
+            walk_range::<false>(
+                table,
+                &mut states,
+                &mut mask,
+                trie,
+                range,
+                0,
+                &mut returns,
+                &mut Vec::new(),
+            );
+        }
+        self.with_specials(state, mask)
     }
 
     /// Whether `len` plain characters of tier `t` lead through one state each from
@@ -1370,7 +1432,7 @@ impl TokenIndex {
                 continue;
             }
             states[0] = table.locate(from);
-            walk_range(
+            walk_range::<false>(
                 table,
                 &mut states,
                 &mut mask,
@@ -1378,6 +1440,7 @@ impl TokenIndex {
                 range.clone(),
                 0,
                 &mut returns,
+                &mut Vec::new(),
             );
         }
         self.with_specials(chain[0], mask)
@@ -1385,8 +1448,36 @@ impl TokenIndex {
 
     /// `mask` plus the tokens of `trie` allowed from `state`, plus specials and EOS.
     fn walk(&self, state: u32, mut mask: Mask, trie: &Trie) -> Mask {
-        walk_nodes(self.table(), state, &mut mask, trie);
+        self.walk_roots(state, &mut mask, trie);
         self.with_specials(state, mask)
+    }
+
+    /// The tokens of `trie` allowed from `state`, into `mask`: the trie in pre-order, a
+    /// subtree skipped where its first byte dies, a large root's subtree walked once per
+    /// state after its byte ([`RootWalks`]).
+    fn walk_roots(&self, state: u32, mask: &mut Mask, trie: &Trie) {
+        let table = self.table();
+        let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
+        states[0] = table.locate(state);
+        let mut returns = Returns::default();
+        let mut walker = RootWalker::new(&self.root_walks, trie);
+        for (r, &(byte, k, end)) in trie.roots.iter().enumerate() {
+            let first = table.next_located_with(states[0], byte, &mut returns);
+            if first.is_dead() {
+                continue;
+            }
+            states[1] = first;
+            walker.walk(
+                table,
+                &mut states,
+                mask,
+                trie,
+                (r, k as usize, end as usize),
+                0,
+                &mut returns,
+            );
+        }
+        walker.keep();
     }
 
     /// `mask` plus the special tokens and EOS allowed from `state`.
@@ -1444,51 +1535,217 @@ impl TokenIndex {
     }
 }
 
-/// The tokens ending at node `k` of `trie`, into `mask`.
+/// The tokens ending at node `k` of `trie`, into `mask` (and with `RECORD` into `out`).
 #[inline(always)]
-fn take_node(mask: &mut Mask, trie: &Trie, k: usize) {
+fn take_node<const RECORD: bool>(mask: &mut Mask, trie: &Trie, k: usize, out: &mut Vec<u32>) {
     let node = &trie.nodes[k];
-    if node.token != NO_TOKEN {
+    if node.flags & MORE_TOKENS != 0 {
+        for &(n, id) in &trie.more[node.token as usize..] {
+            if n as usize != k {
+                break;
+            }
+            mask.insert(id);
+            if RECORD {
+                out.push(id);
+            }
+        }
+    } else if node.token != NO_TOKEN {
         mask.insert(node.token);
-        if node.flags & MORE_TOKENS != 0 {
-            for id in trie.more_at(k as u32) {
-                mask.insert(id);
+        if RECORD {
+            out.push(node.token);
+        }
+    }
+}
+
+/// [`TokenIndex::root_walks`]: per trie, prune bit, state after a root's byte and root,
+/// the tokens of the root's subtree allowed from there. A root's byte leads many states to
+/// one: in an object's keys, every byte that starts no declared name leads to the state of
+/// any other name, so the masks of the states along a name differ in a few roots and
+/// share the walks of the others (an environment map of 340 names took 37 us per state
+/// walking every root again).
+#[derive(Debug, Default)]
+struct RootWalks {
+    kept: RwLock<KeptWalks>,
+}
+
+/// The kept walks: per (trie, prune bit, state after the root's byte), a row of runs of
+/// `ids` by root (one lookup per state, most roots leading to a few states).
+#[derive(Debug, Default)]
+struct KeptWalks {
+    /// Per row key, its index in `runs` ([`SEEN`]: met once, no row yet).
+    rows: FxHashMap<RowKey, usize>,
+    /// Per row, per root: the run's start in `ids` and length ([`NO_RUN`]: none).
+    runs: Vec<Box<[(u32, u32)]>>,
+    ids: Vec<u32>,
+}
+
+/// [`KeptWalks`]' row key: the trie (its address: the tries live as long as the
+/// [`VocabIndex`]), the prune bit, the state after the root's byte.
+type RowKey = (usize, u8, u32);
+
+/// A root not walked from a row's state yet.
+const NO_RUN: (u32, u32) = (u32::MAX, 0);
+
+/// [`KeptWalks::rows`]' entry for a state met once: its walks are kept from the next
+/// time on.
+const SEEN: usize = usize::MAX;
+
+/// Roots whose subtree has fewer nodes are walked every time (a lookup costs about as
+/// much).
+const ROOT_WALK_FROM: usize = 24;
+
+/// At most this many token ids are kept in an index's [`RootWalks`] (4 bytes each); past
+/// it, roots are walked every time.
+const ROOT_WALK_IDS: usize = 1 << 20;
+
+/// One mask's walks of a trie's root subtrees through [`RootWalks`]: the kept walks read
+/// under one lock, the new ones kept when the mask is done ([`RootWalker::keep`]).
+struct RootWalker<'w> {
+    walks: &'w RootWalks,
+    kept: Option<std::sync::RwLockReadGuard<'w, KeptWalks>>,
+    /// The row looked up last: its state and prune bit, and its index in
+    /// [`KeptWalks::runs`] if any.
+    last: Option<(u32, u8, Option<usize>)>,
+    /// The states (and prune bits) met for the first time.
+    seen: Vec<(u32, u8)>,
+    /// The walks this mask made: state, prune bit, root, and the end of its run in
+    /// `fresh_ids`.
+    fresh: Vec<(u32, u8, u32, usize)>,
+    fresh_ids: Vec<u32>,
+    /// Ids that may still be kept.
+    room: usize,
+    trie: usize,
+    roots: usize,
+}
+
+impl<'w> RootWalker<'w> {
+    /// A walker of `trie`'s roots.
+    fn new(walks: &'w RootWalks, trie: &Trie) -> Self {
+        let kept = walks.kept.read().ok();
+        let used = kept.as_ref().map_or(ROOT_WALK_IDS, |k| k.ids.len());
+        Self {
+            walks,
+            kept,
+            last: None,
+            seen: Vec::new(),
+            fresh: Vec::new(),
+            fresh_ids: Vec::new(),
+            room: ROOT_WALK_IDS.saturating_sub(used),
+            trie: trie as *const Trie as usize,
+            roots: trie.roots.len(),
+        }
+    }
+
+    /// The tokens of root `r`'s subtree (its node `k`, its end `end`) allowed from
+    /// `states[1]` (the state after the root's byte), into `mask`; with `prune` (a
+    /// [`Node::flags`] bit, or 0), as [`walk_range`].
+    #[allow(clippy::too_many_arguments)]
+    fn walk<'a>(
+        &mut self,
+        table: &'a Table,
+        states: &mut [Located<'a>],
+        mask: &mut Mask,
+        trie: &Trie,
+        (r, k, end): (usize, usize, usize),
+        prune: u8,
+        returns: &mut Returns<'a>,
+    ) {
+        if end - k < ROOT_WALK_FROM || self.room == 0 {
+            let none = &mut Vec::new();
+            take_node::<false>(mask, trie, k, none);
+            walk_range::<false>(table, states, mask, trie, k + 1..end, prune, returns, none);
+            return;
+        }
+        let state = states[1].state();
+        let row = match self.last {
+            Some((s, p, row)) if s == state && p == prune => row,
+            _ => {
+                let row = self
+                    .kept
+                    .as_ref()
+                    .and_then(|k| k.rows.get(&(self.trie, prune, state)).copied());
+                self.last = Some((state, prune, row));
+                row
+            }
+        };
+        match (row, self.kept.as_ref()) {
+            // A state not met before: walked alone, and met from now on (most states
+            // after a root's byte are met once, the first mask's above all: recording
+            // those walks cost more than they saved).
+            (None, _) | (_, None) => {
+                if self.seen.last() != Some(&(state, prune)) {
+                    self.seen.push((state, prune));
+                }
+                let none = &mut Vec::new();
+                take_node::<false>(mask, trie, k, none);
+                walk_range::<false>(table, states, mask, trie, k + 1..end, prune, returns, none);
+                return;
+            }
+            (Some(SEEN), _) => {}
+            (Some(row), Some(kept)) => {
+                let (from, len) = kept.runs[row][r];
+                if (from, len) != NO_RUN {
+                    for &id in &kept.ids[from as usize..(from + len) as usize] {
+                        mask.insert(id);
+                    }
+                    return;
+                }
+            }
+        }
+        let at = self.fresh_ids.len();
+        let out = &mut self.fresh_ids;
+        take_node::<true>(mask, trie, k, out);
+        walk_range::<true>(table, states, mask, trie, k + 1..end, prune, returns, out);
+        let n = out.len() - at;
+        if n <= self.room {
+            self.room -= n;
+            self.fresh.push((state, prune, r as u32, out.len()));
+        } else {
+            out.truncate(at);
+        }
+    }
+
+    /// Keeps the walks this mask made.
+    fn keep(mut self) {
+        drop(self.kept.take());
+        if self.fresh.is_empty() && self.seen.is_empty() {
+            return;
+        }
+        if let Ok(mut kept) = self.walks.kept.write() {
+            let KeptWalks { rows, runs, ids } = &mut *kept;
+            for (state, prune) in self.seen {
+                rows.entry((self.trie, prune, state)).or_insert(SEEN);
+            }
+            let mut from = 0;
+            for (state, prune, r, to) in self.fresh {
+                let run = &self.fresh_ids[from..to];
+                from = to;
+                if ids.len() + run.len() > ROOT_WALK_IDS {
+                    continue;
+                }
+                let row = rows.entry((self.trie, prune, state)).or_insert(SEEN);
+                if *row == SEEN {
+                    runs.push(vec![NO_RUN; self.roots].into_boxed_slice());
+                    *row = runs.len() - 1;
+                }
+                let row = *row;
+                let slot = &mut runs[row][r as usize];
+                if *slot == NO_RUN {
+                    *slot = (ids.len() as u32, run.len() as u32);
+                    ids.extend_from_slice(run);
+                }
             }
         }
     }
 }
 
-/// The tokens of `trie` allowed from `state` of `table`, into `mask`: the trie in
-/// pre-order, a subtree skipped where its first byte dies.
-fn walk_nodes(table: &Table, state: u32, mask: &mut Mask, trie: &Trie) {
-    let mut states = vec![table.locate(DEAD); trie.max_depth + 1];
-    states[0] = table.locate(state);
-    let mut returns = Returns::default();
-    for &(byte, k, end) in &trie.roots {
-        let first = table.next_located_with(states[0], byte, &mut returns);
-        if first.is_dead() {
-            continue;
-        }
-        states[1] = first;
-        take_node(mask, trie, k as usize);
-        walk_range(
-            table,
-            &mut states,
-            mask,
-            trie,
-            k as usize + 1..end as usize,
-            0,
-            &mut returns,
-        );
-    }
-}
-
 /// The tokens of the trie's nodes `range` (whole subtrees) allowed from the states their
-/// parents reached (`states`, by depth), into `mask`. With `prune` (a [`Node::flags`]
-/// bit), a subtree whose root lacks it is skipped unwalked. Kept out of its callers so
-/// that the loop's few values stay in registers.
+/// parents reached (`states`, by depth), into `mask` (and with `RECORD` into `out`). With
+/// `prune` (a [`Node::flags`] bit), a subtree whose root lacks it is skipped unwalked. Kept
+/// out of its callers so that the loop's few values stay in registers.
 #[inline(never)]
-fn walk_range<'a>(
+#[allow(clippy::too_many_arguments)]
+fn walk_range<'a, const RECORD: bool>(
     table: &'a Table,
     states: &mut [Located<'a>],
     mask: &mut Mask,
@@ -1496,6 +1753,7 @@ fn walk_range<'a>(
     range: std::ops::Range<usize>,
     prune: u8,
     returns: &mut Returns<'a>,
+    out: &mut Vec<u32>,
 ) {
     let nodes = &trie.nodes[..range.end.min(trie.nodes.len())];
     let mut k = range.start;
@@ -1511,7 +1769,7 @@ fn walk_range<'a>(
             continue;
         }
         states[d] = s;
-        take_node(mask, trie, k);
+        take_node::<RECORD>(mask, trie, k, out);
         k += 1;
     }
 }

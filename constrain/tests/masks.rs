@@ -101,6 +101,64 @@ fn shortcut_masks_are_full_walks() {
     }
 }
 
+/// The masks along an object's names share the walks of the roots whose byte leads to the
+/// state of any other name: each root's walk is kept per state after its byte, from the
+/// second mask meeting that state on (`RootWalks`). Every state's mask equals the full
+/// walk, asked in both orders on two indexes (walks kept by earlier masks serve the later
+/// ones): names of upper-case letters, digits and `_` only (where some letters go on and
+/// others die, so every root is walked), and names of an open object (the non-plain
+/// tokens walked from each name's prefix).
+#[test]
+fn kept_root_walks_are_full_walks() {
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let upper: serde_json::Map<String, serde_json::Value> = (0..24)
+        .map(|i| {
+            let value = if i % 3 == 0 {
+                json!({"type": "string", "enum": ["0", "1"]})
+            } else {
+                json!({"type": "string"})
+            };
+            (
+                format!("CLAUDE_CODE_{}_{i}", ["API", "DEBUG", "MAX"][i % 3]),
+                value,
+            )
+        })
+        .collect();
+    let lower: serde_json::Map<String, serde_json::Value> = (0..16)
+        .map(|i| {
+            (
+                format!("rule-{}-{i}", ["no", "max", "prefer"][i % 3]),
+                json!({"type": "boolean"}),
+            )
+        })
+        .collect();
+    for schema in [
+        json!({"type": "object", "properties": upper,
+               "propertyNames": {"pattern": "^[A-Z_][A-Z0-9_]*$"},
+               "additionalProperties": {"type": "string"}}),
+        json!({"type": "object", "properties": lower}),
+    ] {
+        let c = Arc::new(compile_schema(Some(&schema), &options).unwrap());
+        let n = c.machine.table.len() as u32;
+        let states: Vec<u32> = (1..n).collect();
+        for order in [states.clone(), states.into_iter().rev().collect()] {
+            let index = TokenIndex::new(c.clone(), vocab.clone());
+            for &s in &order {
+                let fast = index.allowed(s);
+                let full = index.allowed_by_full_walk(s);
+                assert!(
+                    *fast == full,
+                    "{schema} state {s}: {} allowed with kept walks, {} by the full walk",
+                    fast.count(),
+                    full.count()
+                );
+            }
+        }
+    }
+}
+
 /// Ids with the same bytes (some Hugging Face vocabularies hold a few): the trie keeps one
 /// node per distinct prefix, and every id ending there is allowed with it, in the plain
 /// tiers and in full walks alike.
