@@ -17,9 +17,13 @@
 //! place), so the masks along a long string cost one more character each. Special tokens
 //! are allowed only where a delimiter (or ignored glue) is written
 //! ([`Machine::special_allowed`]), EOS only in accepting states or where its text is the
-//! delimiter that completes the response. Masks
-//! are computed on first use per state and cached; the index is `Send + Sync` and can serve
-//! concurrent requests.
+//! delimiter that completes the response. A root of a trie (its first byte) leads many
+//! states to one (in an object's keys, every byte that starts no declared name leads to the
+//! state of any other name): the tokens of a large root's subtree allowed from the state
+//! after its byte are kept per index from the second mask meeting that state on, so the
+//! masks along a name walk only the roots where the name goes on. Masks are computed on
+//! first use per state and cached; the index is `Send + Sync` and can serve concurrent
+//! requests.
 
 use std::sync::{Arc, OnceLock, RwLock};
 
