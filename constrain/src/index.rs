@@ -46,7 +46,7 @@ const LENGTH_STATES_MAX: usize = 4;
 /// byte of a multi-byte character, and per table and state after a lead byte (and the kind
 /// of sequence) the live states after the whole character, whether some character dies, and
 /// (in a value's table) whether one passes an accepting state mid-way.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Scratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
@@ -61,6 +61,10 @@ struct Scratch {
     /// search, not once per state.
     value_bytes: Option<(usize, Arc<PlainBytes>)>,
 }
+
+/// A kept [`Scratch`] is dropped past this many walks after a lead byte (each a few states),
+/// so that an index's scratches stay small however many states its masks meet.
+const SCRATCH_LEADS_MAX: usize = 1 << 16;
 
 /// [`Scratch::after_lead`]'s entries: the live states after the whole character, whether
 /// some character dies, whether one passes an accepting state of a value mid-way.
@@ -692,6 +696,8 @@ pub struct TokenIndex {
     plain_next: Vec<RwLock<PlainSteps>>,
     /// Walks of large root subtrees, kept per state after the root's byte.
     root_walks: RootWalks,
+    /// [`Scratch`]es kept between masks, one per thread computing at once.
+    scratches: std::sync::Mutex<Vec<Scratch>>,
 }
 
 /// One byte per column of a table for the plain characters of each tier: the ASCII bytes
@@ -723,12 +729,13 @@ impl TokenIndex {
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
             root_walks: RootWalks::default(),
+            scratches: std::sync::Mutex::default(),
         }
     }
 
     /// Heap bytes of the masks computed so far (and of what they remember about plain text:
     /// one plain character from a state, and the states known to take plain text; and the
-    /// kept walks of root subtrees).
+    /// kept walks of root subtrees and after lead bytes).
     pub fn mask_memory(&self) -> usize {
         let steps: usize = self
             .plain_next
@@ -757,6 +764,15 @@ impl TokenIndex {
                 + k.runs.iter().map(|r| r.len() * 8).sum::<usize>()
                 + k.ids.capacity() * 4
         });
+        // The kept scratches: each walk after a lead byte and its entry.
+        let scratches = self.scratches.lock().map_or(0, |kept| {
+            kept.iter()
+                .map(|s| {
+                    s.leads.iter().map(|l| 32 + l.0.len() * 4).sum::<usize>()
+                        + s.after_lead.len() * 32
+                })
+                .sum()
+        });
         self.masks
             .iter()
             .filter_map(OnceLock::get)
@@ -766,6 +782,7 @@ impl TokenIndex {
             + steps
             + known
             + walks
+            + scratches
     }
 
     /// The machine.
@@ -917,10 +934,10 @@ impl TokenIndex {
     /// a `pattern` (whose states plain characters move between) and in the names of an open
     /// object's properties (a declared name's prefix, then any name). States found to hold
     /// it are remembered: a later search stops at them.
-    fn takes_plain_text(&self, t: usize, state: u32) -> bool {
+    fn takes_plain_text(&self, t: usize, state: u32, scratch: &mut Scratch) -> bool {
         // A plain character that dies right away (remembered per state, as
         // `Self::plain_length` found it): no closure to search.
-        if self.plain_next(t, state, &mut Scratch::default()).0.dies {
+        if self.plain_next(t, state, scratch).0.dies {
             return false;
         }
         // A state read in place from a shared value is searched in the value's own rows,
@@ -929,11 +946,11 @@ impl TokenIndex {
         // leaves the value.
         let table = self.table();
         if let Some((tag, value, r, _)) = table.value_of(state) {
-            if let Some(takes) = self.plain_closure(t, value, tag, r) {
+            if let Some(takes) = self.plain_closure(t, value, tag, r, scratch) {
                 return takes;
             }
         }
-        self.plain_closure(t, table, OWN_TABLE, state)
+        self.plain_closure(t, table, OWN_TABLE, state, scratch)
             .unwrap_or(false)
     }
 
@@ -944,7 +961,14 @@ impl TokenIndex {
     /// it the call's return state takes the characters the value does not, so a death
     /// there is not the machine's, and the machine's numbering decides. (Where no plain
     /// character dies in the value, none leaves it either: a value's own step comes first.)
-    fn plain_closure(&self, t: usize, table: &Table, tag: usize, from: u32) -> Option<bool> {
+    fn plain_closure(
+        &self,
+        t: usize,
+        table: &Table,
+        tag: usize,
+        from: u32,
+        scratch: &mut Scratch,
+    ) -> Option<bool> {
         let in_value = tag != OWN_TABLE;
         let known = self.plain_states[t].read().ok()?;
         if known.contains(&(tag, from)) {
@@ -954,16 +978,15 @@ impl TokenIndex {
         seen.insert(from);
         let mut queue = vec![from];
         let mut next = Vec::new();
-        let mut scratch = Scratch::default();
         while let Some(s) = queue.pop() {
             if in_value && table.is_accepting(s) {
                 return None;
             }
             next.clear();
             let dies = if in_value {
-                self.plain_step_in(table, tag, t, s, &mut next, &mut scratch)?
+                self.plain_step_in(table, tag, t, s, &mut next, scratch)?
             } else {
-                self.plain_step_located(t, s, &mut next, &mut scratch)
+                self.plain_step_located(t, s, &mut next, scratch)
             };
             if dies {
                 return Some(false);
@@ -1175,7 +1198,13 @@ impl TokenIndex {
     /// [`LENGTH_STATES_MAX`] states follow one length (then [`Self::takes_plain_text`]
     /// decides). `chain` gets the states after 0, 1, ... characters as long as each length
     /// leads to one state ([`Self::plain_chain`]'s start).
-    fn plain_length(&self, t: usize, state: u32, chain: &mut Vec<u32>) -> Option<usize> {
+    fn plain_length(
+        &self,
+        t: usize,
+        state: u32,
+        chain: &mut Vec<u32>,
+        scratch: &mut Scratch,
+    ) -> Option<usize> {
         let longest = self.vocab.tiers[t].max_chars;
         chain.clear();
         chain.push(state);
@@ -1184,12 +1213,11 @@ impl TokenIndex {
         let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
         seen.insert(level.clone());
         let mut next = Vec::new();
-        let mut scratch = Scratch::default();
         for n in 0..longest {
             next.clear();
             let mut dies = false;
             for &s in &level {
-                let (step, offset) = self.plain_next(t, s, &mut scratch);
+                let (step, offset) = self.plain_next(t, s, scratch);
                 next.extend(step.states.as_ref()?.iter().map(|&r| r + offset));
                 dies |= step.dies;
             }
@@ -1214,16 +1242,36 @@ impl TokenIndex {
         Some(longest)
     }
 
+    /// The mask of `state`, with a [`Scratch`] kept between masks (one per thread computing
+    /// at once): what a character does after a lead byte is walked once per index, not once
+    /// per search (a first mask met thirteen lead bytes in each of four or five searches).
     fn compute(&self, state: u32) -> Mask {
+        let mut scratch = self
+            .scratches
+            .lock()
+            .ok()
+            .and_then(|mut kept| kept.pop())
+            .unwrap_or_default();
+        let mask = self.compute_with(state, &mut scratch);
+        if scratch.leads.len() > SCRATCH_LEADS_MAX {
+            scratch = Scratch::default();
+        }
+        if let Ok(mut kept) = self.scratches.lock() {
+            kept.push(scratch);
+        }
+        mask
+    }
+
+    fn compute_with(&self, state: u32, scratch: &mut Scratch) -> Mask {
         let tiers = &self.vocab.tiers;
         if self.letters_and_digits_split(state) {
-            return self.walk_after_first(state);
+            return self.walk_after_first(state, scratch);
         }
         // A bounded number of plain characters (a string with a `maxLength`, or none at
         // all), or any number: the plain tokens that short whole, the other tokens walked.
         let mut chain = Vec::new();
         for (t, tier) in tiers.iter().enumerate() {
-            if let Some(n) = self.plain_length(t, state, &mut chain) {
+            if let Some(n) = self.plain_length(t, state, &mut chain, scratch) {
                 let mut mask = if n >= tier.max_chars {
                     tier.plain.clone()
                 } else {
@@ -1236,21 +1284,22 @@ impl TokenIndex {
                         }
                     }
                 }
-                if n >= tier.max_chars && self.plain_returns(t, state) {
+                if n >= tier.max_chars && self.plain_returns(t, state, scratch) {
                     return self.walk(state, mask, &tier.tails_past_plain);
                 }
-                if n >= tier.max_chars && self.plain_chain(t, &mut chain, tier.prefix_groups.len())
+                if n >= tier.max_chars
+                    && self.plain_chain(t, &mut chain, tier.prefix_groups.len(), scratch)
                 {
                     return self.walk_by_prefix(&chain, mask, tier);
                 }
                 return self.walk(state, mask, &tier.rest);
             }
             // The widest tier that holds, so the fewest tokens are walked.
-            if self.takes_plain_text(t, state) {
+            if self.takes_plain_text(t, state, scratch) {
                 return self.walk(state, tier.plain.clone(), &tier.rest);
             }
         }
-        self.walk_after_first(state)
+        self.walk_after_first(state, scratch)
     }
 
     /// Whether some ASCII letters or digits go on from `state` and others die (after a
@@ -1270,8 +1319,8 @@ impl TokenIndex {
     /// Whether every plain character of tier `t` leads from `state` back to `state` (a
     /// string body with no length left to count): then a token's plain prefix leaves it
     /// there, and only its tail past that prefix decides ([`Tier::tails_past_plain`]).
-    fn plain_returns(&self, t: usize, state: u32) -> bool {
-        let (step, offset) = self.plain_next(t, state, &mut Scratch::default());
+    fn plain_returns(&self, t: usize, state: u32, scratch: &mut Scratch) -> bool {
+        let (step, offset) = self.plain_next(t, state, scratch);
         step.single(offset) == Some(state)
     }
 
@@ -1281,7 +1330,7 @@ impl TokenIndex {
     /// come from [`Tier::plain_tails`] (those that fit the length left, in a string with a
     /// `maxLength`), and only the subtrees holding other tokens are walked. A state inside
     /// `\u00` had 10,000 tokens walked one by one (89 us; now 14 us).
-    fn walk_after_first(&self, state: u32) -> Mask {
+    fn walk_after_first(&self, state: u32, scratch: &mut Scratch) -> Mask {
         let table = self.table();
         let trie = &self.vocab.trie;
         let tiers = &self.vocab.tiers;
@@ -1303,7 +1352,7 @@ impl TokenIndex {
                 match decided.iter().find(|d| d.0 == at) {
                     Some(&(_, plain)) => plain,
                     None => {
-                        let plain = self.plain_after(first);
+                        let plain = self.plain_after(first, scratch);
                         decided.push((at, plain));
                         plain
                     }
@@ -1346,7 +1395,7 @@ impl TokenIndex {
     /// hold ([`Self::plain_length`], or any number by [`Self::takes_plain_text`]), for
     /// [`Self::walk_after_first`]; `None` when neither holds (or no plain character may
     /// come). A quick test first: such a state reads the tier's first and last ASCII bytes.
-    fn plain_after(&self, first: Located<'_>) -> Option<(usize, usize)> {
+    fn plain_after(&self, first: Located<'_>, scratch: &mut Scratch) -> Option<(usize, usize)> {
         let table = self.table();
         self.vocab.tiers.iter().enumerate().find_map(|(t, tier)| {
             let (lo, hi) = (tier.ascii[0], tier.ascii[tier.ascii.len() - 1]);
@@ -1354,11 +1403,11 @@ impl TokenIndex {
                 return None;
             }
             let state = first.state();
-            match self.plain_length(t, state, &mut Vec::new()) {
+            match self.plain_length(t, state, &mut Vec::new(), scratch) {
                 Some(0) => None,
                 Some(n) => Some((t, n)),
                 None => self
-                    .takes_plain_text(t, state)
+                    .takes_plain_text(t, state, scratch)
                     .then_some((t, tier.max_chars)),
             }
         })
@@ -1411,10 +1460,15 @@ impl TokenIndex {
     /// Whether `len` plain characters of tier `t` lead through one state each from
     /// `chain[0]` (a string body that counts its characters), none dying; `chain` (begun by
     /// [`Self::plain_length`]) gets those states, `chain[p]` the one after `p` characters.
-    fn plain_chain(&self, t: usize, chain: &mut Vec<u32>, len: usize) -> bool {
-        let mut scratch = Scratch::default();
+    fn plain_chain(
+        &self,
+        t: usize,
+        chain: &mut Vec<u32>,
+        len: usize,
+        scratch: &mut Scratch,
+    ) -> bool {
         while chain.len() < len {
-            let (step, offset) = self.plain_next(t, chain[chain.len() - 1], &mut scratch);
+            let (step, offset) = self.plain_next(t, chain[chain.len() - 1], scratch);
             match step.single(offset) {
                 Some(next) => chain.push(next),
                 None => return false,
@@ -1851,9 +1905,9 @@ mod tests {
         ] {
             let state = state_after(&index, text);
             let mut chain = Vec::new();
-            let takes = index.plain_length(uri_tier, state, &mut chain)
+            let takes = index.plain_length(uri_tier, state, &mut chain, &mut Scratch::default())
                 == Some(index.vocab.tiers[uri_tier].max_chars)
-                || index.takes_plain_text(uri_tier, state);
+                || index.takes_plain_text(uri_tier, state, &mut Scratch::default());
             assert!(takes, "{text}");
         }
     }
@@ -1891,6 +1945,46 @@ mod tests {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 let da = index.plain_step(t, s, &mut a, &mut kept);
                 let db = index.plain_step(t, s, &mut b, &mut Scratch::default());
+                for v in [&mut a, &mut b] {
+                    v.sort_unstable();
+                    v.dedup();
+                }
+                assert_eq!((da, a), (db, b), "state {s}, tier {t}");
+            }
+        }
+    }
+
+    /// Plain steps with one `Scratch` kept across every state and tier, the machine's own
+    /// and those read in place from shared values (as a kept scratch serves one mask after
+    /// another: its lead-byte walks are keyed by table), are the steps with a fresh one.
+    /// The names read in place take any character; the machine's own strings only some
+    /// (`é`, `日`), so a walk after a lead byte taken from the wrong table differs.
+    #[test]
+    fn plain_steps_with_a_scratch_kept_across_tables_are_fresh_ones() {
+        let members: serde_json::Map<String, serde_json::Value> = (0..30)
+            .map(|i| {
+                (
+                    format!("name_{i}"),
+                    serde_json::json!({"type": "string", "pattern": "^[éa日]*$"}),
+                )
+            })
+            .collect();
+        let schema = serde_json::json!({"type": "array", "items": [
+            {"properties": members, "propertyNames": {"maxLength": 12}},
+            {"type": "string", "pattern": "^[é日x]*$"},
+            {"type": "string", "pattern": "^[ü本]{0,3}$"}]});
+        let index = general_index(&schema);
+        let table = index.table();
+        assert!(
+            table.stored_states() < table.len(),
+            "values are read in place"
+        );
+        let mut kept = Scratch::default();
+        for t in 0..index.vocab.tiers.len() {
+            for s in 1..table.len() as u32 {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let da = index.plain_step_located(t, s, &mut a, &mut kept);
+                let db = index.plain_step_located(t, s, &mut b, &mut Scratch::default());
                 for v in [&mut a, &mut b] {
                     v.sort_unstable();
                     v.dedup();
