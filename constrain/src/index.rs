@@ -405,10 +405,9 @@ impl Trie {
 }
 
 /// A vocabulary prepared for masks: its trie of ordinary tokens and its special tokens.
-/// Built once per vocabulary (o200k_base: about 300 ms and 24 MiB, four tiers' tries and
-/// token sets, the tiers built on threads of their own, on a 2-core machine) and shared by
-/// every
-/// [`TokenIndex`] over it.
+/// Built once per vocabulary (o200k_base: 0.4-0.6 s and 38 MiB of tries and token sets,
+/// five tiers, the tiers built on threads of their own, on a 2-core machine) and shared by
+/// every [`TokenIndex`] over it.
 #[derive(Debug)]
 pub struct VocabIndex {
     vocab: Vocabulary,
@@ -428,12 +427,15 @@ struct Tier {
     /// Whether non-ASCII characters are plain too.
     utf8: bool,
     plain: Mask,
-    rest: Trie,
+    /// The other ordinary tokens; `None` for a narrow tier, where they are nearly all of
+    /// them (the full trie is walked instead).
+    rest: Option<Trie>,
     /// The tokens of [`Tier::rest`] by what follows their longest plain prefix (which
     /// starts with a character that is not plain): from a state that every plain
     /// character leads back to (a string body), a token is allowed when that tail is.
     /// Many tokens share a tail (`",`, `"}`), so this trie is walked instead of `rest`.
-    tails_past_plain: Trie,
+    /// `None` for a narrow tier ([`Tier::tails_by_prefix`] serves it).
+    tails_past_plain: Option<Trie>,
     /// The same tails grouped by how many plain characters come before them: group `p`
     /// (nodes `prefix_groups[p]`) holds the tails of the tokens of [`Tier::rest`] whose
     /// longest plain prefix has `p` characters. From a state where every plain character
@@ -455,7 +457,33 @@ struct Tier {
     /// state that takes `n` plain characters, those with at most `n` are allowed.
     plain_tails: Vec<(u32, u32)>,
     tails_at: Vec<u32>,
+    /// Which of [`PROBES`] the tier's bytes hold (bit `i` for `PROBES[i]`).
+    probes: u16,
 }
+
+/// The letters and digits [`TokenIndex::letters_and_digits_split`] tries: where some go on
+/// and others die, only a tier holding none of the dead ones may hold ([`Tier::probes`]).
+const PROBES: &[u8] = b"09afgzAFGZ";
+
+/// Every one of [`PROBES`] (bit `i` for `PROBES[i]`).
+const ALL_PROBES: u16 = (1 << PROBES.len()) - 1;
+
+/// Whether a tier holding `probes` of [`PROBES`] is tried where `split` of them go on
+/// (`None`: all or none): where some die, only a tier holding none of the dead ones (it
+/// could not hold otherwise); elsewhere only the tiers holding them all (a narrower one,
+/// tried where the wider ones failed, would walk nearly every token from its `rest`: the
+/// lower-case tier is for strings where upper-case letters die).
+fn tier_tried(probes: u16, split: Option<u16>) -> bool {
+    match split {
+        Some(live) => probes & !live == 0,
+        None => probes == ALL_PROBES,
+    }
+}
+
+/// The tiers from this one on ([`tier_bytes`]) are narrow: most tokens are not plain for
+/// them, so they keep no [`Tier::rest`] and no [`Tier::tails_past_plain`] (nearly the whole
+/// vocabulary twice more: 10 MiB and 170 ms for o200k_base's lower-case tier).
+const NARROW_TIERS_FROM: usize = 4;
 
 /// Plain tokens of up to this many characters have a mask per length
 /// ([`Tier::up_to`]); longer ones are listed.
@@ -468,10 +496,12 @@ const SHORT_CHARS: usize = 32;
 /// path, query and fragment, where a walk of the next tier's tails past letters and digits
 /// met `.com`, `/feed` and `-api` in nearly every token); then ASCII letters and digits
 /// alone (`email`, `hostname`, a URI's scheme and patterns of ASCII classes, where neither
-/// spaces nor non-ASCII characters are taken). A tier holds only where each of its
-/// characters keeps the text live (checked per state), so its bytes decide speed, never a
-/// mask.
-fn tier_bytes() -> [(Vec<u8>, bool); 4] {
+/// spaces nor non-ASCII characters are taken); then lower-case ASCII letters and digits
+/// (identifiers, host labels, MIME types and package names, `^[a-z0-9_.-]+$`, where
+/// upper-case letters die: without it every token was walked, up to 1 ms a mask). A tier
+/// holds only where each of its characters keeps the text live (checked per state), so its
+/// bytes decide speed, never a mask.
+fn tier_bytes() -> [(Vec<u8>, bool); 5] {
     let wide = (b' '..=b'~')
         .filter(|b| !matches!(b, b'"' | b'\\'))
         .collect();
@@ -483,7 +513,14 @@ fn tier_bytes() -> [(Vec<u8>, bool); 4] {
     narrow.push(b' ');
     let mut uri = alnum.clone();
     uri.extend_from_slice(b"-._~!$&'()*+,;=/");
-    [(wide, true), (narrow, true), (uri, false), (alnum, false)]
+    let lower: Vec<u8> = (b'a'..=b'z').chain(b'0'..=b'9').collect();
+    [
+        (wide, true),
+        (narrow, true),
+        (uri, false),
+        (alnum, false),
+        (lower, false),
+    ]
 }
 
 /// U+2028 and U+2029: not plain text, since ECMA-262's `.` does not match them (a
@@ -548,7 +585,7 @@ fn is_plain(bytes: &[u8], ascii: &[u8], utf8: bool) -> bool {
 impl Tier {
     /// The tier of the ASCII bytes `ascii` (and non-ASCII characters when `utf8`) over
     /// `vocab`.
-    fn build(vocab: &Vocabulary, ascii: Vec<u8>, utf8: bool) -> Self {
+    fn build(vocab: &Vocabulary, ascii: Vec<u8>, utf8: bool, narrow: bool) -> Self {
         let mut plain = Mask::new(vocab.len());
         let mut up_to = vec![Mask::new(vocab.len()); SHORT_CHARS + 1];
         let mut long = Vec::new();
@@ -570,9 +607,11 @@ impl Tier {
             let (shorter, this) = up_to.split_at_mut(n);
             this[0].union_with(&shorter[n - 1]);
         }
-        let rest = Trie::new(vocab, |id| !plain.contains(id));
-        let tails_past_plain = Trie::of_suffixes(vocab, |id| {
-            (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii, utf8))
+        let rest = (!narrow).then(|| Trie::new(vocab, |id| !plain.contains(id)));
+        let tails_past_plain = (!narrow).then(|| {
+            Trie::of_suffixes(vocab, |id| {
+                (!plain.contains(id)).then(|| plain_prefix(vocab.token(id), &ascii, utf8))
+            })
         });
         let (tails_by_prefix, prefix_groups) = Trie::of_grouped_suffixes(vocab, |id| {
             (!plain.contains(id)).then(|| {
@@ -598,6 +637,11 @@ impl Tier {
         for b in 0..256 {
             tails_at[b + 1] += tails_at[b];
         }
+        let probes = PROBES
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| ascii.contains(b))
+            .fold(0, |m, (i, _)| m | 1 << i);
         Tier {
             ascii,
             utf8,
@@ -611,6 +655,7 @@ impl Tier {
             max_chars,
             plain_tails: tails.into_iter().map(|(_, n, id)| (n, id)).collect(),
             tails_at,
+            probes,
         }
     }
 }
@@ -622,9 +667,11 @@ impl VocabIndex {
         let (trie, tiers) = std::thread::scope(|scope| {
             let tiers: Vec<_> = tier_bytes()
                 .into_iter()
-                .map(|(ascii, utf8)| {
+                .enumerate()
+                .map(|(t, (ascii, utf8))| {
                     let vocab = &vocab;
-                    scope.spawn(move || Tier::build(vocab, ascii, utf8))
+                    let narrow = t >= NARROW_TIERS_FROM;
+                    scope.spawn(move || Tier::build(vocab, ascii, utf8, narrow))
                 })
                 .collect();
             let trie = Trie::new(&vocab, |_| true);
@@ -663,8 +710,9 @@ impl VocabIndex {
                 .tiers
                 .iter()
                 .map(|t| {
-                    t.rest.memory()
-                        + t.tails_past_plain.memory()
+                    t.rest.as_ref().map_or(0, Trie::memory)
+                        + t.tails_past_plain.as_ref().map_or(0, Trie::memory)
+                        + t.tails_by_prefix.memory()
                         + (t.up_to.len() + 1) * t.plain.words.len() * 8
                         + t.long.len() * 16
                 })
@@ -1264,13 +1312,19 @@ impl TokenIndex {
 
     fn compute_with(&self, state: u32, scratch: &mut Scratch) -> Mask {
         let tiers = &self.vocab.tiers;
-        if self.letters_and_digits_split(state) {
-            return self.walk_after_first(state, scratch);
-        }
+        // Where some letters or digits go on and others die (after a number's digit, in a
+        // hex escape, in a string of lower-case letters), only a tier holding none of the
+        // dead ones may hold: the others are not tried (each would search and fail).
+        let split = self
+            .letters_and_digits_split(state)
+            .then(|| self.probes_live(state));
         // A bounded number of plain characters (a string with a `maxLength`, or none at
         // all), or any number: the plain tokens that short whole, the other tokens walked.
         let mut chain = Vec::new();
         for (t, tier) in tiers.iter().enumerate() {
+            if !tier_tried(tier.probes, split) {
+                continue;
+            }
             if let Some(n) = self.plain_length(t, state, &mut chain, scratch) {
                 let mut mask = if n >= tier.max_chars {
                     tier.plain.clone()
@@ -1284,36 +1338,55 @@ impl TokenIndex {
                         }
                     }
                 }
-                if n >= tier.max_chars && self.plain_returns(t, state, scratch) {
-                    return self.walk(state, mask, &tier.tails_past_plain);
+                if let Some(tails) = &tier.tails_past_plain {
+                    if n >= tier.max_chars && self.plain_returns(t, state, scratch) {
+                        return self.walk(state, mask, tails);
+                    }
                 }
                 if n >= tier.max_chars
                     && self.plain_chain(t, &mut chain, tier.prefix_groups.len(), scratch)
                 {
                     return self.walk_by_prefix(&chain, mask, tier);
                 }
-                return self.walk(state, mask, &tier.rest);
+                return self.walk(state, mask, self.rest_of(tier));
             }
             // The widest tier that holds, so the fewest tokens are walked.
             if self.takes_plain_text(t, state, scratch) {
-                return self.walk(state, tier.plain.clone(), &tier.rest);
+                return self.walk(state, tier.plain.clone(), self.rest_of(tier));
             }
         }
         self.walk_after_first(state, scratch)
     }
 
     /// Whether some ASCII letters or digits go on from `state` and others die (after a
-    /// number's digit, in a hex escape): every tier's plain characters hold them all, so no
-    /// tier holds there (its text would be both live and dead at the first character), and
-    /// the tiers need not be tried one by one (four steps over every plain character, each
-    /// leaving a value and locating its return: 80 us after a number read in place).
+    /// number's digit, in a hex escape, in a string of lower-case letters): a tier whose
+    /// plain characters hold a dead one cannot hold there (its text would be both live and
+    /// dead at the first character), and is not tried (four steps over every plain
+    /// character, each leaving a value and locating its return: 80 us after a number read
+    /// in place).
     fn letters_and_digits_split(&self, state: u32) -> bool {
-        const PROBES: &[u8] = b"09afgzAFGZ";
         let table = self.table();
         let from = table.locate(state);
         let live = |b: u8| !table.next_located(from, b).is_dead();
         let first = live(PROBES[0]);
         PROBES[1..].iter().any(|&b| live(b) != first)
+    }
+
+    /// Which of [`PROBES`] go on from `state` (bit `i` for `PROBES[i]`).
+    fn probes_live(&self, state: u32) -> u16 {
+        let table = self.table();
+        let from = table.locate(state);
+        PROBES
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| !table.next_located(from, b).is_dead())
+            .fold(0, |live, (i, _)| live | 1 << i)
+    }
+
+    /// The tokens of `tier` that are not plain, as a trie: its [`Tier::rest`], or the full
+    /// trie for a narrow tier (its plain tokens walked again, already in the mask).
+    fn rest_of<'t>(&'t self, tier: &'t Tier) -> &'t Trie {
+        tier.rest.as_ref().unwrap_or(&self.vocab.trie)
     }
 
     /// Whether every plain character of tier `t` leads from `state` back to `state` (a
@@ -1397,12 +1470,22 @@ impl TokenIndex {
     /// come). A quick test first: such a state reads the tier's first and last ASCII bytes.
     fn plain_after(&self, first: Located<'_>, scratch: &mut Scratch) -> Option<(usize, usize)> {
         let table = self.table();
+        let state = first.state();
         self.vocab.tiers.iter().enumerate().find_map(|(t, tier)| {
             let (lo, hi) = (tier.ascii[0], tier.ascii[tier.ascii.len() - 1]);
             if table.next_located(first, lo).is_dead() || table.next_located(first, hi).is_dead() {
                 return None;
             }
-            let state = first.state();
+            // A tier holding every probe fails by itself where some die (its first plain
+            // step dies); a narrower one is only tried where it may hold.
+            if tier.probes != ALL_PROBES {
+                let split = self
+                    .letters_and_digits_split(state)
+                    .then(|| self.probes_live(state));
+                if !tier_tried(tier.probes, split) {
+                    return None;
+                }
+            }
             match self.plain_length(t, state, &mut Vec::new(), scratch) {
                 Some(0) => None,
                 Some(n) => Some((t, n)),
@@ -1842,23 +1925,25 @@ mod tests {
     /// character.
     #[test]
     fn plain_prefixes_end_at_the_first_character_not_plain() {
-        let [(wide, _), (narrow, _), _, (alnum, utf8)] = tier_bytes();
-        assert!(!utf8);
-        for (bytes, in_wide, in_narrow, in_alnum) in [
-            (&b"abc"[..], 3, 3, 3),
-            (b"ab\"c", 2, 2, 2),
-            (b"a-b\\n", 3, 1, 1),
-            ("caf\u{e9}\"".as_bytes(), 5, 5, 3),
-            ("x\u{2028}y".as_bytes(), 1, 1, 1),
-            (b"ok\xe2\x80", 2, 2, 2),
-            (b"\x80abc", 0, 0, 0),
-            (b"\ttab", 0, 0, 0),
-            ("\u{1f600} ok".as_bytes(), 7, 7, 0),
-            (b"ab cd", 5, 5, 2),
+        let [(wide, _), (narrow, _), _, (alnum, utf8), (lower, lower_utf8)] = tier_bytes();
+        assert!(!utf8 && !lower_utf8);
+        for (bytes, in_wide, in_narrow, in_alnum, in_lower) in [
+            (&b"abc"[..], 3, 3, 3, 3),
+            (b"ab\"c", 2, 2, 2, 2),
+            (b"a-b\\n", 3, 1, 1, 1),
+            ("caf\u{e9}\"".as_bytes(), 5, 5, 3, 3),
+            ("x\u{2028}y".as_bytes(), 1, 1, 1, 1),
+            (b"ok\xe2\x80", 2, 2, 2, 2),
+            (b"\x80abc", 0, 0, 0, 0),
+            (b"\ttab", 0, 0, 0, 0),
+            ("\u{1f600} ok".as_bytes(), 7, 7, 0, 0),
+            (b"ab cd", 5, 5, 2, 2),
+            (b"web9Kit", 7, 7, 7, 4),
         ] {
             assert_eq!(plain_prefix(bytes, &wide, true), in_wide, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &narrow, true), in_narrow, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &alnum, false), in_alnum, "{bytes:?}");
+            assert_eq!(plain_prefix(bytes, &lower, false), in_lower, "{bytes:?}");
         }
     }
 

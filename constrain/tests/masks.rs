@@ -56,6 +56,14 @@ fn shortcut_masks_are_full_walks() {
         json!({"type": "string", "pattern": "^[A-Za-z0-9]+$"}),
         json!({"type": "string", "pattern": "^[a-zA-Z0-9_-]*$", "maxLength": 12}),
         json!({"type": "string", "pattern": "^[a-zA-Z_]\\w*"}),
+        // Lower-case letters and digits, where upper-case letters die (the lower-case
+        // tier): identifiers, MIME types (`\\s` takes spaces and Unicode spaces too), host
+        // labels with a length bound, and a prefix of lower-case letters then others.
+        json!({"type": "string", "pattern": "^[a-z0-9_.-]+:[a-z0-9_.-]+$"}),
+        json!({"type": "string", "pattern": "^[\\sa-z0-9\\-+;\\.=\\/]+$"}),
+        json!({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}),
+        json!({"type": "string", "pattern": "^[a-z]{2,4}[A-Z0-9]*$"}),
+        json!({"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]*$"}}),
         json!({"type": "array", "items": {"type": "string", "maxLength": 4}}),
         // States one byte away from plain text: the last characters of escapes (`\u001`
         // then a hex digit), `"` opening a string after `[`, `:` or `,`; and next to them
