@@ -807,11 +807,7 @@ impl TokenIndex {
             .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
             .sum();
         // The kept root walks: their ids and an entry each.
-        let walks = self.root_walks.kept.read().map_or(0, |k| {
-            k.rows.len() * (std::mem::size_of::<RowKey>() + 8)
-                + k.runs.iter().map(|r| r.len() * 8).sum::<usize>()
-                + k.ids.capacity() * 4
-        });
+        let walks = self.root_walks.kept.read().map_or(0, |k| k.words() * 4);
         // The kept scratches: each walk after a lead byte and its entry.
         let scratches = self.scratches.lock().map_or(0, |kept| {
             kept.iter()
@@ -1704,9 +1700,20 @@ fn take_node<const RECORD: bool>(mask: &mut Mask, trie: &Trie, k: usize, out: &m
 /// any other name, so the masks of the states along a name differ in a few roots and
 /// share the walks of the others (an environment map of 340 names took 37 us per state
 /// walking every root again).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct RootWalks {
     kept: RwLock<KeptWalks>,
+    /// The most words kept ([`ROOT_WALK_WORDS`]; less in tests).
+    limit: usize,
+}
+
+impl Default for RootWalks {
+    fn default() -> Self {
+        Self {
+            kept: RwLock::default(),
+            limit: ROOT_WALK_WORDS,
+        }
+    }
 }
 
 /// The kept walks: per (trie, prune bit, state after the root's byte), a row of runs of
@@ -1718,6 +1725,16 @@ struct KeptWalks {
     /// Per row, per root: the run's start in `ids` and length ([`NO_RUN`]: none).
     runs: Vec<Box<[(u32, u32)]>>,
     ids: Vec<u32>,
+    /// The roots of every row in `runs`, together.
+    slots: usize,
+}
+
+impl KeptWalks {
+    /// The 4-byte words held ([`ROOT_WALK_WORDS`] bounds them): the ids' capacity, two per
+    /// row slot, six per row key with its index.
+    fn words(&self) -> usize {
+        self.ids.capacity() + self.slots * 2 + self.rows.len() * 6
+    }
 }
 
 /// [`KeptWalks`]' row key: the trie (its address: the tries live as long as the
@@ -1735,9 +1752,12 @@ const SEEN: usize = usize::MAX;
 /// much).
 const ROOT_WALK_FROM: usize = 24;
 
-/// At most this many token ids are kept in an index's [`RootWalks`] (4 bytes each); past
-/// it, roots are walked every time.
-const ROOT_WALK_IDS: usize = 1 << 20;
+/// At most this many 4-byte words (4 MiB) are kept in an index's [`RootWalks`] (token ids,
+/// rows of runs by root, the states met: [`KeptWalks::words`]); past it, roots are walked
+/// every time. A row costs two words per root of its trie (up to 256) however few of its
+/// roots are walked: a closed object of 2,000 names kept 21 MiB of rows against 3.4 MiB of
+/// ids before rows counted.
+const ROOT_WALK_WORDS: usize = 1 << 20;
 
 /// One mask's walks of a trie's root subtrees through [`RootWalks`]: the kept walks read
 /// under one lock, the new ones kept when the mask is done ([`RootWalker::keep`]).
@@ -1753,7 +1773,8 @@ struct RootWalker<'w> {
     /// `fresh_ids`.
     fresh: Vec<(u32, u8, u32, usize)>,
     fresh_ids: Vec<u32>,
-    /// Ids that may still be kept.
+    /// Words that may still be kept (an estimate of ids alone: [`RootWalker::keep`] counts
+    /// rows too).
     room: usize,
     trie: usize,
     roots: usize,
@@ -1763,7 +1784,7 @@ impl<'w> RootWalker<'w> {
     /// A walker of `trie`'s roots.
     fn new(walks: &'w RootWalks, trie: &Trie) -> Self {
         let kept = walks.kept.read().ok();
-        let used = kept.as_ref().map_or(ROOT_WALK_IDS, |k| k.ids.len());
+        let used = kept.as_ref().map_or(walks.limit, |k| k.words());
         Self {
             walks,
             kept,
@@ -1771,7 +1792,7 @@ impl<'w> RootWalker<'w> {
             seen: Vec::new(),
             fresh: Vec::new(),
             fresh_ids: Vec::new(),
-            room: ROOT_WALK_IDS.saturating_sub(used),
+            room: walks.limit.saturating_sub(used),
             trie: trie as *const Trie as usize,
             roots: trie.roots.len(),
         }
@@ -1853,20 +1874,31 @@ impl<'w> RootWalker<'w> {
             return;
         }
         if let Ok(mut kept) = self.walks.kept.write() {
-            let KeptWalks { rows, runs, ids } = &mut *kept;
             for (state, prune) in self.seen {
-                rows.entry((self.trie, prune, state)).or_insert(SEEN);
+                if kept.words() + 6 <= self.walks.limit {
+                    kept.rows.entry((self.trie, prune, state)).or_insert(SEEN);
+                }
             }
             let mut from = 0;
             for (state, prune, r, to) in self.fresh {
                 let run = &self.fresh_ids[from..to];
                 from = to;
-                if ids.len() + run.len() > ROOT_WALK_IDS {
+                let key = (self.trie, prune, state);
+                let new_row = kept.rows.get(&key).is_none_or(|&row| row == SEEN);
+                let need = run.len() + if new_row { 2 * self.roots + 6 } else { 0 };
+                if kept.words() + need > self.walks.limit {
                     continue;
                 }
-                let row = rows.entry((self.trie, prune, state)).or_insert(SEEN);
+                let KeptWalks {
+                    rows,
+                    runs,
+                    ids,
+                    slots,
+                } = &mut *kept;
+                let row = rows.entry(key).or_insert(SEEN);
                 if *row == SEEN {
                     runs.push(vec![NO_RUN; self.roots].into_boxed_slice());
+                    *slots += self.roots;
                     *row = runs.len() - 1;
                 }
                 let row = *row;
@@ -2077,6 +2109,35 @@ mod tests {
                 assert_eq!((da, a), (db, b), "state {s}, tier {t}");
             }
         }
+    }
+
+    /// The kept root walks stay within their bound, rows and states met included, and the
+    /// masks past it (roots walked every time) are still the full walks: an object of 300
+    /// names under a bound of 20,000 words, every state asked twice.
+    #[test]
+    fn kept_root_walks_stay_within_their_bound() {
+        let members: serde_json::Map<String, serde_json::Value> = (0..300)
+            .map(|i| (format!("n{i}_{}", i * 7919 % 1000), serde_json::json!({})))
+            .collect();
+        let mut index = general_index(&serde_json::json!({"properties": members}));
+        index.root_walks.limit = 20_000;
+        let n = index.table().len() as u32;
+        for _ in 0..2 {
+            for s in (1..n).step_by((n as usize / 600).max(1)) {
+                assert_eq!(
+                    index.allowed_uncached(s),
+                    index.allowed_by_full_walk(s),
+                    "{s}"
+                );
+            }
+        }
+        // Counted here, not by `KeptWalks::words`: the ids' capacity, two words per row
+        // slot, six per state met.
+        let kept = index.root_walks.kept.read().unwrap();
+        let rows: usize = kept.runs.iter().map(|r| r.len() * 2).sum();
+        let words = kept.ids.capacity() + rows + kept.rows.len() * 6;
+        assert!(words <= 20_000, "{words} words kept");
+        assert!(words > 10_000, "the bound was met: {words} words");
     }
 
     /// A state read in place from a shared value, stepped in the value's own rows
