@@ -3240,8 +3240,12 @@ fn disjoint<'a>(a: &Node<'a>, b: &Node<'a>, depth: usize, draft: Draft) -> bool 
 /// The language of `pattern` (ECMA-262, without look-around) over canonical string text;
 /// errors name `original`, the pattern as the schema writes it.
 fn plain_pattern(pattern: &str, original: &str, at: &str) -> Result<Hir, CompileError> {
-    let translated = jsonschema_regex::to_rust_regex(pattern)
-        .map_err(|()| err(at, format!("cannot translate the pattern {original:?}")))?;
+    let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|()| {
+        err(
+            at,
+            crate::json::untranslatable(&format!("the pattern {original:?}"), original),
+        )
+    })?;
     let hir = regex_syntax::Parser::new()
         .parse(&translated)
         .map_err(|e| err(at, format!("invalid pattern {original:?}: {e}")))?;
@@ -3426,6 +3430,28 @@ mod tests {
         }
         for n in no {
             assert!(!t.matches(n.as_bytes()), "{n} should be out");
+        }
+    }
+
+    /// A pattern that cannot be translated is refused with the reason the regex parser
+    /// gives for it as written and where (1-based characters), at its pointer: an unclosed
+    /// class, a repetition range backwards.
+    #[test]
+    fn untranslatable_patterns_say_why() {
+        for (pattern, reason) in [
+            ("([a-z", "unclosed character class at character 2"),
+            ("x{2,1}", "the start must be <= the end at character 2"),
+        ] {
+            let schema = json!({"properties": {"id": {"type": "string", "pattern": pattern}}});
+            let e = SchemaLanguage::new(&schema, options(false, Draft::Draft2020))
+                .compile_language()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains("/properties/id/pattern") && e.contains(reason),
+                "{pattern}: {e}"
+            );
         }
     }
 

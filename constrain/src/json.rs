@@ -1396,7 +1396,7 @@ impl<'a> SchemaLanguage<'a> {
             (None, Some(p)) => {
                 let at = format!("{pointer}/pattern");
                 let translated = jsonschema_regex::to_rust_regex(p)
-                    .map_err(|()| err(&at, "cannot translate the pattern"))?;
+                    .map_err(|()| err(&at, untranslatable("the pattern", p)))?;
                 let hir = regex_syntax::Parser::new()
                     .parse(&translated)
                     .map_err(|e| err(&at, format!("invalid pattern: {e}")))?;
@@ -1518,6 +1518,27 @@ impl<'a> SchemaLanguage<'a> {
             }
             None => cat(vec![lit("["), self.ws.clone(), lit("]")]),
         }
+    }
+}
+
+/// Why `pattern` (ECMA-262) could not be translated, for an error: `what` and the reason
+/// the regex parser gives for the pattern as written (an unclosed class or group, a bad
+/// escape, with its column), or that it is no ECMA-262 regular expression the translation
+/// takes.
+pub(crate) fn untranslatable(what: &str, pattern: &str) -> String {
+    match regex_syntax::Parser::new().parse(pattern) {
+        Err(e) => {
+            let reason = match e {
+                regex_syntax::Error::Parse(e) => format!(
+                    "{} at character {}",
+                    e.kind(),
+                    pattern[..e.span().start.offset].chars().count() + 1
+                ),
+                other => other.to_string(),
+            };
+            format!("cannot translate {what}: {reason}")
+        }
+        Ok(_) => format!("cannot translate {what}: not an ECMA-262 regular expression"),
     }
 }
 
