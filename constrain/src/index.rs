@@ -1421,7 +1421,12 @@ impl TokenIndex {
                 match decided.iter().find(|d| d.0 == at) {
                     Some(&(_, plain)) => plain,
                     None => {
+                        // A search of up to `PLAIN_CLOSURE_MAX` states: the kept walks are
+                        // not held meanwhile (a thread keeping its walks would wait, and
+                        // every thread reading them behind it).
+                        walker.release();
                         let plain = self.plain_after(first, scratch);
+                        walker.reacquire();
                         decided.push((at, plain));
                         plain
                     }
@@ -1865,6 +1870,17 @@ impl<'w> RootWalker<'w> {
         } else {
             out.truncate(at);
         }
+    }
+
+    /// Lets go of the kept walks until [`Self::reacquire`] (rows keep their indexes: runs
+    /// are only added).
+    fn release(&mut self) {
+        self.kept = None;
+    }
+
+    /// Reads the kept walks again after [`Self::release`].
+    fn reacquire(&mut self) {
+        self.kept = self.walks.kept.read().ok();
     }
 
     /// Keeps the walks this mask made.
