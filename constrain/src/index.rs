@@ -806,7 +806,7 @@ impl TokenIndex {
             .filter_map(|m| m.read().ok())
             .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
             .sum();
-        // The kept root walks: their ids and an entry each.
+        // The kept root walks ([`KeptWalks::words`]).
         let walks = self.root_walks.kept.read().map_or(0, |k| k.words() * 4);
         // The kept scratches: each walk after a lead byte and its entry.
         let scratches = self.scratches.lock().map_or(0, |kept| {
@@ -1311,9 +1311,7 @@ impl TokenIndex {
         // Where some letters or digits go on and others die (after a number's digit, in a
         // hex escape, in a string of lower-case letters), only a tier holding none of the
         // dead ones may hold: the others are not tried (each would search and fail).
-        let split = self
-            .letters_and_digits_split(state)
-            .then(|| self.probes_live(state));
+        let split = self.letters_and_digits_split(state);
         // A bounded number of plain characters (a string with a `maxLength`, or none at
         // all), or any number: the plain tokens that short whole, the other tokens walked.
         let mut chain = Vec::new();
@@ -1354,29 +1352,22 @@ impl TokenIndex {
         self.walk_after_first(state, scratch)
     }
 
-    /// Whether some ASCII letters or digits go on from `state` and others die (after a
-    /// number's digit, in a hex escape, in a string of lower-case letters): a tier whose
+    /// Where some ASCII letters or digits go on from `state` and others die (after a
+    /// number's digit, in a hex escape, in a string of lower-case letters), which of
+    /// [`PROBES`] go on (bit `i` for `PROBES[i]`); `None` where all or none do. A tier whose
     /// plain characters hold a dead one cannot hold there (its text would be both live and
-    /// dead at the first character), and is not tried (four steps over every plain
-    /// character, each leaving a value and locating its return: 80 us after a number read
-    /// in place).
-    fn letters_and_digits_split(&self, state: u32) -> bool {
+    /// dead at the first character), and is not tried ([`tier_tried`]: four steps over
+    /// every plain character, each leaving a value and locating its return: 80 us after a
+    /// number read in place).
+    fn letters_and_digits_split(&self, state: u32) -> Option<u16> {
         let table = self.table();
         let from = table.locate(state);
-        let live = |b: u8| !table.next_located(from, b).is_dead();
-        let first = live(PROBES[0]);
-        PROBES[1..].iter().any(|&b| live(b) != first)
-    }
-
-    /// Which of [`PROBES`] go on from `state` (bit `i` for `PROBES[i]`).
-    fn probes_live(&self, state: u32) -> u16 {
-        let table = self.table();
-        let from = table.locate(state);
-        PROBES
+        let live = PROBES
             .iter()
             .enumerate()
             .filter(|&(_, &b)| !table.next_located(from, b).is_dead())
-            .fold(0, |live, (i, _)| live | 1 << i)
+            .fold(0, |live, (i, _)| live | 1 << i);
+        (live != 0 && live != ALL_PROBES).then_some(live)
     }
 
     /// The tokens of `tier` that are not plain, as a trie: its [`Tier::rest`], or the full
@@ -1480,9 +1471,7 @@ impl TokenIndex {
             // A tier holding every probe fails by itself where some die (its first plain
             // step dies); a narrower one is only tried where it may hold.
             if tier.probes != ALL_PROBES {
-                let split = self
-                    .letters_and_digits_split(state)
-                    .then(|| self.probes_live(state));
+                let split = self.letters_and_digits_split(state);
                 if !tier_tried(tier.probes, split) {
                     return None;
                 }
@@ -2059,7 +2048,11 @@ mod tests {
             ("{\"n\":", true),
         ] {
             let state = state_after(&index, text);
-            assert_eq!(index.letters_and_digits_split(state), split, "{text}");
+            assert_eq!(
+                index.letters_and_digits_split(state).is_some(),
+                split,
+                "{text}"
+            );
         }
     }
 
