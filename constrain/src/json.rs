@@ -1522,24 +1522,21 @@ impl<'a> SchemaLanguage<'a> {
 }
 
 /// Why `pattern` (ECMA-262) could not be translated, for an error: `what` and the reason
-/// the regex parser gives for the pattern as written (an unclosed class or group, a bad
-/// escape, with its column), or that it is no ECMA-262 regular expression the translation
-/// takes.
+/// the regex parser gives for the pattern as written, on one line (an unclosed class or
+/// group, a bad escape, at its 1-based character), or that it is no ECMA-262 regular
+/// expression the translation takes.
 pub(crate) fn untranslatable(what: &str, pattern: &str) -> String {
-    match regex_syntax::Parser::new().parse(pattern) {
-        Err(e) => {
-            let reason = match e {
-                regex_syntax::Error::Parse(e) => format!(
-                    "{} at character {}",
-                    e.kind(),
-                    pattern[..e.span().start.offset].chars().count() + 1
-                ),
-                other => other.to_string(),
-            };
-            format!("cannot translate {what}: {reason}")
+    let at = |offset: usize| pattern.get(..offset).map_or(0, |p| p.chars().count()) + 1;
+    let reason = match regex_syntax::Parser::new().parse(pattern) {
+        Err(regex_syntax::Error::Parse(e)) => {
+            format!("{} at character {}", e.kind(), at(e.span().start.offset))
         }
-        Ok(_) => format!("cannot translate {what}: not an ECMA-262 regular expression"),
-    }
+        Err(regex_syntax::Error::Translate(e)) => {
+            format!("{} at character {}", e.kind(), at(e.span().start.offset))
+        }
+        _ => "not an ECMA-262 regular expression".to_string(),
+    };
+    format!("cannot translate {what}: {reason}")
 }
 
 #[cfg(test)]
