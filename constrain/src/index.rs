@@ -137,6 +137,46 @@ impl PlainNext {
     }
 }
 
+/// What [`TokenIndex::plain_length`] found from a state where each plain character leads
+/// to one state (a string counting its characters), remembered so that the next states'
+/// masks need not count again (a string with `maxLength: 120` counted up to 120 characters
+/// at each of its first fills). Whatever the budget: the answer from a state `k` single
+/// steps before is this one shifted by `k`, cut at the tier's longest plain token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlainLength {
+    /// Every text of this many plain characters stays live, every longer one dies.
+    Exact(u32),
+    /// The levels repeat without a death: no plain text ever dies.
+    Never,
+    /// After this many characters, some texts of one length die and others do not, or
+    /// too many states follow (`plain_length` says `None` there).
+    Mixed(u32),
+}
+
+impl PlainLength {
+    /// What holds from a state `k` single steps before this one (`k` may be negative: a
+    /// state after it); `None` where the answer is about characters before that state.
+    fn moved(self, k: i64) -> Option<Self> {
+        let at = |n: u32| u32::try_from(n as i64 + k).ok();
+        match self {
+            PlainLength::Exact(n) => at(n).map(PlainLength::Exact),
+            PlainLength::Mixed(n) => at(n).map(PlainLength::Mixed),
+            PlainLength::Never => Some(PlainLength::Never),
+        }
+    }
+
+    /// The answer of [`TokenIndex::plain_length`] from a state `k` single steps before this
+    /// one, within `longest` characters.
+    fn shifted(self, k: usize, longest: usize) -> Option<usize> {
+        match self {
+            PlainLength::Exact(n) => Some((k + n as usize).min(longest)),
+            PlainLength::Never => Some(longest),
+            PlainLength::Mixed(n) if k + (n as usize) < longest => None,
+            PlainLength::Mixed(_) => Some(longest),
+        }
+    }
+}
+
 /// A set of token ids (a bitset over the vocabulary).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
@@ -742,6 +782,9 @@ pub struct TokenIndex {
     /// remembered so that the masks of the next states of a long string cost one more
     /// character each, not its whole length again.
     plain_next: Vec<RwLock<PlainSteps>>,
+    /// Per plain-text tier: what [`TokenIndex::plain_length`] found from the states of a
+    /// chain of single steps (by machine state).
+    plain_lengths: Vec<RwLock<FxHashMap<u32, PlainLength>>>,
     /// Walks of large root subtrees, kept per state after the root's byte.
     root_walks: RootWalks,
     /// [`Scratch`]es kept between masks, one per thread computing at once.
@@ -776,6 +819,7 @@ impl TokenIndex {
             value_plain_bytes: RwLock::default(),
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
+            plain_lengths: (0..tiers).map(|_| RwLock::default()).collect(),
             root_walks: RootWalks::default(),
             scratches: std::sync::Mutex::default(),
         }
@@ -806,6 +850,13 @@ impl TokenIndex {
             .filter_map(|m| m.read().ok())
             .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
             .sum();
+        // What counting plain characters found: a state and an answer per entry.
+        let lengths: usize = self
+            .plain_lengths
+            .iter()
+            .filter_map(|m| m.read().ok())
+            .map(|m| m.len() * 16)
+            .sum();
         // The kept root walks ([`KeptWalks::words`]).
         let walks = self.root_walks.kept.read().map_or(0, |k| k.words() * 4);
         // The kept scratches: each walk after a lead byte and its entry.
@@ -825,6 +876,7 @@ impl TokenIndex {
             + computed
             + steps
             + known
+            + lengths
             + walks
             + scratches
     }
@@ -1252,38 +1304,92 @@ impl TokenIndex {
         let longest = self.vocab.tiers[t].max_chars;
         chain.clear();
         chain.push(state);
+        let known = |s: u32| {
+            self.plain_lengths[t]
+                .read()
+                .ok()
+                .and_then(|m| m.get(&s).copied())
+        };
+        if let Some(found) = known(state) {
+            return found.shifted(0, longest);
+        }
+        let (answer, found) = self.count_plain(t, state, longest, chain, scratch, known);
+        // The states of the chain (each after one more single step) get the answer
+        // shifted: a later mask inside the string reads it instead of counting again.
+        if let Some(found) = found {
+            if let Ok(mut m) = self.plain_lengths[t].write() {
+                for (k, &s) in chain.iter().enumerate() {
+                    let Some(entry) = found.moved(-(k as i64)) else {
+                        break;
+                    };
+                    m.entry(s).or_insert(entry);
+                }
+            }
+        }
+        answer
+    }
+
+    /// [`Self::plain_length`]'s count from `state` (`chain` begun with it), with what it
+    /// found as a [`PlainLength`] when that holds whatever the budget (`None` when the
+    /// count stopped at `longest` characters with no death and no repeat). `known`: what
+    /// an earlier count found from a state, read where a level is that one state.
+    fn count_plain(
+        &self,
+        t: usize,
+        state: u32,
+        longest: usize,
+        chain: &mut Vec<u32>,
+        scratch: &mut Scratch,
+        known: impl Fn(u32) -> Option<PlainLength>,
+    ) -> (Option<usize>, Option<PlainLength>) {
         let mut level = vec![state];
-        // The levels met (each once; a level met again repeats what follows it).
+        // The levels met (each once; a level met again repeats what follows it). One
+        // state levels (a string counting its characters: most of them) apart, without a
+        // vector each.
+        let mut seen_one: FxHashSet<u32> = FxHashSet::default();
         let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
-        seen.insert(level.clone());
+        seen_one.insert(state);
         let mut next = Vec::new();
         for n in 0..longest {
             next.clear();
             let mut dies = false;
             for &s in &level {
                 let (step, offset) = self.plain_next(t, s, scratch);
-                next.extend(step.states.as_ref()?.iter().map(|&r| r + offset));
+                let Some(states) = step.states.as_ref() else {
+                    return (None, Some(PlainLength::Mixed(n as u32)));
+                };
+                next.extend(states.iter().map(|&r| r + offset));
                 dies |= step.dies;
             }
             match (dies, next.is_empty()) {
-                (true, true) => return Some(n),
-                (true, false) => return None,
+                (true, true) => return (Some(n), Some(PlainLength::Exact(n as u32))),
+                (true, false) => return (None, Some(PlainLength::Mixed(n as u32))),
                 _ => {}
             }
             next.sort_unstable();
             next.dedup();
             if next.len() > LENGTH_STATES_MAX {
-                return None;
+                return (None, Some(PlainLength::Mixed(n as u32)));
             }
-            if !seen.insert(next.clone()) {
-                return Some(longest);
+            let repeat = match next.as_slice() {
+                &[one] => !seen_one.insert(one),
+                _ => !seen.insert(next.clone()),
+            };
+            if repeat {
+                return (Some(longest), Some(PlainLength::Never));
             }
-            if let (&[one], true) = (next.as_slice(), chain.len() == n + 1) {
-                chain.push(one);
+            if let &[one] = next.as_slice() {
+                if chain.len() == n + 1 {
+                    chain.push(one);
+                }
+                // Counted from `one` before: its answer, `n + 1` characters on.
+                if let Some(found) = known(one) {
+                    return (found.shifted(n + 1, longest), found.moved(n as i64 + 1));
+                }
             }
             std::mem::swap(&mut level, &mut next);
         }
-        Some(longest)
+        (Some(longest), None)
     }
 
     /// The mask of `state`, with a [`Scratch`] kept between masks (one per thread computing
@@ -2078,6 +2184,65 @@ mod tests {
                 assert_eq!((da, a), (db, b), "state {s}, tier {t}");
             }
         }
+    }
+
+    /// Counts of plain characters read back from what an earlier count found along a
+    /// chain of single steps (`PlainLength`, shifted by the steps between) equal counts on
+    /// a fresh index, whatever order the states are asked in: strings counting up to fewer
+    /// and more characters than the longest plain token (128), with a `minLength`, read in
+    /// place, patterns where some texts die before others (`None`, within the count and
+    /// past it), and bodies whose levels repeat. A shift off by one, or an answer kept for a state it does not hold from,
+    /// gives another count.
+    #[test]
+    fn counts_read_back_along_a_chain_are_fresh_counts() {
+        use rand::seq::SliceRandom;
+        use rand::SeedableRng;
+        let schema = serde_json::json!({"type": "array", "items": [
+            {"type": "string", "maxLength": 120},
+            {"type": "string", "minLength": 5, "maxLength": 127},
+            {"type": "string", "maxLength": 129},
+            {"type": "string", "minLength": 140, "maxLength": 300},
+            {"type": "string", "pattern": "^(a{3}|[b-z]{1,40})$"},
+            {"type": "string", "pattern": "^[a-z]{2,6}-[0-9]{1,3}$"},
+            // Lower-case letters and digits (the narrow tiers' 26 characters): single steps,
+            // then texts of one length both dying and going on, 30 characters on (past
+            // the tiers' longest token from the first states, not from the later ones).
+            {"type": "string", "pattern": "^[a-z0-9]{20}(a[a-z0-9]{30}|[b-z0-9][a-z0-9]{9})$"},
+            {"type": "string"},
+            {"type": "object", "properties": {"k": {"type": "string", "maxLength": 60}}}]});
+        let index = general_index(&schema);
+        let n = index.table().len() as u32;
+        let states: Vec<u32> = (1..n).collect();
+        let mut shuffled = states.clone();
+        shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(7));
+        let orders = [
+            states.clone(),
+            states.iter().rev().copied().collect(),
+            shuffled,
+        ];
+        let mut read_back = 0;
+        for t in 0..index.vocab.tiers.len() {
+            // The count from each state alone: a fresh index remembers nothing.
+            let fresh: Vec<Option<usize>> = states
+                .iter()
+                .map(|&s| {
+                    let alone = TokenIndex::new(index.constraint.clone(), index.vocab.clone());
+                    alone.plain_length(t, s, &mut Vec::new(), &mut Scratch::default())
+                })
+                .collect();
+            for order in &orders {
+                let kept = TokenIndex::new(index.constraint.clone(), index.vocab.clone());
+                for &s in order {
+                    let before = kept.plain_lengths[t].read().unwrap().contains_key(&s);
+                    let mut chain = Vec::new();
+                    let count = kept.plain_length(t, s, &mut chain, &mut Scratch::default());
+                    assert_eq!(count, fresh[s as usize - 1], "state {s}, tier {t}");
+                    assert_eq!(chain[0], s);
+                    read_back += usize::from(before);
+                }
+            }
+        }
+        assert!(read_back > 1000, "{read_back} counts read back");
     }
 
     /// Plain steps with one `Scratch` kept across every state and tier, the machine's own
