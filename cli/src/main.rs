@@ -898,7 +898,12 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
             (_, Some(f)) if e.at.starts_with("response_format") => f.display().to_string(),
             _ => name.clone(),
         };
-        Failure::data(format!("{file}: {e}"))
+        // The library names its options (`Limits::max_states`); here, the flag too.
+        let raise = e
+            .budget
+            .map(|b| format!("; raise it with {}", budget_flag(b)))
+            .unwrap_or_default();
+        Failure::data(format!("{file}: {e}{raise}"))
     })?;
     let vocab = load_vocab(args)?;
     let check = if general {
@@ -1005,4 +1010,17 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// The `rtpl constrain` flag that sets a compile budget (`ConstrainError::budget`).
+fn budget_flag(budget: constrain::dfa::Budget) -> &'static str {
+    use constrain::dfa::Budget;
+    match budget {
+        Budget::States => "--max-states",
+        Budget::AutomatonBytes => "--max-automaton-mb",
+        Budget::Work => "--max-work-mi",
+        Budget::SchemaNodes => "--max-schema-nodes",
+        Budget::Time => "--compile-budget-ms",
+        _ => "the compile budget flags",
+    }
 }

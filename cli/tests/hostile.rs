@@ -175,6 +175,18 @@ fn constrain_budgets_are_named_and_can_be_raised() {
     let (code, _, stderr) = constrain(&["--max-states", "50"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("budget Limits::max_states"), "{stderr}");
+    // The flag that raises it is named as well.
+    assert!(stderr.contains("raise it with --max-states"), "{stderr}");
     let (code, _, stderr) = constrain(&["--max-states", "1000000"]);
+    assert_eq!(code, 0, "{stderr}");
+    // General mode's place budget follows `--max-schema-nodes` (half of it).
+    let (code, _, stderr) = constrain(&["--schema-mode", "general", "--max-schema-nodes", "5"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("schema places collected")
+            && stderr.contains("raise it with --max-schema-nodes"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = constrain(&["--schema-mode", "general", "--max-schema-nodes", "50"]);
     assert_eq!(code, 0, "{stderr}");
 }

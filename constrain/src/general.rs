@@ -108,8 +108,10 @@ const ALL: u8 = 127;
 const MAX_ALTERNATIVES: usize = 256;
 /// Most key classes of one object (from overlapping `patternProperties`).
 const MAX_KEY_CLASSES: usize = 64;
-/// Most schema places collected in one compile.
-const MAX_WORK: usize = 200_000;
+/// Schema places one compile may collect per [`JsonOptions::max_nodes`] regex node: half
+/// (200,000 places at the default), so that raising that budget (`rtpl constrain
+/// --max-schema-nodes`), which the place budget's errors name, raises this one too.
+const PLACES_PER_NODE: (usize, usize) = (1, 2);
 /// Most multiples of a too fine `multipleOf` enumerated in a bounded range.
 const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
@@ -583,7 +585,7 @@ struct General<'a> {
 
 /// A child place's language as [`General::child_language`] generated it, and the schema
 /// places generating it collected (`General::work`), counted again when the language is
-/// reused, so that the [`MAX_WORK`] budget ends a compile exactly where generating
+/// reused, so that the place budget ([`General::max_places`]) ends a compile exactly where generating
 /// everything again would. (The other thing generating does besides, noting the first
 /// required property without a value in `General::cut`, needs nothing: once noted it is
 /// never cleared, so generating the place again would change nothing.)
@@ -718,13 +720,21 @@ fn number(v: &Value, at: &str) -> Result<Decimal, CompileError> {
 }
 
 impl<'a> General<'a> {
+    /// Most schema places one compile collects ([`PLACES_PER_NODE`] of
+    /// [`JsonOptions::max_nodes`]).
+    fn max_places(&self) -> usize {
+        let (per, nodes) = PLACES_PER_NODE;
+        self.options.max_nodes.saturating_mul(per) / nodes
+    }
+
     fn tick(&mut self, pointer: &str) -> Result<(), CompileError> {
         self.work += 1;
-        if self.work > MAX_WORK {
+        let max = self.max_places();
+        if self.work > max {
             return Err(budget(
                 pointer,
                 format!(
-                    "more than {MAX_WORK} schema places collected (budget {})",
+                    "more than {max} schema places collected (budget {})",
                     Budget::SchemaNodes
                 ),
             ));
@@ -1500,7 +1510,7 @@ impl<'a> General<'a> {
         if let Some(c) = self.children.get(&key) {
             // Past the budget, generated again: the error then names the place where
             // generating everything would have passed it.
-            if self.work + c.work <= MAX_WORK {
+            if self.work + c.work <= self.max_places() {
                 self.work += c.work;
                 return Ok(c.value.clone());
             }

@@ -49,7 +49,9 @@ pub struct JsonOptions {
     /// shared reader, 4,843 states at 5).
     pub any_depth: usize,
     /// Most regex-syntax nodes one schema's language may have, checked before pieces are
-    /// duplicated ([`Budget::SchemaNodes`]; default [`MAX_HIR_NODES`]).
+    /// duplicated ([`Budget::SchemaNodes`]; default [`MAX_HIR_NODES`]). In general mode it
+    /// also bounds the schema places one compile collects, at half of it (200,000 at the
+    /// default; a `$ref` unrolled along many paths meets its places again on each).
     pub max_nodes: usize,
     /// Which JSON Schema is read: the strict subset (default) or general JSON Schema
     /// ([`SchemaMode`]).

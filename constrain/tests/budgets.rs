@@ -313,10 +313,12 @@ fn count_bounds_past_max_count_name_their_keyword() {
 }
 
 /// A child place generated once and met again (general mode reuses its language) still
-/// counts its schema places each time it is met: the place budget (200,000) ends a compile
-/// exactly where generating every place again would. A `$ref` unrolled three times with
-/// `n` members that all read it meets about `n^3` places: 60 members (216,000) pass the
-/// budget, 40 (64,000) do not, and both are generated from about `3n` distinct places.
+/// counts its schema places each time it is met: the place budget (200,000, half of
+/// `JsonOptions::max_nodes`) ends a compile exactly where generating every place again
+/// would. A `$ref` unrolled three times with `n` members that all read it meets about
+/// `n^3` places: 60 members (216,000) pass the budget, 40 (64,000) do not, and both are
+/// generated from about `3n` distinct places. The budget its error names moves it: 60
+/// members pass it with `max_nodes` doubled, and 40 no longer do with it an eighth.
 #[test]
 fn reused_places_count_against_the_place_budget() {
     use constrain::template::compile_schema;
@@ -335,6 +337,19 @@ fn reused_places_count_against_the_place_budget() {
     assert_eq!(e.budget, Some(Budget::SchemaNodes), "{e}");
     assert!(e.reason.contains("schema places collected"), "{e}");
     compile_schema(Some(&tree(40)), &options).unwrap();
+    // Raised, the place budget passes (the table may still pass the state budget).
+    let mut raised = general_options();
+    raised.json.max_nodes *= 2;
+    if let Err(e) = compile_schema(Some(&tree(60)), &raised) {
+        assert_ne!(e.budget, Some(Budget::SchemaNodes), "{e}");
+    }
+    let mut lowered = general_options();
+    lowered.json.max_nodes /= 8;
+    let e = match compile_schema(Some(&tree(40)), &lowered) {
+        Ok(_) => panic!("64,000 places compiled within 25,000"),
+        Err(e) => e,
+    };
+    assert!(e.reason.contains("more than 25000 schema places"), "{e}");
 }
 
 /// A negated `anyOf` that reads itself again (`d0` is a string or `d0`) was complemented
