@@ -898,9 +898,13 @@ fn cmd_constrain(args: &ConstrainArgs) -> Result<(), Failure> {
             (_, Some(f)) if e.at.starts_with("response_format") => f.display().to_string(),
             _ => name.clone(),
         };
-        // The library names its options (`Limits::max_states`); here, the flag too.
+        // The library names the option that sets a budget (`Limits::max_states`); here,
+        // the flag that sets it too. Only where the reason names that option: general
+        // mode's fixed limits (nesting depth, alternatives, `JsonOptions::max_count`) are
+        // size budgets no flag moves.
         let raise = e
             .budget
+            .filter(|b| e.reason.contains(b.name()))
             .map(|b| format!("; raise it with {}", budget_flag(b)))
             .unwrap_or_default();
         Failure::data(format!("{file}: {e}{raise}"))

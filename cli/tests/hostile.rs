@@ -189,4 +189,27 @@ fn constrain_budgets_are_named_and_can_be_raised() {
     );
     let (code, _, stderr) = constrain(&["--schema-mode", "general", "--max-schema-nodes", "50"]);
     assert_eq!(code, 0, "{stderr}");
+    // A limit no flag moves (a `minLength` above `JsonOptions::max_count`) names no flag.
+    let format = std::env::temp_dir().join(format!("rtpl-max-count-{}.json", std::process::id()));
+    std::fs::write(
+        &format,
+        r#"{"type": "json_schema", "json_schema": {"name": "s", "schema": {"type": "object",
+            "properties": {"e": {"type": "string", "minLength": 300}}}}}"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = rtpl(&[
+        "constrain",
+        "--model",
+        "qwen3",
+        "--vocab",
+        "o200k_base",
+        "--schema-mode",
+        "general",
+        "--response-format",
+        format.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&format).unwrap();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("JsonOptions::max_count"), "{stderr}");
+    assert!(!stderr.contains("raise it with"), "{stderr}");
 }

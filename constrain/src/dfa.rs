@@ -176,6 +176,14 @@ impl std::fmt::Display for Budget {
     }
 }
 
+/// [`BuildError::TooLarge`]'s message: a size passed, or the time budget.
+fn past_budget(budget: &Budget, what: &str) -> String {
+    match budget {
+        Budget::Time => format!("{what} (budget {budget})"),
+        _ => format!("the automaton is too large: {what} (budget {budget})"),
+    }
+}
+
 /// Most bytes regex-automata may use for a pattern past the position construction's budgets
 /// (about half a second of determinization on this machine).
 const FALLBACK_BYTES: usize = 16 << 20;
@@ -187,8 +195,10 @@ const FALLBACK_WORK_NFA_STATES: usize = 10_000;
 /// A table that could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {
-    /// The automaton passed [`Limits`].
-    #[error("the automaton is too large: {what} (budget {budget})")]
+    /// The automaton passed [`Limits`] ("the automaton is too large: more than 50 states
+    /// (budget Limits::max_states)"; past the deadline, "building took longer than the
+    /// time budget (budget Options::time_budget)").
+    #[error("{}", past_budget(.budget, .what))]
     TooLarge {
         /// Which budget.
         budget: Budget,

@@ -108,10 +108,6 @@ const ALL: u8 = 127;
 const MAX_ALTERNATIVES: usize = 256;
 /// Most key classes of one object (from overlapping `patternProperties`).
 const MAX_KEY_CLASSES: usize = 64;
-/// Schema places one compile may collect per [`JsonOptions::max_nodes`] regex node: half
-/// (200,000 places at the default), so that raising that budget (`rtpl constrain
-/// --max-schema-nodes`), which the place budget's errors name, raises this one too.
-const PLACES_PER_NODE: (usize, usize) = (1, 2);
 /// Most multiples of a too fine `multipleOf` enumerated in a bounded range.
 const MAX_MULTIPLES: usize = 256;
 /// Slot tables are minimized up to this many states.
@@ -720,11 +716,11 @@ fn number(v: &Value, at: &str) -> Result<Decimal, CompileError> {
 }
 
 impl<'a> General<'a> {
-    /// Most schema places one compile collects ([`PLACES_PER_NODE`] of
-    /// [`JsonOptions::max_nodes`]).
+    /// Most schema places one compile collects: half of [`JsonOptions::max_nodes`]
+    /// (200,000 at the default), so that raising that budget (`rtpl constrain
+    /// --max-schema-nodes`), which the place budget's errors name, raises this one too.
     fn max_places(&self) -> usize {
-        let (per, nodes) = PLACES_PER_NODE;
-        self.options.max_nodes.saturating_mul(per) / nodes
+        self.options.max_nodes / 2
     }
 
     fn tick(&mut self, pointer: &str) -> Result<(), CompileError> {
@@ -734,7 +730,8 @@ impl<'a> General<'a> {
             return Err(budget(
                 pointer,
                 format!(
-                    "more than {max} schema places collected (budget {})",
+                    "more than {max} schema places collected (half of the regex node budget, \
+                     budget {})",
                     Budget::SchemaNodes
                 ),
             ));

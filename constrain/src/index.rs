@@ -826,8 +826,9 @@ impl TokenIndex {
     }
 
     /// Heap bytes of the masks computed so far (and of what they remember about plain text:
-    /// one plain character from a state, and the states known to take plain text; and the
-    /// kept walks of root subtrees and after lead bytes).
+    /// one plain character from a state, the states known to take plain text, and what
+    /// counts of plain characters found along chains; and the kept walks of root subtrees
+    /// and after lead bytes). Entries of the maps are counted, not their spare capacity.
     pub fn mask_memory(&self) -> usize {
         let steps: usize = self
             .plain_next
@@ -1292,8 +1293,9 @@ impl TokenIndex {
     /// states after `k` characters repeat those after fewer: free text, a string body).
     /// `None` when some texts of one length die and others do not, or when more than
     /// [`LENGTH_STATES_MAX`] states follow one length (then [`Self::takes_plain_text`]
-    /// decides). `chain` gets the states after 0, 1, ... characters as long as each length
-    /// leads to one state ([`Self::plain_chain`]'s start).
+    /// decides). `chain` gets `state`, then the states after 1, 2, ... characters as long
+    /// as each length leads to one state, up to where an earlier count's answer was read
+    /// back ([`PlainLength`]): a prefix of the chain, which [`Self::plain_chain`] extends.
     fn plain_length(
         &self,
         t: usize,

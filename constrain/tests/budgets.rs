@@ -138,6 +138,9 @@ fn each_budget_is_named_and_can_be_raised() {
     let e = refused(with_schema(schema(), &options).0);
     assert_eq!(e.budget, Some(Budget::Time), "{e}");
     assert!(e.reason.contains("Options::time_budget"), "{e}");
+    // Running out of time is not a size passed.
+    assert!(e.reason.contains("longer than the time budget"), "{e}");
+    assert!(!e.reason.contains("too large"), "{e}");
     // No time bound.
     let options = Options {
         time_budget: None,
