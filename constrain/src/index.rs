@@ -177,6 +177,18 @@ impl PlainLength {
     }
 }
 
+/// [`TokenIndex`]'s clean chains of one tier: by machine state, a chain of single steps
+/// through it and the state's place in that chain.
+type CleanChains = FxHashMap<u32, (Arc<[u32]>, u32)>;
+
+/// Sums `size` over per-tier maps (each read in turn).
+fn per_tier<M>(maps: &[RwLock<M>], size: impl Fn(&M) -> usize) -> usize {
+    maps.iter()
+        .filter_map(|m| m.read().ok())
+        .map(|m| size(&m))
+        .sum()
+}
+
 /// A set of token ids (a bitset over the vocabulary).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mask {
@@ -785,6 +797,11 @@ pub struct TokenIndex {
     /// Per plain-text tier: what [`TokenIndex::plain_length`] found from the states of a
     /// chain of single steps (by machine state).
     plain_lengths: Vec<RwLock<FxHashMap<u32, PlainLength>>>,
+    /// Per plain-text tier: chains of single steps that a count followed to the tier's
+    /// longest plain token with no death and no repeat (a string with more characters left
+    /// than that), by machine state: the chain and the state's place in it. A later count
+    /// from a state of the chain goes on from its end instead of stepping it again.
+    clean_chains: Vec<RwLock<CleanChains>>,
     /// Walks of large root subtrees, kept per state after the root's byte.
     root_walks: RootWalks,
     /// [`Scratch`]es kept between masks, one per thread computing at once.
@@ -820,6 +837,7 @@ impl TokenIndex {
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_lengths: (0..tiers).map(|_| RwLock::default()).collect(),
+            clean_chains: (0..tiers).map(|_| RwLock::default()).collect(),
             root_walks: RootWalks::default(),
             scratches: std::sync::Mutex::default(),
         }
@@ -830,34 +848,28 @@ impl TokenIndex {
     /// counts of plain characters found along chains; and the kept walks of root subtrees
     /// and after lead bytes). Entries of the maps are counted, not their spare capacity.
     pub fn mask_memory(&self) -> usize {
-        let steps: usize = self
-            .plain_next
-            .iter()
-            .filter_map(|m| m.read().ok())
-            .map(|m| {
-                m.values()
-                    .map(|p| 48 + p.states.as_ref().map_or(0, |s| s.len() * 4))
-                    .sum::<usize>()
-            })
-            .sum();
+        let steps = per_tier(&self.plain_next, |m| {
+            m.values()
+                .map(|p| 48 + p.states.as_ref().map_or(0, |s| s.len() * 4))
+                .sum()
+        });
         let computed: usize = self
             .computed
             .read()
             .map_or(0, |c| c.values().map(|m| m.words.len() * 8).sum());
         // The states known to take plain text: a tag and a state per entry.
-        let known: usize = self
-            .plain_states
-            .iter()
-            .filter_map(|m| m.read().ok())
-            .map(|m| m.len() * std::mem::size_of::<(usize, u32)>())
-            .sum();
+        let known = per_tier(&self.plain_states, |m| {
+            m.len() * std::mem::size_of::<(usize, u32)>()
+        });
         // What counting plain characters found: a state and an answer per entry.
-        let lengths: usize = self
-            .plain_lengths
-            .iter()
-            .filter_map(|m| m.read().ok())
-            .map(|m| m.len() * 16)
-            .sum();
+        let lengths = per_tier(&self.plain_lengths, |m| m.len() * 16);
+        // Clean chains: an entry per state, and each chain once, at the state it starts
+        // from (a chain whose first state kept an earlier entry is left out).
+        let chains = per_tier(&self.clean_chains, |m| {
+            m.values()
+                .map(|(c, at)| 24 + if *at == 0 { c.len() * 4 } else { 0 })
+                .sum()
+        });
         // The kept root walks ([`KeptWalks::words`]).
         let walks = self.root_walks.kept.read().map_or(0, |k| k.words() * 4);
         // The kept scratches: each walk after a lead byte and its entry.
@@ -878,6 +890,7 @@ impl TokenIndex {
             + steps
             + known
             + lengths
+            + chains
             + walks
             + scratches
     }
@@ -1315,26 +1328,49 @@ impl TokenIndex {
         if let Some(found) = known(state) {
             return found.shifted(0, longest);
         }
-        let (answer, found) = self.count_plain(t, state, longest, chain, scratch, known);
+        let clean = |s: u32| {
+            self.clean_chains[t]
+                .read()
+                .ok()
+                .and_then(|m| m.get(&s).cloned())
+        };
+        let (answer, found) = self.count_plain(t, state, longest, chain, scratch, (known, clean));
         // The states of the chain (each after one more single step) get the answer
         // shifted: a later mask inside the string reads it instead of counting again.
-        if let Some(found) = found {
-            if let Ok(mut m) = self.plain_lengths[t].write() {
-                for (k, &s) in chain.iter().enumerate() {
-                    let Some(entry) = found.moved(-(k as i64)) else {
-                        break;
-                    };
-                    m.entry(s).or_insert(entry);
+        match found {
+            Some(found) => {
+                if let Ok(mut m) = self.plain_lengths[t].write() {
+                    for (k, &s) in chain.iter().enumerate() {
+                        let Some(entry) = found.moved(-(k as i64)) else {
+                            break;
+                        };
+                        m.entry(s).or_insert(entry);
+                    }
                 }
             }
+            // No death and no repeat within the longest token, each level one state: the
+            // chain is kept, so that the next state's count steps only past its end.
+            None if chain.len() == longest + 1 => {
+                let kept: Arc<[u32]> = chain.as_slice().into();
+                if let Ok(mut m) = self.clean_chains[t].write() {
+                    for (k, &s) in chain[..longest].iter().enumerate() {
+                        m.entry(s).or_insert_with(|| (kept.clone(), k as u32));
+                    }
+                }
+            }
+            None => {}
         }
         answer
     }
 
     /// [`Self::plain_length`]'s count from `state` (`chain` begun with it), with what it
     /// found as a [`PlainLength`] when that holds whatever the budget (`None` when the
-    /// count stopped at `longest` characters with no death and no repeat). `known`: what
-    /// an earlier count found from a state, read where a level is that one state.
+    /// count stopped at `longest` characters with no death and no repeat). `known.0`: what
+    /// an earlier count found from a state, read where a level is that one state;
+    /// `known.1`: a clean chain through a state, whose levels are taken as they are
+    /// (where the chain so far is whole: its states are the next levels, each one state,
+    /// none dying; a repeat among them goes unseen, which changes no answer, as the levels
+    /// then cycle without a death up to `longest`).
     fn count_plain(
         &self,
         t: usize,
@@ -1342,8 +1378,12 @@ impl TokenIndex {
         longest: usize,
         chain: &mut Vec<u32>,
         scratch: &mut Scratch,
-        known: impl Fn(u32) -> Option<PlainLength>,
+        known: (
+            impl Fn(u32) -> Option<PlainLength>,
+            impl Fn(u32) -> Option<(Arc<[u32]>, u32)>,
+        ),
     ) -> (Option<usize>, Option<PlainLength>) {
+        let (known, clean) = known;
         let mut level = vec![state];
         // The levels met (each once; a level met again repeats what follows it). One
         // state levels (a string counting its characters: most of them) apart, without a
@@ -1352,7 +1392,23 @@ impl TokenIndex {
         let mut seen: FxHashSet<Vec<u32>> = FxHashSet::default();
         seen_one.insert(state);
         let mut next = Vec::new();
-        for n in 0..longest {
+        let mut n = 0;
+        while n < longest {
+            // A clean chain through the level's one state: its next states are the next
+            // levels (as many as the count has room for).
+            if let (&[one], true) = (level.as_slice(), chain.len() == n + 1) {
+                if let Some((kept, at)) = clean(one) {
+                    let after = &kept[at as usize + 1..];
+                    let take = after.len().min(longest - n);
+                    if take > 0 {
+                        chain.extend_from_slice(&after[..take]);
+                        n += take;
+                        level.clear();
+                        level.push(after[take - 1]);
+                        continue;
+                    }
+                }
+            }
             next.clear();
             let mut dies = false;
             for &s in &level {
@@ -1390,6 +1446,7 @@ impl TokenIndex {
                 }
             }
             std::mem::swap(&mut level, &mut next);
+            n += 1;
         }
         (Some(longest), None)
     }
@@ -2193,8 +2250,11 @@ mod tests {
     /// a fresh index, whatever order the states are asked in: strings counting up to fewer
     /// and more characters than the longest plain token (128), with a `minLength`, read in
     /// place, patterns where some texts die before others (`None`, within the count and
-    /// past it), and bodies whose levels repeat. A shift off by one, or an answer kept for a state it does not hold from,
-    /// gives another count.
+    /// past it), and bodies whose levels repeat. The chains `walk_by_prefix` walks from
+    /// are compared too: a count that met nothing within the longest token keeps its chain
+    /// (`clean_chains`), and a later count from a state of it goes on from its end. A shift
+    /// off by one, an answer kept for a state it does not hold from, or a chain read from
+    /// the wrong place gives another count or chain.
     #[test]
     fn counts_read_back_along_a_chain_are_fresh_counts() {
         use rand::seq::SliceRandom;
@@ -2223,28 +2283,45 @@ mod tests {
             shuffled,
         ];
         let mut read_back = 0;
+        // The count from `s` and its chain as `walk_by_prefix` gets it (extended by
+        // `plain_chain` to the tier's prefix groups).
+        let count = |index: &TokenIndex, t: usize, s: u32| {
+            let mut chain = Vec::new();
+            let mut scratch = Scratch::default();
+            let n = index.plain_length(t, s, &mut chain, &mut scratch);
+            assert_eq!(chain[0], s);
+            let len = index.vocab.tiers[t].prefix_groups.len();
+            let whole = index.plain_chain(t, &mut chain, len, &mut scratch);
+            chain.truncate(len);
+            (n, whole.then_some(chain))
+        };
+        let mut chains_read = 0;
         for t in 0..index.vocab.tiers.len() {
             // The count from each state alone: a fresh index remembers nothing.
-            let fresh: Vec<Option<usize>> = states
+            let fresh: Vec<_> = states
                 .iter()
                 .map(|&s| {
                     let alone = TokenIndex::new(index.constraint.clone(), index.vocab.clone());
-                    alone.plain_length(t, s, &mut Vec::new(), &mut Scratch::default())
+                    count(&alone, t, s)
                 })
                 .collect();
             for order in &orders {
                 let kept = TokenIndex::new(index.constraint.clone(), index.vocab.clone());
                 for &s in order {
                     let before = kept.plain_lengths[t].read().unwrap().contains_key(&s);
-                    let mut chain = Vec::new();
-                    let count = kept.plain_length(t, s, &mut chain, &mut Scratch::default());
-                    assert_eq!(count, fresh[s as usize - 1], "state {s}, tier {t}");
-                    assert_eq!(chain[0], s);
+                    let through = kept.clean_chains[t].read().unwrap().contains_key(&s);
+                    assert_eq!(
+                        count(&kept, t, s),
+                        fresh[s as usize - 1],
+                        "state {s}, tier {t}"
+                    );
                     read_back += usize::from(before);
+                    chains_read += usize::from(through);
                 }
             }
         }
         assert!(read_back > 1000, "{read_back} counts read back");
+        assert!(chains_read > 500, "{chains_read} clean chains read");
     }
 
     /// Plain steps with one `Scratch` kept across every state and tier, the machine's own
