@@ -1527,6 +1527,21 @@ impl<'a> SchemaLanguage<'a> {
 /// the regex parser gives for the pattern as written, on one line (an unclosed class or
 /// group, a bad escape, at its 1-based character), or that it is no ECMA-262 regular
 /// expression the translation takes.
+/// A regex-syntax error on one line: its kind ("backreferences are not supported"),
+/// without the pattern and caret lines its `Display` adds. For a translated pattern, whose
+/// positions are not the schema's (general mode's `plain_pattern`).
+pub(crate) fn one_line(e: &regex_syntax::Error) -> String {
+    match e {
+        regex_syntax::Error::Parse(e) => e.kind().to_string(),
+        regex_syntax::Error::Translate(e) => e.kind().to_string(),
+        other => other
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
 pub(crate) fn untranslatable(what: &str, pattern: &str) -> String {
     let at = |offset: usize| pattern.get(..offset).map_or(0, |p| p.chars().count()) + 1;
     let reason = match regex_syntax::Parser::new().parse(pattern) {
