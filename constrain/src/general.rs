@@ -581,8 +581,8 @@ struct General<'a> {
 
 /// A child place's language as [`General::child_language`] generated it, and the schema
 /// places generating it collected (`General::work`), counted again when the language is
-/// reused, so that the place budget ([`General::max_places`]) ends a compile exactly where generating
-/// everything again would. (The other thing generating does besides, noting the first
+/// reused, so that the place budget ([`General::max_places`]) ends a compile exactly where
+/// generating everything again would. (The other thing generating does besides, noting the first
 /// required property without a value in `General::cut`, needs nothing: once noted it is
 /// never cleared, so generating the place again would change nothing.)
 struct Child {

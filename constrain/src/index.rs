@@ -1319,22 +1319,10 @@ impl TokenIndex {
         let longest = self.vocab.tiers[t].max_chars;
         chain.clear();
         chain.push(state);
-        let known = |s: u32| {
-            self.plain_lengths[t]
-                .read()
-                .ok()
-                .and_then(|m| m.get(&s).copied())
-        };
-        if let Some(found) = known(state) {
+        if let Some(found) = self.kept_length(t, state) {
             return found.shifted(0, longest);
         }
-        let clean = |s: u32| {
-            self.clean_chains[t]
-                .read()
-                .ok()
-                .and_then(|m| m.get(&s).cloned())
-        };
-        let (answer, found) = self.count_plain(t, state, longest, chain, scratch, (known, clean));
+        let (answer, found) = self.count_plain(t, state, longest, chain, scratch);
         // The states of the chain (each after one more single step) get the answer
         // shifted: a later mask inside the string reads it instead of counting again.
         match found {
@@ -1363,14 +1351,26 @@ impl TokenIndex {
         answer
     }
 
+    /// What an earlier count found from `state` in tier `t` ([`Self::plain_length`]).
+    fn kept_length(&self, t: usize, state: u32) -> Option<PlainLength> {
+        let kept = self.plain_lengths[t].read().ok()?;
+        kept.get(&state).copied()
+    }
+
+    /// A clean chain through `state` in tier `t`, and its place there.
+    fn kept_chain(&self, t: usize, state: u32) -> Option<(Arc<[u32]>, u32)> {
+        let kept = self.clean_chains[t].read().ok()?;
+        kept.get(&state).cloned()
+    }
+
     /// [`Self::plain_length`]'s count from `state` (`chain` begun with it), with what it
     /// found as a [`PlainLength`] when that holds whatever the budget (`None` when the
-    /// count stopped at `longest` characters with no death and no repeat). `known.0`: what
-    /// an earlier count found from a state, read where a level is that one state;
-    /// `known.1`: a clean chain through a state, whose levels are taken as they are
-    /// (where the chain so far is whole: its states are the next levels, each one state,
-    /// none dying; a repeat among them goes unseen, which changes no answer, as the levels
-    /// then cycle without a death up to `longest`).
+    /// count stopped at `longest` characters with no death and no repeat). Where a level
+    /// is one state, what an earlier count found from it is read ([`Self::kept_length`]),
+    /// and a clean chain through it is taken as it is ([`Self::kept_chain`], where the
+    /// chain so far is whole: its states are the next levels, each one state, none dying;
+    /// a repeat among them goes unseen, which changes no answer, as the levels then cycle
+    /// without a death up to `longest`).
     fn count_plain(
         &self,
         t: usize,
@@ -1378,12 +1378,7 @@ impl TokenIndex {
         longest: usize,
         chain: &mut Vec<u32>,
         scratch: &mut Scratch,
-        known: (
-            impl Fn(u32) -> Option<PlainLength>,
-            impl Fn(u32) -> Option<(Arc<[u32]>, u32)>,
-        ),
     ) -> (Option<usize>, Option<PlainLength>) {
-        let (known, clean) = known;
         let mut level = vec![state];
         // The levels met (each once; a level met again repeats what follows it). One
         // state levels (a string counting its characters: most of them) apart, without a
@@ -1397,7 +1392,7 @@ impl TokenIndex {
             // A clean chain through the level's one state: its next states are the next
             // levels (as many as the count has room for).
             if let (&[one], true) = (level.as_slice(), chain.len() == n + 1) {
-                if let Some((kept, at)) = clean(one) {
+                if let Some((kept, at)) = self.kept_chain(t, one) {
                     let after = &kept[at as usize + 1..];
                     let take = after.len().min(longest - n);
                     if take > 0 {
@@ -1441,7 +1436,7 @@ impl TokenIndex {
                     chain.push(one);
                 }
                 // Counted from `one` before: its answer, `n + 1` characters on.
-                if let Some(found) = known(one) {
+                if let Some(found) = self.kept_length(t, one) {
                     return (found.shifted(n + 1, longest), found.moved(n as i64 + 1));
                 }
             }

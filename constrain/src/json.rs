@@ -1523,36 +1523,45 @@ impl<'a> SchemaLanguage<'a> {
     }
 }
 
-/// Why `pattern` (ECMA-262) could not be translated, for an error: `what` and the reason
-/// the regex parser gives for the pattern as written, on one line (an unclosed class or
-/// group, a bad escape, at its 1-based character), or that it is no ECMA-262 regular
-/// expression the translation takes.
+/// A regex-syntax error's kind ("unclosed character class") and the byte offset where its
+/// span starts; `None` for an error of another sort.
+fn parse_failure(e: &regex_syntax::Error) -> Option<(String, usize)> {
+    match e {
+        regex_syntax::Error::Parse(e) => Some((e.kind().to_string(), e.span().start.offset)),
+        regex_syntax::Error::Translate(e) => Some((e.kind().to_string(), e.span().start.offset)),
+        _ => None,
+    }
+}
+
 /// A regex-syntax error on one line: its kind ("backreferences are not supported"),
 /// without the pattern and caret lines its `Display` adds. For a translated pattern, whose
 /// positions are not the schema's (general mode's `plain_pattern`).
 pub(crate) fn one_line(e: &regex_syntax::Error) -> String {
-    match e {
-        regex_syntax::Error::Parse(e) => e.kind().to_string(),
-        regex_syntax::Error::Translate(e) => e.kind().to_string(),
-        other => other
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
+    parse_failure(e).map_or_else(
+        || {
+            e.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+        |(kind, _)| kind,
+    )
 }
 
+/// Why `pattern` (ECMA-262) could not be translated, for an error: `what` and the reason
+/// the regex parser gives for the pattern as written, on one line (an unclosed class or
+/// group, a bad escape, at its 1-based character), or that it is no ECMA-262 regular
+/// expression the translation takes.
 pub(crate) fn untranslatable(what: &str, pattern: &str) -> String {
     let at = |offset: usize| pattern.get(..offset).map_or(0, |p| p.chars().count()) + 1;
-    let reason = match regex_syntax::Parser::new().parse(pattern) {
-        Err(regex_syntax::Error::Parse(e)) => {
-            format!("{} at character {}", e.kind(), at(e.span().start.offset))
-        }
-        Err(regex_syntax::Error::Translate(e)) => {
-            format!("{} at character {}", e.kind(), at(e.span().start.offset))
-        }
-        _ => "not an ECMA-262 regular expression".to_string(),
-    };
+    let reason = regex_syntax::Parser::new()
+        .parse(pattern)
+        .err()
+        .and_then(|e| parse_failure(&e))
+        .map_or_else(
+            || "not an ECMA-262 regular expression".to_string(),
+            |(kind, offset)| format!("{kind} at character {}", at(offset)),
+        );
     format!("cannot translate {what}: {reason}")
 }
 
