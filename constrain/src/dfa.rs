@@ -2932,6 +2932,21 @@ impl Table {
 
     /// [`Self::difference`] with `self` of stored states, breadth first and then trimmed.
     fn difference_breadth_first(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        self.pairs_breadth_first(other, |na, _| na != DEAD, |a, b| a && !b, limits)
+    }
+
+    /// The product of two tables of stored states, breadth first: a pair of states steps to
+    /// the pair of their steps where `live(step, other's step)`, and accepts where
+    /// `accepting(accepts, other accepts)`.
+    ///
+    /// Errors: past `limits`.
+    fn pairs_breadth_first(
+        &self,
+        other: &Self,
+        live: impl Fn(u32, u32) -> bool,
+        accepting: impl Fn(bool, bool) -> bool,
+        limits: &Limits,
+    ) -> Result<Self, BuildError> {
         let (classes, stride) = merge_classes(&[&self.classes, &other.classes]);
         let mut keys = Vec::new();
         Self::determinize_keyed(
@@ -2939,12 +2954,25 @@ impl Table {
             stride,
             (START, START),
             |&(a, b): &(u32, u32), byte| {
-                let na = self.next(a, byte);
-                (na != DEAD).then(|| (na, other.next(b, byte)))
+                let (na, nb) = (self.next(a, byte), other.next(b, byte));
+                live(na, nb).then_some((na, nb))
             },
-            |&(a, b): &(u32, u32)| self.is_accepting(a) && !other.is_accepting(b),
+            |&(a, b): &(u32, u32)| accepting(self.is_accepting(a), other.is_accepting(b)),
             limits,
             &mut keys,
+        )
+    }
+
+    /// The texts either table accepts (both of stored states only, trimmed: every pair
+    /// met can still reach an accepting one), breadth first.
+    ///
+    /// Errors: past `limits`.
+    pub(crate) fn union(&self, other: &Self, limits: &Limits) -> Result<Self, BuildError> {
+        self.pairs_breadth_first(
+            other,
+            |na, nb| na != DEAD || nb != DEAD,
+            |a, b| a || b,
+            limits,
         )
     }
 
@@ -3669,11 +3697,12 @@ mod tests {
             {"type": "array", "items": {"type": "object", "properties": leaf}},
             {"type": "integer", "minimum": 10, "maximum": 5000}
         ]});
-        let schema = serde_json::json!({"type": "object", "properties": {
+        // At the root, the integer is a call returning to the end (accepting).
+        let schema = serde_json::json!({"anyOf": [{"type": "object", "properties": {
             "a": either,
             "b": {"type": "array", "items": either},
             "c": {"type": "object", "properties": {"d": either, "e": {"type": "boolean"}}}
-        }});
+        }}, {"type": "integer", "minimum": 10, "maximum": 5000}]});
         let c = crate::template::compile_schema(Some(&schema), &options).unwrap();
         let mut tables: Vec<Arc<Table>> = vec![c.machine.table.clone()];
         let (mut seen, mut accepting_returns) = (0, 0);
