@@ -2264,7 +2264,7 @@ impl<'a> General<'a> {
             match self.child_language(&subs, &refs, pointer)? {
                 // An item written once per counted copy (`maxItems`) whose copies together
                 // would make a large automaton is read in place from one table.
-                Some(r) if self.copies_weigh(&r, min.saturating_sub(p.max(1)), max) => {
+                Some(r) if Self::copies_weigh(&r, min.saturating_sub(p), max.map(|m| m - p)) => {
                     self.slot_of_value(r, pointer)?
                 }
                 other => other,
@@ -2327,12 +2327,12 @@ impl<'a> General<'a> {
         self.slot(table, pointer)
     }
 
-    /// Whether `item`, written once per copy of a repetition of at least `min` and at most
-    /// `max` copies (unbounded: `min` and one more), weighs more than [`OBJECT_WEIGHT`] in
-    /// all ([`crate::json::hir_weight`]) and more than once: its copies would be determinized
-    /// and minimized one by one (the Store's `tslint.json`: up to 15 items of a
-    /// `member-ordering` kind, 125,761 states).
-    fn copies_weigh(&self, item: &Hir, min: usize, max: Option<usize>) -> bool {
+    /// Whether `item`, written once per item it may be (at most `max`; unbounded: `min` and
+    /// one more, the repetition after them), weighs more than [`OBJECT_WEIGHT`] in all
+    /// ([`crate::json::hir_weight`]) and is written more than once: its copies would be
+    /// determinized and minimized one by one (the Store's `tslint.json`: up to 15 items of
+    /// a `member-ordering` kind, 125,761 states).
+    fn copies_weigh(item: &Hir, min: usize, max: Option<usize>) -> bool {
         let copies = max.unwrap_or(min.saturating_add(1));
         if copies < 2 {
             return false;
@@ -2800,24 +2800,29 @@ impl<'a> General<'a> {
     ///
     /// Errors: the merged automaton's splice past the limits.
     fn merge_objects(&mut self, parts: Vec<Hir>, pointer: &str) -> Result<Vec<Hir>, CompileError> {
-        let skeleton_of = |h: &Hir| match h.kind() {
-            HirKind::Literal(l) => self.skeletons.get(&l.0[..]).cloned(),
-            _ => None,
-        };
-        let objects: Vec<Arc<Table>> = parts.iter().filter_map(skeleton_of).collect();
-        if objects.len() < 2 {
+        let skeletons: Vec<Option<&Arc<Table>>> = parts
+            .iter()
+            .map(|h| match h.kind() {
+                HirKind::Literal(l) => self.skeletons.get(&l.0[..]),
+                _ => None,
+            })
+            .collect();
+        let mut objects = skeletons.iter().flatten();
+        let (Some(first), Some(_)) = (objects.next(), objects.clone().next()) else {
             return Ok(parts);
-        }
-        let mut union = Table::clone(&objects[0]);
-        for o in &objects[1..] {
+        };
+        let mut union = Table::clone(first);
+        for o in objects {
             match union.union(o, &self.limits) {
                 Ok(u) => union = u,
                 Err(_) => return Ok(parts),
             }
         }
+        let merged: Vec<bool> = skeletons.iter().map(Option::is_some).collect();
         let mut out: Vec<Hir> = parts
             .into_iter()
-            .filter(|h| skeleton_of(h).is_none())
+            .zip(merged)
+            .filter_map(|(h, m)| (!m).then_some(h))
             .collect();
         if let Some(merged) = self.skeleton_slot(union, pointer)? {
             out.push(merged);
