@@ -147,6 +147,14 @@ const SLOT_FROM: usize = 2_000;
 /// own until the rest fit ([`General::gen_object`]).
 const OBJECT_WEIGHT: usize = 5_000;
 
+/// How many times the states of the objects [`General::merge_objects`] merges together
+/// (their tables with values, or an inline object's skeleton) their merged table may have;
+/// past it, they are kept apart.
+const MERGED_GROWTH: usize = 4;
+
+/// The most states of an inline object's skeleton [`General::merge_objects`] merges.
+const INLINE_SKELETON_UP_TO: usize = 4_096;
+
 /// A string's language (one bound, format or pattern) weighing more than this
 /// ([`crate::json::hir_weight`]: a `maxLength` counts each character it may write, so
 /// `maxLength` from about 100 on, and formats such as `email`, `uri` or `hostname`) is one
@@ -597,10 +605,12 @@ struct General<'a> {
     values: HashMap<(u64, u64), Option<Hir>>,
     /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
-    /// Per slot of a whole object built by [`Self::optional_members`] (by its placeholder's
-    /// bytes): its table before the values were spliced in (keys, value placeholders,
-    /// commas), so that alternatives of such objects are one table ([`Self::merge_objects`]).
-    skeletons: HashMap<Vec<u8>, Arc<Table>>,
+    /// Per slot of a whole object built by [`Self::optional_members`] or counted
+    /// ([`Self::slot_of_both`]; by its placeholder's bytes): its table before the values
+    /// were spliced in (keys, value placeholders, commas), and the budget states of the
+    /// table with them ([`Table::budget_states`]), so that alternatives of such objects are
+    /// one table ([`Self::merge_objects`]).
+    skeletons: HashMap<Vec<u8>, (Arc<Table>, usize)>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// The languages of child places already generated ([`Self::child_language`]), by
     /// [`Self::child_key`]: a place met again in the same state (an object in each
@@ -1500,8 +1510,9 @@ impl<'a> General<'a> {
                     break;
                 }
             }
+            let object = n.types == OBJECT;
             if let Some(h) = self.gen(n, pointer)? {
-                parts.push(h);
+                parts.push((h, object));
             }
         }
         let parts = self.merge_objects(parts, pointer)?;
@@ -2725,9 +2736,8 @@ impl<'a> General<'a> {
     ) -> Result<Option<Hir>, CompileError> {
         let t = skeleton
             .intersect(other, &self.limits)
-            .and_then(|t| crate::json::splice_slots(t, &self.slots, self.options, &self.limits))
             .map_err(|e| build_error(pointer, e))?;
-        self.slot(t, pointer)
+        self.skeleton_slot(t, pointer)
     }
 
     /// Whether `members` are all optional and large enough that [`Writer::members`]'s
@@ -2841,53 +2851,153 @@ impl<'a> General<'a> {
         let kept = Arc::new(skeleton.clone());
         let t = crate::json::splice_slots(skeleton, &self.slots, self.options, &self.limits)
             .map_err(|e| build_error(pointer, e))?;
-        let slot = self.slot(t, pointer)?;
+        self.skeleton_kept(kept, t, pointer)
+    }
+
+    /// A slot for `spliced` (`skeleton` with its values spliced in), the skeleton kept with
+    /// it.
+    ///
+    /// Errors: the automaton past the limits.
+    fn skeleton_kept(
+        &mut self,
+        skeleton: Arc<Table>,
+        spliced: Table,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        let states = spliced.budget_states();
+        let slot = self.slot(spliced, pointer)?;
         if let Some(HirKind::Literal(l)) = slot.as_ref().map(Hir::kind) {
-            self.skeletons.entry(l.0.to_vec()).or_insert(kept);
+            self.skeletons
+                .entry(l.0.to_vec())
+                .or_insert((skeleton, states));
         }
         Ok(slot)
     }
 
-    /// `parts` (alternatives), those that are objects of [`Self::optional_members`] as one
-    /// table: their skeletons' union with the values spliced in once. Apart, each object is a
-    /// table of its own, and the automaton reading the alternatives copies both where they
+    /// `parts` (alternatives; each with whether it is an object only), those that are
+    /// objects with a kept skeleton ([`Self::optional_members`], counted objects) as one
+    /// table: their skeletons' union with the values spliced in once. Apart, each object is
+    /// a table of its own, and the automaton reading the alternatives copies both where they
     /// start on one byte (`{`), with every value they read side by side (the Store's
     /// `sil-kit-participant-configuration.json`, a closed object of 20 members with a `not`
     /// of two of them: three alternatives, 179,575 states); their union reads each value
     /// where the skeletons reach it together. The same language: splicing values into the
-    /// placeholders of a union is the union of the spliced ones. Past a budget, the parts
-    /// as they are (their alternation fails or passes it as before).
+    /// placeholders of a union is the union of the spliced ones. Objects written inline
+    /// (required members) join them where the union reads no large value side by side with
+    /// something else ([`crate::json::values_clash`]) and the merged table stays within
+    /// [`MERGED_GROWTH`] times the parts' states (a `dependencies` of four names over any
+    /// value: 16 objects, 65 ms apart, 1 ms merged); otherwise, or past a budget, the kept
+    /// ones alone, as before (their alternation fails or passes it as before).
     ///
     /// Errors: the merged automaton's splice past the limits.
-    fn merge_objects(&mut self, parts: Vec<Hir>, pointer: &str) -> Result<Vec<Hir>, CompileError> {
-        let skeletons: Vec<Option<&Arc<Table>>> = parts
+    fn merge_objects(
+        &mut self,
+        parts: Vec<(Hir, bool)>,
+        pointer: &str,
+    ) -> Result<Vec<Hir>, CompileError> {
+        let kept: Vec<Option<(Arc<Table>, usize)>> = parts
             .iter()
-            .map(|h| match h.kind() {
-                HirKind::Literal(l) => self.skeletons.get(&l.0[..]),
+            .map(|(h, _)| match h.kind() {
+                HirKind::Literal(l) => self.skeletons.get(&l.0[..]).cloned(),
                 _ => None,
             })
             .collect();
-        let mut objects = skeletons.iter().flatten();
-        let (Some(first), Some(_)) = (objects.next(), objects.clone().next()) else {
-            return Ok(parts);
+        if kept.iter().all(Option::is_none) {
+            // Apart from a kept skeleton, alternatives of inline objects are one table
+            // already.
+            return Ok(parts.into_iter().map(|(h, _)| h).collect());
+        }
+        // An inline object's skeleton is its HIR's table, placeholders still transitions
+        // (its states counted as they are), up to INLINE_SKELETON_UP_TO states: a larger
+        // one writes large values inline, which the union would read beside the kept
+        // skeletons' (`chezmoi.json`: two of 8,923 states, 65 ms of union to find that).
+        let mut with_inline = kept.clone();
+        let mut inline = false;
+        let limits = Limits {
+            max_states: INLINE_SKELETON_UP_TO,
+            ..self.limits
         };
-        let mut union = Table::clone(first);
-        for o in objects {
-            match union.union(o, &self.limits) {
-                Ok(u) => union = u,
-                Err(_) => return Ok(parts),
+        for ((h, object), s) in parts.iter().zip(with_inline.iter_mut()) {
+            if s.is_none() && *object {
+                if let Ok(t) = Table::from_hir(h, &limits) {
+                    let states = t.len();
+                    *s = Some((Arc::new(t), states));
+                    inline = true;
+                }
             }
         }
-        let merged: Vec<bool> = skeletons.iter().map(Option::is_some).collect();
+        if inline {
+            if let Some(out) = self.merge_skeletons(&parts, &with_inline, true, pointer)? {
+                return Ok(out);
+            }
+        }
+        Ok(match self.merge_skeletons(&parts, &kept, false, pointer)? {
+            Some(out) => out,
+            None => parts.into_iter().map(|(h, _)| h).collect(),
+        })
+    }
+
+    /// [`Self::merge_objects`] of the parts with a skeleton (with the states of each
+    /// part's table): the others, then one slot for the merged ones; `None` where fewer
+    /// than two have one or the union passes a budget (`bounded`: the merged table past
+    /// [`MERGED_GROWTH`] times the parts' states too).
+    ///
+    /// Errors: the merged automaton's splice past the limits (not `bounded`'s bound).
+    fn merge_skeletons(
+        &mut self,
+        parts: &[(Hir, bool)],
+        skeletons: &[Option<(Arc<Table>, usize)>],
+        bounded: bool,
+        pointer: &str,
+    ) -> Result<Option<Vec<Hir>>, CompileError> {
+        let mut objects = skeletons.iter().flatten();
+        let (Some((first, _)), Some(_)) = (objects.next(), objects.clone().next()) else {
+            return Ok(None);
+        };
+        let parts_states: usize = skeletons.iter().flatten().map(|(_, n)| n).sum();
+        let within = Limits {
+            max_states: if bounded {
+                parts_states
+                    .saturating_mul(MERGED_GROWTH)
+                    .min(self.limits.max_states)
+            } else {
+                self.limits.max_states
+            },
+            ..self.limits
+        };
+        let mut union = Table::clone(first);
+        for (o, _) in objects {
+            match union.union(o, &within) {
+                Ok(u) => union = u,
+                Err(_) => return Ok(None),
+            }
+        }
+        // Where the skeletons hold different values at one key, the union reads them side
+        // by side, as copies (the Store's `bamboo-spec.json`: a one-member object of ten
+        // kinds next to a task object, 37,730 stored states against 130 and 2,454; 0.35 ->
+        // 0.9 s), and the bound would be passed after building up to it.
+        if bounded && crate::json::values_clash(&union, &self.slots, self.options, &self.limits) {
+            return Ok(None);
+        }
+        let skeleton = Arc::new(union.clone());
+        let spliced = match crate::json::splice_slots(union, &self.slots, self.options, &within) {
+            Ok(t) => t,
+            Err(BuildError::TooLarge {
+                budget: Budget::States,
+                ..
+            }) if within.max_states < self.limits.max_states => return Ok(None),
+            Err(e) => return Err(build_error(pointer, e)),
+        };
         let mut out: Vec<Hir> = parts
-            .into_iter()
-            .zip(merged)
-            .filter_map(|(h, m)| (!m).then_some(h))
+            .iter()
+            .zip(skeletons)
+            .filter(|(_, s)| s.is_none())
+            .map(|((h, _), _)| h.clone())
             .collect();
-        if let Some(merged) = self.skeleton_slot(union, pointer)? {
+        if let Some(merged) = self.skeleton_kept(skeleton, spliced, pointer)? {
             out.push(merged);
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// An automaton over an object's skeleton (keys, colons, commas and value placeholders:
@@ -4593,6 +4703,39 @@ mod tests {
             // the root calls (3 stored states: start, the call's place, its return).
             assert!(!free || t.stored_states() > 3, "{schema}: intersected");
         }
+    }
+
+    /// Alternatives of objects written inline (required members) join the kept skeletons
+    /// of counted objects in one table where no large value would be read side by side:
+    /// the JSON-Schema-Test-Suite's draft 4 "dependencies with escaped characters" are 16
+    /// objects over any value (required and forbidden names, some counted by a
+    /// `minProperties`). Apart, the root read them side by side with their untyped values
+    /// copied (66,088 stored states, 65 ms); merged, the root calls one table. Verdicts:
+    /// the suite's (its valid objects with the names a dependency requires written before
+    /// the property, the documented order), and any value that is not an object.
+    #[test]
+    fn inline_objects_join_kept_skeletons() {
+        let t = table(json!({"dependencies": {"foo\nbar": ["foo\rbar"],
+            "foo\tbar": {"minProperties": 4}, "foo'bar": {"required": ["foo\"bar"]},
+            "foo\"bar": ["foo'bar"]}}));
+        check(
+            &t,
+            &[
+                r#"{"foo\rbar":2,"foo\nbar":1}"#,
+                r#"{"foo\tbar":1,"a":2,"b":3,"c":4}"#,
+                r#"{"foo\"bar":2,"foo'bar":1}"#,
+                "{}",
+                "[1]",
+                r#""foo'bar""#,
+            ],
+            &[
+                r#"{"foo\nbar":1,"foo":2}"#,
+                r#"{"foo\tbar":1,"a":2}"#,
+                r#"{"foo'bar":1}"#,
+                r#"{"foo\"bar":2}"#,
+            ],
+        );
+        small(&t, 1_000);
     }
 
     /// An array item written once per counted copy (`maxItems`) is read in place from one

@@ -513,44 +513,103 @@ fn splice_slots_with(
     } else {
         Vec::new()
     };
-    let find = |t: &crate::dfa::Table, s: u32| {
-        let mut out = Vec::new();
-        let q = t.next(s, UNTYPED);
-        if q != DEAD {
-            out.push((0, q));
-        }
-        let t1 = t.next(s, SLOT);
-        if t1 == DEAD {
-            return out;
-        }
-        for b1 in 0x80..=0xBFu8 {
-            let t2 = t.next(t1, b1);
-            if t2 == DEAD {
-                continue;
-            }
-            for b2 in 0x80..=0xBFu8 {
-                let t3 = t.next(t2, b2);
-                if t3 == DEAD {
-                    continue;
-                }
-                for b3 in 0x80..=0xBFu8 {
-                    let q = t.next(t3, b3);
-                    if q != DEAD {
-                        let index = ((b1 & 0x3F) as usize) << 12
-                            | ((b2 & 0x3F) as usize) << 6
-                            | (b3 & 0x3F) as usize;
-                        out.push((index + 1, q));
-                    }
-                }
-            }
-        }
-        out
-    };
+    let find = placeholders;
     if share {
         return table.splice_shared(&[UNTYPED, SLOT], find, &shared, SHARE_FROM, limits);
     }
     table.splice_many(&[UNTYPED, SLOT], find, &values, limits)
 }
+
+/// The placeholders `t` reads from state `s` and where each goes on: `(0, state)` for an
+/// untyped value ([`UNTYPED`]), `(index + 1, state)` for slot `index`'s table.
+fn placeholders(t: &crate::dfa::Table, s: u32) -> Vec<(usize, u32)> {
+    use crate::dfa::DEAD;
+    let mut out = Vec::new();
+    let q = t.next(s, UNTYPED);
+    if q != DEAD {
+        out.push((0, q));
+    }
+    let t1 = t.next(s, SLOT);
+    if t1 == DEAD {
+        return out;
+    }
+    for b1 in 0x80..=0xBFu8 {
+        let t2 = t.next(t1, b1);
+        if t2 == DEAD {
+            continue;
+        }
+        for b2 in 0x80..=0xBFu8 {
+            let t3 = t.next(t2, b2);
+            if t3 == DEAD {
+                continue;
+            }
+            for b3 in 0x80..=0xBFu8 {
+                let q = t.next(t3, b3);
+                if q != DEAD {
+                    let index = ((b1 & 0x3F) as usize) << 12
+                        | ((b2 & 0x3F) as usize) << 6
+                        | (b3 & 0x3F) as usize;
+                    out.push((index + 1, q));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether splicing `table`'s placeholders ([`splice_slots`]) would read a value side by
+/// side with something else: a state where a value starts on a byte that the state also
+/// reads otherwise, or that another value there starts on (an untyped value's first bytes:
+/// any value's). Such a value is copied from that byte on, with what goes on beside it.
+/// Only values of at least [`CLASH_FROM`] states count. `true` where the untyped values'
+/// reader cannot be built.
+pub(crate) fn values_clash(
+    table: &crate::dfa::Table,
+    slots: &Slots,
+    options: JsonOptions,
+    limits: &crate::dfa::Limits,
+) -> bool {
+    use crate::dfa::{DEAD, START};
+    let general = matches!(options.mode, SchemaMode::General { .. });
+    let kind = ReaderKind::Value { general };
+    let Ok(reader) = cached_reader(kind, options.any_depth, options.whitespace, limits) else {
+        return true;
+    };
+    let value = |k: usize| match k {
+        0 => Some(reader.as_ref()),
+        k => slots.tables.get(k - 1).map(|v| v.as_ref()),
+    };
+    // Values of fewer states are cheap to copy side by side (an object's keys no declared
+    // name takes, read next to the declared ones).
+    let first = |k: usize, b: u8| {
+        value(k).is_some_and(|v| v.len() >= CLASH_FROM && v.next(START, b) != DEAD)
+    };
+    // Two values with the same rows (a slot holding the untyped values' reader) go on
+    // alike: read side by side, they are one.
+    let differ = |j: usize, k: usize| match (value(j), value(k)) {
+        (Some(a), Some(b)) => !std::ptr::eq(a, b) && !a.same_rows(b),
+        _ => true,
+    };
+    (1..table.len() as u32).any(|s| {
+        let values = placeholders(table, s);
+        if values.is_empty() {
+            return false;
+        }
+        (0..=255u8).filter(|&b| b != UNTYPED && b != SLOT).any(|b| {
+            let mut starting = values
+                .iter()
+                .filter(|&&(k, _)| first(k, b))
+                .map(|&(k, _)| k);
+            match starting.next() {
+                None => false,
+                Some(k) => table.next(s, b) != DEAD || starting.any(|j| j != k && differ(j, k)),
+            }
+        })
+    })
+}
+
+/// The fewest states of a value [`values_clash`] counts.
+const CLASH_FROM: usize = 1_024;
 
 /// General mode minimizes spliced tables up to this many states.
 const MINIMIZE_UP_TO: usize = 100_000;
@@ -1576,6 +1635,49 @@ mod tests {
             .compile()
             .unwrap();
         schema_table(&hir, JsonOptions::default(), &Limits::default()).unwrap()
+    }
+
+    /// `values_clash` finds a value of at least `CLASH_FROM` states starting on a byte its
+    /// place reads otherwise, or beside another such value of other rows; not a small one,
+    /// not two alike, not values starting on different bytes.
+    #[test]
+    fn values_clash_where_a_large_value_is_read_beside_something_else() {
+        use std::sync::Arc;
+        let options = JsonOptions {
+            mode: SchemaMode::General {
+                closed: false,
+                draft: Draft::Draft2020,
+            },
+            ..JsonOptions::default()
+        };
+        let limits = Limits::default();
+        let string = |n: usize| {
+            Arc::new(Table::from_hir(&re(&format!(r#""[a-z]{{0,{n}}}""#)), &limits).unwrap())
+        };
+        let mut slots = Slots::default();
+        let large = slots.push(string(1_100)).unwrap();
+        let small = slots.push(string(100)).unwrap();
+        let other_large = slots.push(string(1_200)).unwrap();
+        let large_again = slots.push(string(1_100)).unwrap();
+        let array = slots
+            .push(Arc::new(
+                Table::from_hir(&re(r"\[[a-z]{0,1100}\]"), &limits).unwrap(),
+            ))
+            .unwrap();
+        assert!(string(1_100).len() >= CLASH_FROM && string(100).len() < CLASH_FROM);
+        let clash = |h: Hir| {
+            let t = Table::from_hir(&h, &limits).unwrap();
+            values_clash(&t, &slots, options, &limits)
+        };
+        // A large value beside a place's own `"`, beside another large one, beside an
+        // untyped value (which starts on `"` too).
+        assert!(clash(alt(vec![large.clone(), lit(r#""x""#)])));
+        assert!(clash(alt(vec![large.clone(), other_large.clone()])));
+        assert!(clash(alt(vec![large.clone(), untyped()])));
+        // A small value; two values of the same rows; values starting on different bytes.
+        assert!(!clash(alt(vec![small, lit(r#""x""#)])));
+        assert!(!clash(alt(vec![large.clone(), large_again])));
+        assert!(!clash(alt(vec![large, array, lit("x")])));
     }
 
     #[test]
