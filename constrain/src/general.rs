@@ -150,7 +150,7 @@ const OBJECT_WEIGHT: usize = 5_000;
 /// How many times the states of the objects [`General::merge_objects`] merges together
 /// (their tables with values, or an inline object's skeleton) their merged table may have;
 /// past it, they are kept apart.
-const MERGED_GROWTH: usize = 4;
+const MERGED_GROWTH: usize = 2;
 
 /// The most states of an inline object's skeleton [`General::merge_objects`] merges.
 const INLINE_SKELETON_UP_TO: usize = 4_096;
@@ -283,6 +283,18 @@ struct Objs<'a> {
     max_at: Option<String>,
     /// Where a keyword that cannot be negated was collected.
     structure_at: Option<String>,
+}
+
+/// An object's skeleton kept with its slot ([`General::skeleton_kept`]).
+#[derive(Debug, Clone)]
+struct Kept {
+    /// The object's table before its values were spliced in.
+    skeleton: Arc<Table>,
+    /// The budget states of the table with them ([`Table::budget_states`]).
+    states: usize,
+    /// A counted object's ([`General::slot_of_both`]); else one of optional members
+    /// ([`General::optional_members`]).
+    counted: bool,
 }
 
 /// The constraints collected at one place of the value; see the module documentation.
@@ -607,10 +619,10 @@ struct General<'a> {
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
     /// Per slot of a whole object built by [`Self::optional_members`] or counted
     /// ([`Self::slot_of_both`]; by its placeholder's bytes): its table before the values
-    /// were spliced in (keys, value placeholders, commas), and the budget states of the
-    /// table with them ([`Table::budget_states`]), so that alternatives of such objects are
-    /// one table ([`Self::merge_objects`]).
-    skeletons: HashMap<Vec<u8>, (Arc<Table>, usize)>,
+    /// were spliced in (keys, value placeholders, commas), the budget states of the table
+    /// with them ([`Table::budget_states`]), and whether it is counted, so that
+    /// alternatives of such objects are one table ([`Self::merge_objects`]).
+    skeletons: HashMap<Vec<u8>, Kept>,
     matchers: HashMap<String, Option<regex_automata::meta::Regex>>,
     /// The languages of child places already generated ([`Self::child_language`]), by
     /// [`Self::child_key`]: a place met again in the same state (an object in each
@@ -1510,9 +1522,9 @@ impl<'a> General<'a> {
                     break;
                 }
             }
-            let object = n.types == OBJECT;
+            let types = n.types;
             if let Some(h) = self.gen(n, pointer)? {
-                parts.push((h, object));
+                parts.push((h, types));
             }
         }
         let parts = self.merge_objects(parts, pointer)?;
@@ -2737,7 +2749,10 @@ impl<'a> General<'a> {
         let t = skeleton
             .intersect(other, &self.limits)
             .map_err(|e| build_error(pointer, e))?;
-        self.skeleton_slot(t, pointer)
+        let kept = Arc::new(t.clone());
+        let t = crate::json::splice_slots(t, &self.slots, self.options, &self.limits)
+            .map_err(|e| build_error(pointer, e))?;
+        self.skeleton_kept(kept, t, true, pointer)
     }
 
     /// Whether `members` are all optional and large enough that [`Writer::members`]'s
@@ -2851,51 +2866,59 @@ impl<'a> General<'a> {
         let kept = Arc::new(skeleton.clone());
         let t = crate::json::splice_slots(skeleton, &self.slots, self.options, &self.limits)
             .map_err(|e| build_error(pointer, e))?;
-        self.skeleton_kept(kept, t, pointer)
+        self.skeleton_kept(kept, t, false, pointer)
     }
 
     /// A slot for `spliced` (`skeleton` with its values spliced in), the skeleton kept with
-    /// it.
+    /// it (`counted`: a counted object's, [`Self::slot_of_both`]).
     ///
     /// Errors: the automaton past the limits.
     fn skeleton_kept(
         &mut self,
         skeleton: Arc<Table>,
         spliced: Table,
+        counted: bool,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
         let states = spliced.budget_states();
         let slot = self.slot(spliced, pointer)?;
         if let Some(HirKind::Literal(l)) = slot.as_ref().map(Hir::kind) {
-            self.skeletons
-                .entry(l.0.to_vec())
-                .or_insert((skeleton, states));
+            self.skeletons.entry(l.0.to_vec()).or_insert(Kept {
+                skeleton,
+                states,
+                counted,
+            });
         }
         Ok(slot)
     }
 
-    /// `parts` (alternatives; each with whether it is an object only), those that are
-    /// objects with a kept skeleton ([`Self::optional_members`], counted objects) as one
-    /// table: their skeletons' union with the values spliced in once. Apart, each object is
+    /// `parts` (alternatives; each with the types it may be), those that are objects of
+    /// optional members ([`Self::optional_members`]) as one table: their skeletons' union
+    /// with the values spliced in once. Apart, each object is
     /// a table of its own, and the automaton reading the alternatives copies both where they
     /// start on one byte (`{`), with every value they read side by side (the Store's
     /// `sil-kit-participant-configuration.json`, a closed object of 20 members with a `not`
     /// of two of them: three alternatives, 179,575 states); their union reads each value
     /// where the skeletons reach it together. The same language: splicing values into the
-    /// placeholders of a union is the union of the spliced ones. Objects written inline
-    /// (required members) join them where the union reads no large value side by side with
-    /// something else ([`crate::json::values_clash`]) and the merged table stays within
-    /// [`MERGED_GROWTH`] times the parts' states (a `dependencies` of four names over any
-    /// value: 16 objects, 65 ms apart, 1 ms merged); otherwise, or past a budget, the kept
-    /// ones alone, as before (their alternation fails or passes it as before).
+    /// placeholders of a union is the union of the spliced ones. Counted objects
+    /// ([`Self::slot_of_both`]) and objects written inline (required members; a skeleton
+    /// of at most [`INLINE_SKELETON_UP_TO`] states) join them where every part that may
+    /// be an object then joins (a
+    /// larger merged table read beside an object left out is copied beside it: a `not`
+    /// of two required names next to them took 8 -> 100 ms), the union reads no large
+    /// value side by side with something else ([`crate::json::values_clash`]) and the
+    /// merged table stays within [`MERGED_GROWTH`] times the parts' states (a
+    /// `dependencies` of four names over any value: 16 objects, 65 ms apart, 1 ms merged);
+    /// otherwise, or past a budget, the objects of optional members alone, as before
+    /// (their alternation fails or passes it as before).
     ///
     /// Errors: the merged automaton's splice past the limits.
     fn merge_objects(
         &mut self,
-        parts: Vec<(Hir, bool)>,
+        parts: Vec<(Hir, u8)>,
         pointer: &str,
     ) -> Result<Vec<Hir>, CompileError> {
-        let kept: Vec<Option<(Arc<Table>, usize)>> = parts
+        let kept: Vec<Option<Kept>> = parts
             .iter()
             .map(|(h, _)| match h.kind() {
                 HirKind::Literal(l) => self.skeletons.get(&l.0[..]).cloned(),
@@ -2911,30 +2934,46 @@ impl<'a> General<'a> {
         // (its states counted as they are), up to INLINE_SKELETON_UP_TO states: a larger
         // one writes large values inline, which the union would read beside the kept
         // skeletons' (`chezmoi.json`: two of 8,923 states, 65 ms of union to find that).
-        let mut with_inline = kept.clone();
-        let mut inline = false;
         let limits = Limits {
             max_states: INLINE_SKELETON_UP_TO,
             ..self.limits
         };
-        for ((h, object), s) in parts.iter().zip(with_inline.iter_mut()) {
-            if s.is_none() && *object {
-                if let Ok(t) = Table::from_hir(h, &limits) {
-                    let states = t.len();
-                    *s = Some((Arc::new(t), states));
-                    inline = true;
+        let mut bounded = false;
+        let mut with_inline: Vec<Option<(Arc<Table>, usize)>> = Vec::with_capacity(parts.len());
+        for ((h, types), k) in parts.iter().zip(&kept) {
+            with_inline.push(match k {
+                Some(k) => {
+                    bounded |= k.counted;
+                    Some((k.skeleton.clone(), k.states))
                 }
-            }
+                None if *types == OBJECT => Table::from_hir(h, &limits).ok().map(|t| {
+                    bounded = true;
+                    let states = t.len();
+                    (Arc::new(t), states)
+                }),
+                None => None,
+            });
         }
-        if inline {
+        let every_object = parts
+            .iter()
+            .zip(&with_inline)
+            .all(|((_, types), s)| types & OBJECT == 0 || s.is_some());
+        if bounded && every_object {
             if let Some(out) = self.merge_skeletons(&parts, &with_inline, true, pointer)? {
                 return Ok(out);
             }
         }
-        Ok(match self.merge_skeletons(&parts, &kept, false, pointer)? {
-            Some(out) => out,
-            None => parts.into_iter().map(|(h, _)| h).collect(),
-        })
+        // The objects of optional members alone, without a bound, as before.
+        let optional: Vec<Option<(Arc<Table>, usize)>> = kept
+            .into_iter()
+            .map(|k| k.filter(|k| !k.counted).map(|k| (k.skeleton, k.states)))
+            .collect();
+        Ok(
+            match self.merge_skeletons(&parts, &optional, false, pointer)? {
+                Some(out) => out,
+                None => parts.into_iter().map(|(h, _)| h).collect(),
+            },
+        )
     }
 
     /// [`Self::merge_objects`] of the parts with a skeleton (with the states of each
@@ -2945,7 +2984,7 @@ impl<'a> General<'a> {
     /// Errors: the merged automaton's splice past the limits (not `bounded`'s bound).
     fn merge_skeletons(
         &mut self,
-        parts: &[(Hir, bool)],
+        parts: &[(Hir, u8)],
         skeletons: &[Option<(Arc<Table>, usize)>],
         bounded: bool,
         pointer: &str,
@@ -2994,7 +3033,7 @@ impl<'a> General<'a> {
             .filter(|(_, s)| s.is_none())
             .map(|((h, _), _)| h.clone())
             .collect();
-        if let Some(merged) = self.skeleton_kept(skeleton, spliced, pointer)? {
+        if let Some(merged) = self.skeleton_kept(skeleton, spliced, bounded, pointer)? {
             out.push(merged);
         }
         Ok(Some(out))

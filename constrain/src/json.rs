@@ -561,7 +561,7 @@ fn placeholders(t: &crate::dfa::Table, s: u32) -> Vec<(usize, u32)> {
 /// side with something else: a state where a value starts on a byte that the state also
 /// reads otherwise, or that another value there starts on (an untyped value's first bytes:
 /// any value's). Such a value is copied from that byte on, with what goes on beside it.
-/// Only values of at least [`CLASH_FROM`] states count. `true` where the untyped values'
+/// Only where one of the values starting there has at least [`CLASH_FROM`] states. `true` where the untyped values'
 /// reader cannot be built.
 pub(crate) fn values_clash(
     table: &crate::dfa::Table,
@@ -579,11 +579,10 @@ pub(crate) fn values_clash(
         0 => Some(reader.as_ref()),
         k => slots.tables.get(k - 1).map(|v| v.as_ref()),
     };
+    let first = |k: usize, b: u8| value(k).is_some_and(|v| v.next(START, b) != DEAD);
     // Values of fewer states are cheap to copy side by side (an object's keys no declared
-    // name takes, read next to the declared ones).
-    let first = |k: usize, b: u8| {
-        value(k).is_some_and(|v| v.len() >= CLASH_FROM && v.next(START, b) != DEAD)
-    };
+    // name takes, read next to the declared ones): a clash needs a large one.
+    let large = |k: usize| value(k).is_some_and(|v| v.len() >= CLASH_FROM);
     // Two values with the same rows (a slot holding the untyped values' reader) go on
     // alike: read side by side, they are one.
     let differ = |j: usize, k: usize| match (value(j), value(k)) {
@@ -596,14 +595,16 @@ pub(crate) fn values_clash(
             return false;
         }
         (0..=255u8).filter(|&b| b != UNTYPED && b != SLOT).any(|b| {
-            let mut starting = values
+            let starting: Vec<usize> = values
                 .iter()
                 .filter(|&&(k, _)| first(k, b))
-                .map(|&(k, _)| k);
-            match starting.next() {
-                None => false,
-                Some(k) => table.next(s, b) != DEAD || starting.any(|j| j != k && differ(j, k)),
-            }
+                .map(|&(k, _)| k)
+                .collect();
+            starting.iter().any(|&k| large(k))
+                && (table.next(s, b) != DEAD
+                    || starting
+                        .iter()
+                        .any(|&j| starting.iter().any(|&k| j != k && differ(j, k))))
         })
     })
 }
@@ -1674,6 +1675,7 @@ mod tests {
         assert!(clash(alt(vec![large.clone(), lit(r#""x""#)])));
         assert!(clash(alt(vec![large.clone(), other_large.clone()])));
         assert!(clash(alt(vec![large.clone(), untyped()])));
+        assert!(clash(alt(vec![small.clone(), large.clone()])));
         // A small value; two values of the same rows; values starting on different bytes.
         assert!(!clash(alt(vec![small, lit(r#""x""#)])));
         assert!(!clash(alt(vec![large.clone(), large_again])));
