@@ -292,9 +292,10 @@ struct Kept {
     skeleton: Arc<Table>,
     /// The budget states of the table with them ([`Table::budget_states`]).
     states: usize,
-    /// A counted object's ([`General::slot_of_both`]); else one of optional members
-    /// ([`General::optional_members`]).
-    counted: bool,
+    /// Merged again only under [`General::merge_objects`]'s bound: a counted object's
+    /// ([`General::slot_of_both`]) or a merge holding counted or inline objects; else one
+    /// of optional members ([`General::optional_members`]) or their merge.
+    bounded: bool,
 }
 
 /// The constraints collected at one place of the value; see the module documentation.
@@ -404,8 +405,9 @@ impl<'a> Node<'a> {
 
     /// The types every value of which meets `self` (bits of [`ALL`]; numbers count as one
     /// type: both bits or neither): none where `self` lists values, rules some out, or
-    /// holds a disjunction (`anyOf`, `oneOf`, `not`, `if`, dependencies).
-    fn total_types(&self) -> u8 {
+    /// holds a disjunction (`anyOf`, `oneOf`, `not`, `if`, dependencies). `closed`: a
+    /// closed compile writes `self`'s objects closed, so not every object meets it.
+    fn total_types(&self, closed: bool) -> u8 {
         if self.literals.is_some() || !self.excluded.is_empty() || !self.disj.is_empty() {
             return 0;
         }
@@ -414,7 +416,7 @@ impl<'a> Node<'a> {
             (BOOL, true),
             (
                 OBJECT,
-                self.object_free() && self.object.structure_at.is_none(),
+                !closed && self.object_free() && self.object.structure_at.is_none(),
             ),
             (
                 ARRAY,
@@ -2433,12 +2435,10 @@ impl<'a> General<'a> {
             // product of two readers of any value (`{"contains": {"minimum": 5}}` built
             // 11,362 states in 40 ms; now only numbers are read both ways).
             None => {
-                // A closed compile writes the schema's objects closed: not every object.
-                let closed = if self.closed { OBJECT } else { 0 };
                 let total = self.nested(refs, at, |me| {
                     let mut n = Node::any();
                     me.collect(&mut n, &c.schema)?;
-                    Ok(n.total_types() & !closed)
+                    Ok(n.total_types(me.closed))
                 })?;
                 // Any value of those types, as untyped values are (open objects in a
                 // closed compile too).
@@ -2749,10 +2749,7 @@ impl<'a> General<'a> {
         let t = skeleton
             .intersect(other, &self.limits)
             .map_err(|e| build_error(pointer, e))?;
-        let kept = Arc::new(t.clone());
-        let t = crate::json::splice_slots(t, &self.slots, self.options, &self.limits)
-            .map_err(|e| build_error(pointer, e))?;
-        self.skeleton_kept(kept, t, true, pointer)
+        self.skeleton_slot(t, true, pointer)
     }
 
     /// Whether `members` are all optional and large enough that [`Writer::members`]'s
@@ -2849,35 +2846,36 @@ impl<'a> General<'a> {
                 .map_err(|e| build_error(pointer, e))?;
         }
         Ok(self
-            .skeleton_slot(object, pointer)?
+            .skeleton_slot(object, false, pointer)?
             .unwrap_or_else(Hir::fail))
     }
 
     /// A slot for the language of `skeleton` (a table whose placeholders are still
-    /// transitions) with its values spliced in, the skeleton kept with it (`None` when the
-    /// language is empty).
+    /// transitions) with its values spliced in, the skeleton kept with it (`bounded`:
+    /// [`Kept::bounded`]; `None` when the language is empty).
     ///
     /// Errors: the automaton past the limits.
     fn skeleton_slot(
         &mut self,
         skeleton: Table,
+        bounded: bool,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
         let kept = Arc::new(skeleton.clone());
         let t = crate::json::splice_slots(skeleton, &self.slots, self.options, &self.limits)
             .map_err(|e| build_error(pointer, e))?;
-        self.skeleton_kept(kept, t, false, pointer)
+        self.skeleton_kept(kept, t, bounded, pointer)
     }
 
     /// A slot for `spliced` (`skeleton` with its values spliced in), the skeleton kept with
-    /// it (`counted`: a counted object's, [`Self::slot_of_both`]).
+    /// it ([`Kept`]).
     ///
     /// Errors: the automaton past the limits.
     fn skeleton_kept(
         &mut self,
         skeleton: Arc<Table>,
         spliced: Table,
-        counted: bool,
+        bounded: bool,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
         let states = spliced.budget_states();
@@ -2886,7 +2884,7 @@ impl<'a> General<'a> {
             self.skeletons.entry(l.0.to_vec()).or_insert(Kept {
                 skeleton,
                 states,
-                counted,
+                bounded,
             });
         }
         Ok(slot)
@@ -2894,21 +2892,21 @@ impl<'a> General<'a> {
 
     /// `parts` (alternatives; each with the types it may be), those that are objects of
     /// optional members ([`Self::optional_members`]) as one table: their skeletons' union
-    /// with the values spliced in once. Apart, each object is
-    /// a table of its own, and the automaton reading the alternatives copies both where they
-    /// start on one byte (`{`), with every value they read side by side (the Store's
+    /// with the values spliced in once. Apart, each object is a table of its own, and the
+    /// automaton reading the alternatives copies both where they start on one byte (`{`),
+    /// with every value they read side by side (the Store's
     /// `sil-kit-participant-configuration.json`, a closed object of 20 members with a `not`
     /// of two of them: three alternatives, 179,575 states); their union reads each value
     /// where the skeletons reach it together. The same language: splicing values into the
     /// placeholders of a union is the union of the spliced ones. Counted objects
     /// ([`Self::slot_of_both`]) and objects written inline (required members; a skeleton
     /// of at most [`INLINE_SKELETON_UP_TO`] states) join them where every part that may
-    /// be an object then joins (a
-    /// larger merged table read beside an object left out is copied beside it: a `not`
-    /// of two required names next to them took 8 -> 100 ms), the union reads no large
-    /// value side by side with something else ([`crate::json::values_clash`]) and the
-    /// merged table stays within [`MERGED_GROWTH`] times the parts' states (a
-    /// `dependencies` of four names over any value: 16 objects, 65 ms apart, 1 ms merged);
+    /// be an object then joins (a larger merged table read beside an object left out is
+    /// copied beside it: a `not` of two required names next to them took 8 -> 100 ms),
+    /// the union reads no large value side by side with something else
+    /// ([`crate::json::values_clash`]) and the merged table stays within
+    /// [`MERGED_GROWTH`] times the parts' states (a `dependencies` of four names over any
+    /// value: 16 objects, 65 ms apart, 1 ms merged);
     /// otherwise, or past a budget, the objects of optional members alone, as before
     /// (their alternation fails or passes it as before).
     ///
@@ -2943,7 +2941,7 @@ impl<'a> General<'a> {
         for ((h, types), k) in parts.iter().zip(&kept) {
             with_inline.push(match k {
                 Some(k) => {
-                    bounded |= k.counted;
+                    bounded |= k.bounded;
                     Some((k.skeleton.clone(), k.states))
                 }
                 None if *types == OBJECT => Table::from_hir(h, &limits).ok().map(|t| {
@@ -2966,7 +2964,7 @@ impl<'a> General<'a> {
         // The objects of optional members alone, without a bound, as before.
         let optional: Vec<Option<(Arc<Table>, usize)>> = kept
             .into_iter()
-            .map(|k| k.filter(|k| !k.counted).map(|k| (k.skeleton, k.states)))
+            .map(|k| k.filter(|k| !k.bounded).map(|k| (k.skeleton, k.states)))
             .collect();
         Ok(
             match self.merge_skeletons(&parts, &optional, false, pointer)? {

@@ -513,11 +513,10 @@ fn splice_slots_with(
     } else {
         Vec::new()
     };
-    let find = placeholders;
     if share {
-        return table.splice_shared(&[UNTYPED, SLOT], find, &shared, SHARE_FROM, limits);
+        return table.splice_shared(&[UNTYPED, SLOT], placeholders, &shared, SHARE_FROM, limits);
     }
-    table.splice_many(&[UNTYPED, SLOT], find, &values, limits)
+    table.splice_many(&[UNTYPED, SLOT], placeholders, &values, limits)
 }
 
 /// The placeholders `t` reads from state `s` and where each goes on: `(0, state)` for an
@@ -561,8 +560,8 @@ fn placeholders(t: &crate::dfa::Table, s: u32) -> Vec<(usize, u32)> {
 /// side with something else: a state where a value starts on a byte that the state also
 /// reads otherwise, or that another value there starts on (an untyped value's first bytes:
 /// any value's). Such a value is copied from that byte on, with what goes on beside it.
-/// Only where one of the values starting there has at least [`CLASH_FROM`] states. `true` where the untyped values'
-/// reader cannot be built.
+/// Only where one of the values starting there has at least [`CLASH_FROM`] states; `true`
+/// where the untyped values' reader cannot be built.
 pub(crate) fn values_clash(
     table: &crate::dfa::Table,
     slots: &Slots,
