@@ -7,7 +7,8 @@
 //! can never die (free text, JSON string bodies, strings still matching a `pattern`: every
 //! state that plain characters reach from there is live), the tokens made only of plain
 //! characters are taken wholesale from a bitset prepared once per vocabulary (a plain-text
-//! tier) and only the other tokens are walked; so are the names of an open object's
+//! tier), with those that end inside a character after plain text (`CutTokens`), and only
+//! the other tokens are walked; so are the names of an open object's
 //! properties (a declared name's prefix, then any name: up to [`PLAIN_CLOSURE_MAX`] states,
 //! and states found to take plain text are remembered per index). Where a plain text may
 //! hold at most `n` more characters and every longer one dies (a string with a
@@ -511,6 +512,28 @@ struct Tier {
     tails_at: Vec<u32>,
     /// Which of [`PROBES`] the tier's bytes hold (bit `i` for `PROBES[i]`).
     probes: u16,
+    /// The tokens that end inside a character, taken with the plain ones where plain text
+    /// never dies; `None` for a tier without [`Tier::rest`] or without non-ASCII text, and
+    /// from [`CUT_TIERS`] on.
+    cut: Option<CutTokens>,
+}
+
+/// The ordinary tokens of a tier with non-ASCII plain text that are plain characters and
+/// then the first bytes of one more character (a valid UTF-8 sequence cut short: o200k_base
+/// has about 1,200, such as `" \xe6\x97"`), which [`Tier::rest`] holds. Every such start of a
+/// character is the start of a plain one too (U+2028 and U+2029 share their first bytes
+/// with plain characters), so where every text of `chars` more plain characters stays
+/// live, each of these tokens is live: it is a prefix of such a text. Their walks were over
+/// a third of the walk of the tier's other tokens in a string body or an open object's
+/// names ([`CUT_TIERS`]), and they are taken as a set there instead.
+#[derive(Debug)]
+struct CutTokens {
+    /// The tokens.
+    ids: Mask,
+    /// The most characters one of them starts: its plain characters and the one cut short.
+    chars: usize,
+    /// [`Tier::rest`] without them.
+    rest: Trie,
 }
 
 /// The letters and digits [`TokenIndex::letters_and_digits_split`] tries: where some go on
@@ -536,6 +559,14 @@ fn tier_tried(probes: u16, split: Option<u16>) -> bool {
 /// them, so they keep no [`Tier::rest`] and no [`Tier::tails_past_plain`] (nearly the whole
 /// vocabulary twice more: 10 MiB and 170 ms for o200k_base's lower-case tier).
 const NARROW_TIERS_FROM: usize = 4;
+
+/// The tiers before this one ([`tier_bytes`]) keep their tokens cut short inside a
+/// character apart ([`Tier::cut`]): the widest, whose other tokens are few (about 6,000 of
+/// o200k_base's), so that its cut tokens were over a third of a walk (the names of
+/// `vs-nesting.json`'s open object: 36 -> 28 us a mask; the Store corpus's mask p99: 48-55
+/// -> 43-45 us). For the next tier as well, the masks measured the same and its second trie
+/// of other tokens cost 1 MiB.
+const CUT_TIERS: usize = 1;
 
 /// Plain tokens of up to this many characters have a mask per length
 /// ([`Tier::up_to`]); longer ones are listed.
@@ -637,7 +668,7 @@ fn is_plain(bytes: &[u8], ascii: &[u8], utf8: bool) -> bool {
 impl Tier {
     /// The tier of the ASCII bytes `ascii` (and non-ASCII characters when `utf8`) over
     /// `vocab`.
-    fn build(vocab: &Vocabulary, ascii: Vec<u8>, utf8: bool, narrow: bool) -> Self {
+    fn build(vocab: &Vocabulary, ascii: Vec<u8>, utf8: bool, narrow: bool, cut: bool) -> Self {
         let mut plain = Mask::new(vocab.len());
         let mut up_to = vec![Mask::new(vocab.len()); SHORT_CHARS + 1];
         let mut long = Vec::new();
@@ -694,6 +725,9 @@ impl Tier {
             .enumerate()
             .filter(|(_, b)| ascii.contains(b))
             .fold(0, |m, (i, _)| m | 1 << i);
+        let cut = (cut && utf8 && !narrow)
+            .then(|| CutTokens::of(vocab, &plain, &ascii, max_chars))
+            .flatten();
         Tier {
             ascii,
             utf8,
@@ -708,8 +742,44 @@ impl Tier {
             plain_tails: tails.into_iter().map(|(_, n, id)| (n, id)).collect(),
             tails_at,
             probes,
+            cut,
         }
     }
+}
+
+impl CutTokens {
+    /// The tokens of `vocab` outside `plain` that are plain characters of a tier with
+    /// these ASCII bytes and non-ASCII text, then a valid UTF-8 sequence cut short, and
+    /// start at most `max_chars` characters (the tier's longest plain token, where
+    /// [`TokenIndex::plain_length`] stops counting); `None` when there are none.
+    fn of(vocab: &Vocabulary, plain: &Mask, ascii: &[u8], max_chars: usize) -> Option<Self> {
+        let mut ids = Mask::new(vocab.len());
+        let mut chars_max = 0;
+        for id in 0..vocab.len() as u32 {
+            let bytes = vocab.token(id);
+            if vocab.is_special(id) || plain.contains(id) {
+                continue;
+            }
+            let at = plain_prefix(bytes, ascii, true);
+            let chars = chars(&bytes[..at]) + 1;
+            if cut_short(&bytes[at..]) && chars <= max_chars {
+                ids.insert(id);
+                chars_max = chars_max.max(chars);
+            }
+        }
+        (chars_max > 0).then(|| Self {
+            rest: Trie::new(vocab, |id| !plain.contains(id) && !ids.contains(id)),
+            ids,
+            chars: chars_max,
+        })
+    }
+}
+
+/// Whether `bytes` is the first bytes of one UTF-8 character and not all of them (a lead
+/// byte and fewer continuation bytes than it needs, each in its valid range).
+fn cut_short(bytes: &[u8]) -> bool {
+    !bytes.is_empty()
+        && matches!(std::str::from_utf8(bytes), Err(e) if e.valid_up_to() == 0 && e.error_len().is_none())
 }
 
 impl VocabIndex {
@@ -723,7 +793,8 @@ impl VocabIndex {
                 .map(|(t, (ascii, utf8))| {
                     let vocab = &vocab;
                     let narrow = t >= NARROW_TIERS_FROM;
-                    scope.spawn(move || Tier::build(vocab, ascii, utf8, narrow))
+                    let cut = t < CUT_TIERS;
+                    scope.spawn(move || Tier::build(vocab, ascii, utf8, narrow, cut))
                 })
                 .collect();
             let trie = Trie::new(&vocab, |_| true);
@@ -767,6 +838,9 @@ impl VocabIndex {
                         + t.tails_by_prefix.memory()
                         + (t.up_to.len() + 1) * t.plain.words.len() * 8
                         + t.long.len() * 16
+                        + t.cut
+                            .as_ref()
+                            .map_or(0, |c| c.rest.memory() + c.ids.words.len() * 8)
                 })
                 .sum::<usize>()
     }
@@ -1502,11 +1576,11 @@ impl TokenIndex {
                 {
                     return self.walk_by_prefix(&chain, mask, tier);
                 }
-                return self.walk(state, mask, self.rest_of(tier));
+                return self.walk_rest(state, mask, tier, n);
             }
             // The widest tier that holds, so the fewest tokens are walked.
             if self.takes_plain_text(t, state, scratch) {
-                return self.walk(state, tier.plain.clone(), self.rest_of(tier));
+                return self.walk_rest(state, tier.plain.clone(), tier, usize::MAX);
             }
         }
         self.walk_after_first(state, scratch)
@@ -1534,6 +1608,20 @@ impl TokenIndex {
     /// trie for a narrow tier (its plain tokens walked again, already in the mask).
     fn rest_of<'t>(&'t self, tier: &'t Tier) -> &'t Trie {
         tier.rest.as_ref().unwrap_or(&self.vocab.trie)
+    }
+
+    /// [`Self::walk`] of the tokens outside tier `tier`'s plain ones, `mask` holding those
+    /// allowed, from a state where every text of `n` plain characters stays live: the
+    /// tokens cut short inside a character ([`CutTokens`]) are taken as a set where `n`
+    /// covers each of them, and walked otherwise.
+    fn walk_rest(&self, state: u32, mut mask: Mask, tier: &Tier, n: usize) -> Mask {
+        match &tier.cut {
+            Some(cut) if n >= cut.chars => {
+                mask.union_with(&cut.ids);
+                self.walk(state, mask, &cut.rest)
+            }
+            _ => self.walk(state, mask, self.rest_of(tier)),
+        }
     }
 
     /// Whether every plain character of tier `t` leads from `state` back to `state` (a
@@ -2141,6 +2229,77 @@ mod tests {
             assert_eq!(plain_prefix(bytes, &narrow, true), in_narrow, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &alnum, false), in_alnum, "{bytes:?}");
             assert_eq!(plain_prefix(bytes, &lower, false), in_lower, "{bytes:?}");
+        }
+    }
+
+    /// A token cut short inside a character: a lead byte and fewer continuation bytes
+    /// than it needs, each in its range (`e0` then `a0`-`bf`, `ed` then `80`-`9f`, `f4` then
+    /// `80`-`8f`); not a whole character, a lone continuation byte, an invalid lead or an
+    /// invalid second byte. The first bytes of U+2028 count: they start plain characters
+    /// too. In o200k_base's wide tier, the set holds such tokens after plain text and no
+    /// token with a `"` or a lone continuation byte, and every other token outside the
+    /// plain ones stays in its trie.
+    #[test]
+    fn cut_tokens_are_plain_text_then_a_character_cut_short() {
+        for (bytes, cut) in [
+            (&b"\xe6"[..], true),
+            (b"\xe6\x97", true),
+            (b"\xe2\x80", true),
+            (b"\xf0\x9f\x98", true),
+            (b"\xe0\xa0", true),
+            (b"\xed\x9f", true),
+            (b"\xf4\x8f\xbf", true),
+            (b"", false),
+            (b"a", false),
+            (b"\xe6\x97\xa5", false),
+            (b"\x97", false),
+            (b"\xe0\x80", false),
+            (b"\xed\xa0", false),
+            (b"\xf4\x90", false),
+            (b"\xf5", false),
+            (b"\xc0", false),
+            (b"\xe6\x97a", false),
+        ] {
+            assert_eq!(cut_short(bytes), cut, "{bytes:?}");
+        }
+        let vocab = VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap());
+        let tier = &vocab.tiers[0];
+        let cut = tier.cut.as_ref().expect("o200k_base has tokens cut short");
+        let v = &vocab.vocab;
+        let ids: Vec<u32> = (0..v.len() as u32)
+            .filter(|&id| cut.ids.contains(id))
+            .collect();
+        assert!(ids.len() > 1000, "{}", ids.len());
+        for &id in &ids {
+            let bytes = v.token(id);
+            assert!(
+                !tier.plain.contains(id) && !bytes.contains(&b'"'),
+                "{bytes:?}"
+            );
+            let at = plain_prefix(bytes, &tier.ascii, true);
+            assert!(
+                cut_short(&bytes[at..]) && chars(&bytes[..at]) < cut.chars,
+                "{bytes:?}"
+            );
+        }
+        let with_plain_text = ids.iter().filter(|&&id| v.token(id).len() > 4).count();
+        assert!(with_plain_text > 100, "{with_plain_text}");
+        let tokens = |trie: &Trie| {
+            let mut mask = Mask::new(v.len());
+            for k in 0..trie.nodes.len() {
+                take_node::<false>(&mut mask, trie, k, &mut Vec::new());
+            }
+            mask
+        };
+        let (all, left) = (tokens(tier.rest.as_ref().unwrap()), tokens(&cut.rest));
+        for id in 0..v.len() as u32 {
+            let kept = left.contains(id) || cut.ids.contains(id);
+            assert_eq!(all.contains(id), kept, "{:?}", v.token(id));
+            assert!(
+                !(left.contains(id) && cut.ids.contains(id)),
+                "{:?}",
+                v.token(id)
+            );
         }
     }
 
