@@ -534,7 +534,18 @@ struct CutTokens {
     chars: usize,
     /// [`Tier::rest`] without them.
     rest: Trie,
+    /// [`CutTokens::rest`] without the tokens whose first character that is not plain is a
+    /// control character ([`STOPS`]): walked where those die after any plain text
+    /// ([`TokenIndex::stops_die`]), as in every JSON string. o200k_base has about 3,000 such
+    /// tokens (`".\n"`, `" {\n\n"`), whose plain prefixes were most of what was left of
+    /// the walk.
+    quiet: Trie,
 }
+
+/// The control characters, which no JSON string takes unescaped: the tokens of
+/// [`CutTokens::quiet`]'s tier whose first character that is not plain is one of these are
+/// dead where every state plain text reaches kills them.
+const STOPS: std::ops::Range<u8> = 0..0x20;
 
 /// The letters and digits [`TokenIndex::letters_and_digits_split`] tries: where some go on
 /// and others die, only a tier holding none of the dead ones may hold ([`Tier::probes`]).
@@ -767,12 +778,31 @@ impl CutTokens {
                 chars_max = chars_max.max(chars);
             }
         }
+        let stopped = |id: u32| {
+            let bytes = vocab.token(id);
+            bytes
+                .get(plain_prefix(bytes, ascii, true))
+                .is_some_and(|b| STOPS.contains(b))
+        };
         (chars_max > 0).then(|| Self {
             rest: Trie::new(vocab, |id| !plain.contains(id) && !ids.contains(id)),
+            quiet: Trie::new(vocab, |id| {
+                !plain.contains(id) && !ids.contains(id) && !stopped(id)
+            }),
             ids,
             chars: chars_max,
         })
     }
+}
+
+/// Whether every control character ([`STOPS`]) dies from `state` of `table` (a byte per
+/// column: the control characters share one or a few).
+fn kills_stops(table: &Table, state: u32) -> bool {
+    let mut seen = [false; 256];
+    STOPS.into_iter().all(|b| {
+        let c = table.class_of(b);
+        std::mem::replace(&mut seen[c], true) || table.next(state, b) == DEAD
+    })
 }
 
 /// Whether `bytes` is the first bytes of one UTF-8 character and not all of them (a lead
@@ -864,6 +894,9 @@ pub struct TokenIndex {
     /// ([`TokenIndex::takes_plain_text`]), by table tag ([`OWN_TABLE`] or a shared value's
     /// id) and state in that table.
     plain_states: Vec<RwLock<FxHashSet<(usize, u32)>>>,
+    /// Per plain-text tier: states from which every state that its plain text reaches
+    /// kills each control character ([`TokenIndex::stops_die`]).
+    stops_dead: Vec<RwLock<FxHashSet<u32>>>,
     /// Per plain-text tier: one plain character from a state ([`TokenIndex::plain_next`]),
     /// remembered so that the masks of the next states of a long string cost one more
     /// character each, not its whole length again.
@@ -909,6 +942,7 @@ impl TokenIndex {
             plain_bytes: OnceLock::new(),
             value_plain_bytes: RwLock::default(),
             plain_states: (0..tiers).map(|_| RwLock::default()).collect(),
+            stops_dead: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_next: (0..tiers).map(|_| RwLock::default()).collect(),
             plain_lengths: (0..tiers).map(|_| RwLock::default()).collect(),
             clean_chains: (0..tiers).map(|_| RwLock::default()).collect(),
@@ -934,7 +968,7 @@ impl TokenIndex {
         // The states known to take plain text: a tag and a state per entry.
         let known = per_tier(&self.plain_states, |m| {
             m.len() * std::mem::size_of::<(usize, u32)>()
-        });
+        }) + per_tier(&self.stops_dead, |m| m.len() * 4);
         // What counting plain characters found: a state and an answer per entry.
         let lengths = per_tier(&self.plain_lengths, |m| m.len() * 16);
         // Clean chains: an entry per state, and each chain once, at the state it starts
@@ -1194,6 +1228,51 @@ impl TokenIndex {
             known.extend(seen.into_iter().map(|s| (tag, s)));
         }
         Some(true)
+    }
+
+    /// Whether every state that plain text of tier `t` reaches from `state` (itself
+    /// included) kills each control character ([`STOPS`]), where that text never dies (a
+    /// JSON string's body, an open object's names): then a token whose first character
+    /// that is not plain is a control character is dead there. Found by following
+    /// [`Self::plain_next`] (remembered per state, by the count of [`Self::plain_length`]
+    /// too), the states found remembered; `false` where more than [`LENGTH_STATES_MAX`]
+    /// states follow one of them or more than [`PLAIN_CLOSURE_MAX`] are met.
+    fn stops_die(&self, t: usize, state: u32, scratch: &mut Scratch) -> bool {
+        let table = self.table();
+        if self.stops_dead[t]
+            .read()
+            .is_ok_and(|stopped| stopped.contains(&state))
+        {
+            return true;
+        }
+        let mut seen: FxHashSet<u32> = FxHashSet::default();
+        seen.insert(state);
+        let mut queue = vec![state];
+        while let Some(s) = queue.pop() {
+            let stops_live = match table.value_of(s) {
+                Some((_, value, r, _)) if !value.is_accepting(r) => !kills_stops(value, r),
+                _ => !kills_stops(table, s),
+            };
+            if stops_live {
+                return false;
+            }
+            let (step, offset) = self.plain_next(t, s, scratch);
+            let Some(states) = step.states.as_ref() else {
+                return false;
+            };
+            for &r in states {
+                if seen.insert(r + offset) {
+                    if seen.len() > PLAIN_CLOSURE_MAX {
+                        return false;
+                    }
+                    queue.push(r + offset);
+                }
+            }
+        }
+        if let Ok(mut stopped) = self.stops_dead[t].write() {
+            stopped.extend(seen);
+        }
+        true
     }
 
     /// [`Self::plain_step`], but a state read in place from a shared value (past the
@@ -1576,11 +1655,11 @@ impl TokenIndex {
                 {
                     return self.walk_by_prefix(&chain, mask, tier);
                 }
-                return self.walk_rest(state, mask, tier, n);
+                return self.walk_rest(t, state, mask, n, scratch);
             }
             // The widest tier that holds, so the fewest tokens are walked.
             if self.takes_plain_text(t, state, scratch) {
-                return self.walk_rest(state, tier.plain.clone(), tier, usize::MAX);
+                return self.walk_rest(t, state, tier.plain.clone(), usize::MAX, scratch);
             }
         }
         self.walk_after_first(state, scratch)
@@ -1613,12 +1692,25 @@ impl TokenIndex {
     /// [`Self::walk`] of the tokens outside tier `tier`'s plain ones, `mask` holding those
     /// allowed, from a state where every text of `n` plain characters stays live: the
     /// tokens cut short inside a character ([`CutTokens`]) are taken as a set where `n`
-    /// covers each of them, and walked otherwise.
-    fn walk_rest(&self, state: u32, mut mask: Mask, tier: &Tier, n: usize) -> Mask {
+    /// covers each of them, and walked otherwise; there, the tokens stopped by a control
+    /// character are not walked where those die ([`Self::stops_die`]).
+    fn walk_rest(
+        &self,
+        t: usize,
+        state: u32,
+        mut mask: Mask,
+        n: usize,
+        scratch: &mut Scratch,
+    ) -> Mask {
+        let tier = &self.vocab.tiers[t];
         match &tier.cut {
             Some(cut) if n >= cut.chars => {
                 mask.union_with(&cut.ids);
-                self.walk(state, mask, &cut.rest)
+                if self.stops_die(t, state, scratch) {
+                    self.walk(state, mask, &cut.quiet)
+                } else {
+                    self.walk(state, mask, &cut.rest)
+                }
             }
             _ => self.walk(state, mask, self.rest_of(tier)),
         }
@@ -2238,7 +2330,8 @@ mod tests {
     /// invalid second byte. The first bytes of U+2028 count: they start plain characters
     /// too. In o200k_base's wide tier, the set holds such tokens after plain text and no
     /// token with a `"` or a lone continuation byte, and every other token outside the
-    /// plain ones stays in its trie.
+    /// plain ones stays in its trie; the quiet trie leaves out those whose first
+    /// character that is not plain is a control character (over 2,000).
     #[test]
     fn cut_tokens_are_plain_text_then_a_character_cut_short() {
         for (bytes, cut) in [
@@ -2292,15 +2385,21 @@ mod tests {
             mask
         };
         let (all, left) = (tokens(tier.rest.as_ref().unwrap()), tokens(&cut.rest));
+        let quiet = tokens(&cut.quiet);
+        let mut stopped = 0;
         for id in 0..v.len() as u32 {
+            let bytes = v.token(id);
             let kept = left.contains(id) || cut.ids.contains(id);
-            assert_eq!(all.contains(id), kept, "{:?}", v.token(id));
-            assert!(
-                !(left.contains(id) && cut.ids.contains(id)),
-                "{:?}",
-                v.token(id)
-            );
+            assert_eq!(all.contains(id), kept, "{bytes:?}");
+            assert!(!(left.contains(id) && cut.ids.contains(id)), "{bytes:?}");
+            // The quiet trie: the rest but the tokens stopped by a control character.
+            let stop = bytes
+                .get(plain_prefix(bytes, &tier.ascii, true))
+                .is_some_and(|b| *b < 0x20);
+            assert_eq!(quiet.contains(id), left.contains(id) && !stop, "{bytes:?}");
+            stopped += usize::from(left.contains(id) && stop);
         }
+        assert!(stopped > 2000, "{stopped}");
     }
 
     /// An index over o200k_base for `schema` compiled in general mode.
@@ -2325,6 +2424,86 @@ mod tests {
         }
         assert_ne!(state, DEAD, "{text}");
         state
+    }
+
+    /// The states from which every state that plain text reaches kills the control
+    /// characters: none in free text; each of an object's names and of a string's body;
+    /// and a state that kills them itself but reaches free text by plain text is not one
+    /// (a textual delimiter opening free text, part of it written). Every state found is
+    /// checked against the states plain ASCII and a few non-ASCII characters reach.
+    #[test]
+    fn control_characters_die_after_plain_text_in_names_and_strings_not_in_free_text() {
+        let json = general_index(&serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string"}, "nick": {"type": "string", "maxLength": 8}}}));
+        for text in [
+            "{\"",
+            "{\"na",
+            "{\"other",
+            "{\"name\":\"ab",
+            "{\"nick\":\"x",
+        ] {
+            let s = state_after(&json, text);
+            assert!(json.stops_die(0, s, &mut Scratch::default()), "{text}");
+        }
+        let model = template_build::model::load(
+            &serde_json::from_str(templates::source("gpt-oss").unwrap()).unwrap(),
+        )
+        .unwrap();
+        let c = crate::template::compile(
+            &model,
+            &crate::template::Request::default(),
+            &crate::template::Options::default(),
+        )
+        .unwrap();
+        let text = TokenIndex::new(Arc::new(c), json.vocab.clone());
+        let content = state_after(&text, "<|channel|>final<|message|>Hello");
+        assert!(!text.stops_die(0, content, &mut Scratch::default()));
+        let (wide, _) = &tier_bytes()[0];
+        // The states plain text reaches from `s` (ASCII and a few other characters).
+        let reached = |index: &TokenIndex, s: u32| {
+            let table = index.table();
+            let mut seen = FxHashSet::from_iter([s]);
+            let mut queue = vec![s];
+            while let Some(s) = queue.pop() {
+                let words = wide.iter().map(|&b| vec![b]);
+                for word in words.chain(["é", "日", "😀"].map(|c| c.as_bytes().to_vec())) {
+                    let n = word.iter().fold(s, |q, &b| table.next(q, b));
+                    if n != DEAD && seen.insert(n) {
+                        queue.push(n);
+                    }
+                }
+            }
+            seen
+        };
+        // With whitespace, a number's digits reach states that take a newline: after a
+        // minus sign, where none is taken, plain text reaches them.
+        let options = crate::template::Options {
+            json: crate::json::JsonOptions {
+                mode: crate::json::SchemaMode::general(),
+                whitespace: 2,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": "number"}}});
+        let c = crate::template::compile_schema(Some(&schema), &options).unwrap();
+        let spaced = TokenIndex::new(Arc::new(c), json.vocab.clone());
+        let minus = state_after(&spaced, "{\"n\":-");
+        assert!(kills_stops(spaced.table(), minus));
+        assert!(!spaced.stops_die(0, minus, &mut Scratch::default()));
+        let mut found = 0;
+        for index in [&json, &text, &spaced] {
+            for s in 1..index.table().len() as u32 {
+                let dies = index.stops_die(0, s, &mut Scratch::default());
+                let live = |q: &u32| !kills_stops(index.table(), *q);
+                if dies {
+                    assert!(!reached(index, s).iter().any(live), "state {s}");
+                } else if kills_stops(index.table(), s) && reached(index, s).iter().any(live) {
+                    found += 1;
+                }
+            }
+        }
+        assert!(found > 0);
     }
 
     /// The URI tier's characters go on everywhere in a URI's host, path, query and
