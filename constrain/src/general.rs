@@ -651,16 +651,6 @@ struct Child {
 /// language is at most [`SLOT_FROM`] nodes: a larger one is a slot).
 const CHILDREN_NODES: usize = 1 << 20;
 
-/// Most HIR nodes of one child language [`General::child_language`] keeps. The languages
-/// met again are small (a `$ref` to an enum or a short object, met along another path):
-/// in the Store's `tox.json` and `tslint.json` and Kubernetes' `affinity-v1.json`, none of
-/// 256 nodes or more was met twice, yet those held half to two thirds of the nodes kept,
-/// each copied in and dropped again (HIR copies and drops were a fifth of
-/// `affinity-v1.json`'s compile). Kept only up to this, the Kubernetes corpus compiles in
-/// 8% less time (its slowest 2% in 11% less) and the Store's in 2.5% less; the others the
-/// same.
-const KEPT_CHILD_NODES: usize = 255;
-
 /// Compiles `document` in general mode (see the module documentation).
 ///
 /// Errors: a keyword general mode does not generate, or a budget; see the module
@@ -1565,8 +1555,7 @@ impl<'a> General<'a> {
         out
     }
 
-    /// The language of a child place: `schemas` met (or not) after `refs` were entered,
-    /// kept for the next time it is met when it has at most [`KEPT_CHILD_NODES`] nodes.
+    /// The language of a child place: `schemas` met (or not) after `refs` were entered.
     fn child_language(
         &mut self,
         schemas: &[Sub<'a>],
@@ -1587,7 +1576,7 @@ impl<'a> General<'a> {
         let nodes = value
             .as_ref()
             .map_or(1, |h| crate::json::hir_size(h, SLOT_FROM + 1));
-        if nodes <= KEPT_CHILD_NODES && self.children_nodes + nodes <= CHILDREN_NODES {
+        if self.children_nodes + nodes <= CHILDREN_NODES {
             self.children_nodes += nodes;
             let child = Child {
                 value: value.clone(),
@@ -3779,9 +3768,8 @@ mod tests {
     };
     use regex_syntax::hir::Hir;
     use serde_json::{json, Map, Value};
-    use std::rc::Rc;
 
-    use super::{At, General, Node, Sub, DEFAULT_BASE, KEPT_CHILD_NODES};
+    use super::General;
 
     fn options(closed: bool, draft: Draft) -> JsonOptions {
         JsonOptions {
@@ -3901,60 +3889,6 @@ mod tests {
     /// The linear form of an object of optional members ([`General::optional_members`])
     /// has the quadratic form's language ([`Writer::members`]): keys holding commas,
     /// quotes and backslashes, values holding commas, untyped values.
-    /// Child languages are kept for reuse up to [`KEPT_CHILD_NODES`] nodes: a `$ref` to a
-    /// small enum met on two properties is kept, a closed object of 100 required booleans is
-    /// not.
-    #[test]
-    fn only_small_child_languages_are_kept() {
-        let big: Map<String, Value> = (0..100)
-            .map(|i| (format!("p{i}"), json!({"type": "boolean"})))
-            .collect();
-        let names: Vec<&String> = big.keys().collect();
-        let doc = json!({
-            "properties": {
-                "a": {"$ref": "#/$defs/small"}, "b": {"$ref": "#/$defs/small"},
-                "big": {"type": "object", "properties": big, "required": names,
-                        "additionalProperties": false}},
-            "$defs": {"small": {"enum": ["x", "y", "z"]}}});
-        let limits = Limits::default();
-        let o = options(false, Draft::Draft2020);
-        let mut g = General::new(&doc, o, false, Draft::Draft2020, &limits);
-        let root = At {
-            schema: &doc,
-            pointer: String::new(),
-            base: Rc::from(DEFAULT_BASE),
-        };
-        let mut node = Node::any();
-        g.collect(&mut node, &root).unwrap();
-        g.gen(node, "").unwrap().unwrap();
-        let sizes: Vec<usize> = g
-            .children
-            .values()
-            .map(|c| {
-                c.value
-                    .as_ref()
-                    .map_or(1, |h| crate::json::hir_size(h, usize::MAX))
-            })
-            .collect();
-        assert!(!sizes.is_empty());
-        assert!(sizes.iter().all(|&n| n <= KEPT_CHILD_NODES), "{sizes:?}");
-        // The object was generated, and is larger than what is kept.
-        let big = g
-            .child_language(
-                &[Sub::Is(At {
-                    schema: &doc["properties"]["big"],
-                    pointer: "/properties/big".into(),
-                    base: Rc::from(DEFAULT_BASE),
-                })],
-                &[],
-                "/properties/big",
-            )
-            .unwrap()
-            .unwrap();
-        let nodes = crate::json::hir_size(&big, usize::MAX);
-        assert!(nodes > KEPT_CHILD_NODES, "{nodes}");
-    }
-
     #[test]
     fn optional_members_linear_form_is_the_quadratic_one() {
         let doc = json!({});
