@@ -868,9 +868,9 @@ impl VocabIndex {
                         + t.tails_by_prefix.memory()
                         + (t.up_to.len() + 1) * t.plain.words.len() * 8
                         + t.long.len() * 16
-                        + t.cut
-                            .as_ref()
-                            .map_or(0, |c| c.rest.memory() + c.ids.words.len() * 8)
+                        + t.cut.as_ref().map_or(0, |c| {
+                            c.rest.memory() + c.quiet.memory() + c.ids.words.len() * 8
+                        })
                 })
                 .sum::<usize>()
     }
@@ -1689,7 +1689,7 @@ impl TokenIndex {
         tier.rest.as_ref().unwrap_or(&self.vocab.trie)
     }
 
-    /// [`Self::walk`] of the tokens outside tier `tier`'s plain ones, `mask` holding those
+    /// [`Self::walk`] of the tokens outside tier `t`'s plain ones, `mask` holding those
     /// allowed, from a state where every text of `n` plain characters stays live: the
     /// tokens cut short inside a character ([`CutTokens`]) are taken as a set where `n`
     /// covers each of them, and walked otherwise; there, the tokens stopped by a control
