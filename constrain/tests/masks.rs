@@ -6,7 +6,7 @@
 //! strings limited to some non-ASCII characters, and formats.
 use std::sync::Arc;
 
-use constrain::index::{TokenIndex, VocabIndex};
+use constrain::index::{Mask, TokenIndex, VocabIndex};
 use constrain::json::SchemaMode;
 use constrain::template::{compile_schema, Options};
 use constrain::vocab::Vocabulary;
@@ -97,16 +97,23 @@ fn shortcut_masks_are_full_walks() {
         let n = c.machine.table.len() as u32;
         let step = (n / 300).max(1);
         for s in (1..n).step_by(step as usize) {
-            let fast = index.allowed(s);
-            let full = index.allowed_by_full_walk(s);
-            assert!(
-                *fast == full,
-                "{schema} state {s}: {} allowed with the shortcuts, {} by the full walk",
-                fast.count(),
-                full.count()
-            );
+            assert_full_walk(&index, s, &schema);
         }
     }
+}
+
+/// Asserts that `state`'s mask equals the full walk's, and returns it; `what` names the
+/// schema or template in the failure.
+fn assert_full_walk(index: &TokenIndex, state: u32, what: &serde_json::Value) -> Mask {
+    let fast = index.allowed(state);
+    let full = index.allowed_by_full_walk(state);
+    assert!(
+        *fast == full,
+        "{what} state {state}: {} allowed with the shortcuts, {} by the full walk",
+        fast.count(),
+        full.count()
+    );
+    full
 }
 
 /// The masks along an object's names share the walks of the roots whose byte leads to the
@@ -154,14 +161,7 @@ fn kept_root_walks_are_full_walks() {
         for order in [states.clone(), states.into_iter().rev().collect()] {
             let index = TokenIndex::new(c.clone(), vocab.clone());
             for &s in &order {
-                let fast = index.allowed(s);
-                let full = index.allowed_by_full_walk(s);
-                assert!(
-                    *fast == full,
-                    "{schema} state {s}: {} allowed with kept walks, {} by the full walk",
-                    fast.count(),
-                    full.count()
-                );
+                assert_full_walk(&index, s, &schema);
             }
         }
     }
@@ -273,4 +273,58 @@ fn plain_tails_longer_than_the_tier_are_walked() {
         assert!(fast.contains(id), "{token}: shortcuts");
     }
     assert!(*fast == full);
+}
+
+/// Free text closed by a delimiter of plain text then a control character (`é\n`,
+/// `ab\n`): there, tokens of plain text stopped by a control character are live (`a\n`
+/// may begin the close, `.\n` is text), so the mask must not skip them as it does in
+/// names and string bodies, where every state plain text reaches kills control
+/// characters (`TokenIndex::stops_die`). No vendored template reaches this: their
+/// delimiters lead into JSON or are special tokens. Every state's mask equals the full
+/// walk, with and without a tool (its arguments are JSON, where the skip applies).
+#[test]
+fn control_stopped_tokens_are_walked_where_text_takes_them() {
+    use constrain::template::{compile, Request};
+    let vocab = Arc::new(VocabIndex::new(Vocabulary::builtin("o200k_base").unwrap()));
+    let dot_newline = (0..vocab.vocab().len() as u32)
+        .find(|&id| vocab.vocab().token(id) == b".\n")
+        .unwrap();
+    let tool = json!({"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}});
+    for template in [
+        json!({"start_anchor": "<s>", "fields": {"content": {"close": "é\n", "content": "text"}}}),
+        json!({"start_anchor": "<s>", "fields": {"content": {"close": "ab\n", "content": "text"}}}),
+        json!({"start_anchor": "<s>", "fields": {
+            "thinking": {"open": "<think>", "close": "思考終\n", "content": "text"},
+            "content": {"close": "ab\n", "content": "text"},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": true,
+                "content": "json", "transform": {"type": "function", "function": "{content}"}}}}),
+    ] {
+        let model = template_build::model::load(&template).unwrap();
+        let with_tool = template["fields"].get("tool_calls").is_some();
+        let requests = if with_tool {
+            vec![
+                Request::default(),
+                Request {
+                    tools: vec![tool.clone()],
+                    ..Request::default()
+                },
+            ]
+        } else {
+            vec![Request::default()]
+        };
+        for request in requests {
+            let c = Arc::new(compile(&model, &request, &Options::default()).unwrap());
+            let index = TokenIndex::new(c.clone(), vocab.clone());
+            let n = c.machine.table.len() as u32;
+            let mut stopped_live = 0;
+            for s in 1..n {
+                // `.\n` is plain text then a control character.
+                if assert_full_walk(&index, s, &template).contains(dot_newline) {
+                    stopped_live += 1;
+                }
+            }
+            assert!(stopped_live > 0, "{template}: no state takes `.\\n`");
+        }
+    }
 }
