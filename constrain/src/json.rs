@@ -221,9 +221,35 @@ pub fn is_draft3_uri(uri: &str) -> bool {
     normalized_schema_uri(uri) == "http://json-schema.org/draft-03/schema"
 }
 
-/// A schema the generator cannot turn into a language.
+/// `text` as an error message shows it: control characters (C0, DEL, C1), the line and
+/// paragraph separators and the bidirectional controls (U+202A-U+202E, U+2066-U+2069), which
+/// a terminal would act on or hide, written as `\u{XXXX}` (hexadecimal, at least four
+/// digits); everything else as itself. Names in schemas are untrusted, so the `Display` of
+/// [`CompileError`] and [`crate::template::ConstrainError`] show pointers and reasons this
+/// way; their fields keep the exact text.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A schema the generator cannot turn into a language. Its `Display` is `pointer: reason`,
+/// each [`printable`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{pointer}: {reason}")]
+#[error("{}: {}", printable(.pointer), printable(.reason))]
 pub struct CompileError {
     /// JSON pointer into the schema (`""` for the root).
     pub pointer: String,

@@ -167,9 +167,10 @@ impl Default for Options {
     }
 }
 
-/// Why a template or request cannot be compiled into a constraint.
+/// Why a template or request cannot be compiled into a constraint. Its `Display` is
+/// `at: reason`, each [`crate::json::printable`]; the fields keep the exact text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{at}: {reason}")]
+#[error("{}: {}", crate::json::printable(.at), crate::json::printable(.reason))]
 pub struct ConstrainError {
     /// Where: a template path (`fields.tool_calls.open_pattern`), a pointer into the tools
     /// (`tools/0/function/parameters/properties/x`), `response_format...` or `tool_choice`.
@@ -2916,6 +2917,35 @@ mod tests {
         let mut strict = tight;
         strict.json.mode = Options::default().json.mode;
         prepare(&strict).unwrap();
+    }
+
+    /// Errors show a name's control, separator and bidirectional characters escaped
+    /// (`\u{0001}`), and keep them exact in their fields; strict mode's errors too.
+    #[test]
+    fn errors_show_hidden_characters_escaped() {
+        let name = "x\u{1}y\u{202e}z\u{85}\n";
+        let schema = serde_json::json!({"type": "object", "properties": {name: {"not": {}}},
+            "required": [name], "additionalProperties": false});
+        for options in [general(), Options::default()] {
+            let e = compile_schema(Some(&schema), &options).unwrap_err();
+            assert!(e.at.contains(name), "{:?}", e.at);
+            let shown = e.to_string();
+            assert!(
+                shown.contains("x\\u{0001}y\\u{202E}z\\u{0085}\\u{000A}"),
+                "{shown}"
+            );
+            assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        }
+        let e = crate::json::CompileError {
+            pointer: "/properties/\u{7f}".into(),
+            reason: "bad\u{2028}".into(),
+            budget: None,
+        };
+        assert_eq!(e.to_string(), "/properties/\\u{007F}: bad\\u{2028}");
+        assert!(matches!(
+            crate::json::printable("plain /a~1b é 日"),
+            std::borrow::Cow::Borrowed("plain /a~1b é 日")
+        ));
     }
 
     /// The default options in general schema mode.
