@@ -165,8 +165,20 @@ const INLINE_SKELETON_UP_TO: usize = 4_096;
 /// per process. Snowplow's compile p50 2.5-3.0 -> 0.8-1.0 ms.
 const STRING_SLOT_FROM: usize = 1_000;
 /// Regex nodes up to which an object of optional members is written in the quadratic form
-/// ([`General::quadratic`]).
+/// ([`General::quadratic`]) inside an alternative of a disjunction (`oneOf`, `anyOf`,
+/// `dependencies`, at any depth): there, objects whose values are slots of their own are
+/// read side by side with the other alternatives' where the union reads one key in both,
+/// and copied with every value they call (the Store's `host.json`, a `oneOf` of two
+/// versions: 41 -> 155 ms with the lower bound below).
 const QUADRATIC_UP_TO: usize = 4_096;
+/// Regex nodes up to which an object of optional members is written in the quadratic form
+/// outside alternatives. The quadratic form writes member j j + 1 times; its determinized
+/// table is several times the minimal one until minimized (Kubernetes' `EphemeralContainer`
+/// skeleton: 11,228 states, 2,840 minimized; its `Probe` values, ten optional members, are
+/// written three times). Warm compiles (`coldwarm`, two interleaved runs, sum over the
+/// corpus) against 4,096: Kubernetes 726-774 -> 508-510 ms (its slowest 10% from 5.9-6.3
+/// ms on -> 3.85), Snowplow 730-737 -> 612 ms; functions and the suite level.
+const QUADRATIC_ALONE_UP_TO: usize = 512;
 
 /// Most nested values generated (bounds the stack).
 const MAX_DEPTH: usize = 96;
@@ -634,6 +646,12 @@ struct General<'a> {
     children: HashMap<(u64, u64), Child>,
     /// HIR nodes held by `children` ([`crate::json::hir_size`]), at most [`CHILDREN_NODES`].
     children_nodes: usize,
+    /// How many alternatives of disjunctions (of two or more) the value being generated is
+    /// inside, at any depth: objects of optional members there are written quadratically
+    /// up to [`QUADRATIC_UP_TO`], elsewhere up to [`QUADRATIC_ALONE_UP_TO`]. Either form
+    /// has the same language, so a child language generated inside one and reused outside
+    /// ([`Self::child_language`]) is the same language too.
+    within_alternatives: usize,
 }
 
 /// A child place's language as [`General::child_language`] generated it, and the schema
@@ -1525,7 +1543,11 @@ impl<'a> General<'a> {
                 }
             }
             let types = n.types;
-            if let Some(h) = self.gen(n, pointer)? {
+            let within = usize::from(total > 1);
+            self.within_alternatives += within;
+            let h = self.gen(n, pointer);
+            self.within_alternatives -= within;
+            if let Some(h) = h? {
                 parts.push((h, types));
             }
         }
@@ -1953,6 +1975,7 @@ impl<'a> General<'a> {
             matchers: HashMap::new(),
             children: HashMap::new(),
             children_nodes: 0,
+            within_alternatives: 0,
         }
     }
 
@@ -2755,18 +2778,24 @@ impl<'a> General<'a> {
     /// Whether `members` are all optional and large enough that [`Writer::members`]'s
     /// quadratic form (which member comes first decides the commas, so each member is
     /// written once per member before it) costs more than [`Self::optional_members`]'s
-    /// automata: more than two members and over [`QUADRATIC_UP_TO`] nodes written.
+    /// automata: more than two members and over [`QUADRATIC_ALONE_UP_TO`] nodes written
+    /// ([`QUADRATIC_UP_TO`] inside alternatives).
     fn quadratic(&self, members: &[(String, Hir, bool)]) -> bool {
         let n = members.len();
         if n <= 2 || members.iter().any(|(_, _, required)| *required) {
             return false;
         }
-        let cap = QUADRATIC_UP_TO / n + 1;
+        let up_to = if self.within_alternatives > 0 {
+            QUADRATIC_UP_TO
+        } else {
+            QUADRATIC_ALONE_UP_TO
+        };
+        let cap = up_to / n + 1;
         let mut total = 0;
         for (_, v, _) in members {
             // The value and its key (a literal, a colon, whitespace).
             total += crate::json::hir_size(v, cap) + 4;
-            if total * n > QUADRATIC_UP_TO {
+            if total * n > up_to {
                 return true;
             }
         }
@@ -4150,6 +4179,50 @@ mod tests {
                 r#"{"k1":"a",}"#,
             ],
         );
+    }
+
+    /// An object of optional members whose quadratic form writes more than
+    /// `QUADRATIC_ALONE_UP_TO` nodes (and at most `QUADRATIC_UP_TO`) is written linearly
+    /// (the object one slot, its values slots) where it is no alternative of a disjunction;
+    /// as an alternative of `anyOf`, at any depth, it stays quadratic (its values written
+    /// inline, member j j + 1 times). Both read the same documents.
+    #[test]
+    fn optional_members_are_linear_from_a_lower_size_outside_alternatives() {
+        let pair = json!({"type": "object", "properties": {
+            "on": {"type": "boolean"}, "off": {"type": "boolean"}}});
+        let props: Map<String, Value> = (0..5).map(|i| (format!("k{i}"), pair.clone())).collect();
+        let object = json!({"type": "object", "properties": props});
+        let other = json!({"type": "object", "properties": {"z": {"type": "string"}},
+            "required": ["z"]});
+        let o = options(false, Draft::Draft2020);
+        let limits = Limits::default();
+        let hir_of = |schema: &Value| super::compile(schema, o, false, Draft::Draft2020, &limits);
+        let yes = [
+            r#"{}"#,
+            r#"{"k0":{},"k3":{"off":true}}"#,
+            r#"{"k4":{"on":false,"off":true},"x":1}"#,
+        ];
+        let no = [
+            r#"{"k3":{},"k0":{}}"#,
+            r#"{"k1":{"on":1}}"#,
+            r#"{,"k1":{}}"#,
+        ];
+        let alone = hir_of(&object).unwrap();
+        assert!(
+            crate::json::hir_size(&alone.hir, 10) < 10,
+            "{:?}",
+            alone.hir
+        );
+        assert!(alone.slots.len() > 1);
+        check(&table(object.clone()), &yes, &no);
+        for schema in [
+            json!({"anyOf": [object.clone(), other.clone()]}),
+            json!({"anyOf": [{"properties": {"inner": object.clone()}}, other.clone()]}),
+        ] {
+            let inside = hir_of(&schema).unwrap();
+            assert!(crate::json::hir_size(&inside.hir, 300) > 300, "{schema}");
+        }
+        check(&table(json!({"anyOf": [object, other]})), &yes, &no);
     }
 
     /// A string's bounds, formats and patterns are one table kept process-wide, built within
