@@ -146,6 +146,14 @@ const SLOT_FROM: usize = 2_000;
 /// are not all written into its automaton: the heaviest ones are read from slots of their
 /// own until the rest fit ([`General::gen_object`]).
 const OBJECT_WEIGHT: usize = 5_000;
+/// The estimated automaton size of an array item's copies (the first item and the
+/// repetition of the others: two for an unbounded array) past which the item is read from
+/// a slot of its own outside alternatives of disjunctions ([`General::items_weight`]).
+/// Written inline, each copy is determinized apart until the table is minimized, so
+/// arrays nested in arrays double their items' states per level (Kubernetes'
+/// `ResourceClaim`: a toleration object under three levels of arrays, 5,097 states
+/// minimized to 737).
+const ITEMS_ALONE_WEIGHT: usize = 300;
 
 /// How many times the states of the objects [`General::merge_objects`] merges together
 /// (their tables with values, or an inline object's skeleton) their merged table may have;
@@ -2341,7 +2349,14 @@ impl<'a> General<'a> {
             match self.child_language(&subs, &refs, pointer)? {
                 // An item written once per counted copy (`maxItems`) whose copies together
                 // would make a large automaton is read in place from one table.
-                Some(r) if Self::copies_weigh(&r, min.saturating_sub(p), max.map(|m| m - p)) => {
+                Some(r)
+                    if Self::copies_weigh(
+                        &r,
+                        (min.saturating_sub(p), max.map(|m| m - p)),
+                        p == 0,
+                        self.items_weight(),
+                    ) =>
+                {
                     self.slot_of_value(r, pointer)?
                 }
                 other => other,
@@ -2414,18 +2429,37 @@ impl<'a> General<'a> {
         self.slot(table, pointer)
     }
 
-    /// Whether `item`, written once per item it may be (at most `max`; unbounded: `min` and
-    /// one more, the repetition after them), weighs more than [`OBJECT_WEIGHT`] in all
-    /// ([`crate::json::hir_weight`]) and is written more than once: its copies would be
-    /// determinized and minimized one by one (the Store's `tslint.json`: up to 15 items of
-    /// a `member-ordering` kind, 125,761 states).
-    fn copies_weigh(item: &Hir, min: usize, max: Option<usize>) -> bool {
-        let copies = max.unwrap_or(min.saturating_add(1));
+    /// Whether `item`, written once per item it may be (`(min, max)` of them: at most
+    /// `max`; unbounded, the repetition once per item it needs and once more, `min` + 1,
+    /// and the first item apart where it is the array's first (`first`) and `min` is 0),
+    /// weighs more than `bound` in all ([`crate::json::hir_weight`]) and is written more
+    /// than once: its copies would be determinized and minimized one by one (the Store's
+    /// `tslint.json`: up to 15 items of a `member-ordering` kind, 125,761 states), and an
+    /// array of arrays doubles its items' states per level until minimized.
+    fn copies_weigh(
+        item: &Hir,
+        (min, max): (usize, Option<usize>),
+        first: bool,
+        bound: usize,
+    ) -> bool {
+        let copies = max.unwrap_or(min.saturating_add(1) + usize::from(first && min == 0));
         if copies < 2 {
             return false;
         }
-        let one = crate::json::hir_weight(item, OBJECT_WEIGHT + 1);
-        one.saturating_mul(copies) > OBJECT_WEIGHT
+        let one = crate::json::hir_weight(item, bound + 1);
+        one.saturating_mul(copies) > bound
+    }
+
+    /// The weight of an array item's copies past which it is read from a slot
+    /// ([`Self::copies_weigh`]): [`ITEMS_ALONE_WEIGHT`], or [`OBJECT_WEIGHT`] inside an
+    /// alternative of a disjunction (at any depth), where a slot may be copied side by side
+    /// with the other alternatives' values (as [`QUADRATIC_UP_TO`] says for objects).
+    fn items_weight(&self) -> usize {
+        if self.within_alternatives > 0 {
+            OBJECT_WEIGHT
+        } else {
+            ITEMS_ALONE_WEIGHT
+        }
     }
 
     /// Arrays with between `min` and `max` items meeting the `contains` schema (`None`: no
@@ -4223,6 +4257,67 @@ mod tests {
             assert!(crate::json::hir_size(&inside.hir, 300) > 300, "{schema}");
         }
         check(&table(json!({"anyOf": [object, other]})), &yes, &no);
+    }
+
+    /// An array item whose copies weigh more than `ITEMS_ALONE_WEIGHT` is read from a slot
+    /// where the array is no alternative of a disjunction: an unbounded array writes its
+    /// item twice (the first, then the repetition of the others), so an item of more than
+    /// half that weight is a slot. As an alternative of `anyOf` the bound stays
+    /// `OBJECT_WEIGHT` and the item is written inline. Both read the same documents.
+    #[test]
+    fn array_items_are_slots_from_a_lower_weight_outside_alternatives() {
+        let mut props: Map<String, Value> = (0..6)
+            .map(|i| {
+                (
+                    format!("p{i}"),
+                    json!({"enum": ["one", "two", "three", 4, [5]]}),
+                )
+            })
+            .collect();
+        props.insert(
+            "kind".into(),
+            json!({"enum": ["alpha", "beta", "gamma,delta"]}),
+        );
+        props.insert("tag".into(), json!({"enum": ["one", "two", "three"]}));
+        let item = json!({"type": "object", "properties": props, "required": ["kind", "tag"]});
+        let array = json!({"type": "array", "items": item});
+        let o = options(false, Draft::Draft2020);
+        let limits = Limits::default();
+        let hir_of = |schema: &Value| super::compile(schema, o, false, Draft::Draft2020, &limits);
+        let item_hir = hir_of(&item).unwrap().hir;
+        let weight = crate::json::hir_weight(&item_hir, 100_000);
+        let size = crate::json::hir_size(&item_hir, 100_000);
+        assert!(
+            2 * weight > super::ITEMS_ALONE_WEIGHT && 2 * weight <= super::OBJECT_WEIGHT,
+            "{weight}"
+        );
+        let yes = [
+            "[]",
+            r#"[{"kind":"alpha","tag":"one"}]"#,
+            r#"[{"kind":"gamma,delta","tag":"two"},{"kind":"beta","tag":"three"}]"#,
+        ];
+        let no = [
+            "[,]",
+            r#"[{"kind":"alpha"}]"#,
+            r#"[{"kind":"alpha","tag":"one"},]"#,
+            r#"[{"tag":"one","kind":"alpha"}]"#,
+        ];
+        let alone = hir_of(&array).unwrap();
+        assert!(
+            crate::json::hir_size(&alone.hir, 40) < 40,
+            "{:?}",
+            alone.hir
+        );
+        assert!(!alone.slots.is_empty());
+        check(&table(array.clone()), &yes, &no);
+        let either = json!({"anyOf": [array, {"type": "string"}]});
+        let inside = hir_of(&either).unwrap();
+        assert!(
+            crate::json::hir_size(&inside.hir, 2 * size) >= 2 * size,
+            "{:?}",
+            inside.hir
+        );
+        check(&table(either), &yes, &no);
     }
 
     /// A string's bounds, formats and patterns are one table kept process-wide, built within
