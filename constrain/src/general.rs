@@ -174,10 +174,11 @@ const INLINE_SKELETON_UP_TO: usize = 4_096;
 const STRING_SLOT_FROM: usize = 1_000;
 /// Regex nodes up to which an object of optional members is written in the quadratic form
 /// ([`General::quadratic`]) inside an alternative of a disjunction (`oneOf`, `anyOf`,
-/// `dependencies`, at any depth): there, objects whose values are slots of their own are
-/// read side by side with the other alternatives' where the union reads one key in both,
-/// and copied with every value they call (the Store's `host.json`, a `oneOf` of two
-/// versions: 41 -> 155 ms with the lower bound below).
+/// `if`/`then`/`else`, dependencies, the complements of a `not`; at any depth): there,
+/// objects whose values are slots of their own are read side by side with the other
+/// alternatives' where the union reads one key in both, and copied with every value they
+/// call (the Store's `host.json`, a `oneOf` of two versions: 41 -> 155-200 ms with the
+/// lower bound below).
 const QUADRATIC_UP_TO: usize = 4_096;
 /// Regex nodes up to which an object of optional members is written in the quadratic form
 /// outside alternatives. The quadratic form writes member j j + 1 times; its determinized
@@ -658,7 +659,11 @@ struct General<'a> {
     /// inside, at any depth: objects of optional members there are written quadratically
     /// up to [`QUADRATIC_UP_TO`], elsewhere up to [`QUADRATIC_ALONE_UP_TO`]. Either form
     /// has the same language, so a child language generated inside one and reused outside
-    /// ([`Self::child_language`]) is the same language too.
+    /// ([`Self::child_language`]) is the same language too. The smaller automaton can let
+    /// `template::with_shallow_retry`'s first try (untyped values five levels deep, within a
+    /// quarter of the state limit) fit where the quadratic form failed it and the schema
+    /// was built again three levels deep: such a schema now takes its untyped values nested
+    /// four and five levels deep too (more of its valid documents, never an invalid one).
     within_alternatives: usize,
 }
 
