@@ -262,6 +262,14 @@ struct Contains<'a> {
     pointer: String,
 }
 
+impl Contains<'_> {
+    /// Whether the array counts its items meeting the schema (`minContains` above 0 or a
+    /// `maxContains`): `minContains: 0` alone holds for every array.
+    fn counts(&self) -> bool {
+        self.min > 0 || self.max.is_some()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct Arrs<'a> {
     /// Per position, the schemas it must meet (`prefixItems`, array `items`).
@@ -2403,11 +2411,7 @@ impl<'a> General<'a> {
             }
             w.container("[", cat(vec![position(0), tail]), min == 0, "]")
         };
-        let counted: Vec<&Contains<'a>> = a
-            .contains
-            .iter()
-            .filter(|c| c.min > 0 || c.max.is_some())
-            .collect();
+        let counted: Vec<&Contains<'a>> = a.contains.iter().filter(|c| c.counts()).collect();
         // Items otherwise unconstrained, one `contains`: its language is the array's (every
         // list of items, counted as it asks), written once and not intersected with the
         // list of any items.
@@ -2464,8 +2468,7 @@ impl<'a> General<'a> {
     /// beside the `contains` schema's language (an item of eight optional members under
     /// `maxContains: 3`: 4 -> 128 ms with the lower bound, from the cold review).
     fn items_weight(&self, array: &Arrs<'a>) -> usize {
-        let counts = array.contains.iter().any(|c| c.min > 0 || c.max.is_some());
-        if self.within_alternatives > 0 || counts {
+        if self.within_alternatives > 0 || array.contains.iter().any(Contains::counts) {
             OBJECT_WEIGHT
         } else {
             ITEMS_ALONE_WEIGHT
@@ -3837,7 +3840,8 @@ fn anchor_groups(hir: &Hir, groups: &mut [Vec<Hir>; 4]) -> Result<(), String> {
 mod tests {
     use crate::dfa::{Limits, Table};
     use crate::json::{
-        alt, cat, lit, re, repeat, untyped, Draft, JsonOptions, SchemaLanguage, SchemaMode, Slots,
+        alt, cat, lit, re, repeat, untyped, Draft, JsonOptions, SchemaHir, SchemaLanguage,
+        SchemaMode, Slots,
     };
     use regex_syntax::hir::Hir;
     use serde_json::{json, Map, Value};
@@ -3860,6 +3864,12 @@ mod tests {
 
     fn table(schema: Value) -> Table {
         table_with(schema, options(false, Draft::Draft2020))
+    }
+
+    /// `schema`'s HIR and slots in general mode (objects open, draft 2020-12).
+    fn general_hir(schema: &Value) -> SchemaHir {
+        let o = options(false, Draft::Draft2020);
+        super::compile(schema, o, false, Draft::Draft2020, &Limits::default()).unwrap()
     }
 
     /// Fails unless `t` has fewer than `below` stored states.
@@ -4238,9 +4248,6 @@ mod tests {
         let object = json!({"type": "object", "properties": props});
         let other = json!({"type": "object", "properties": {"z": {"type": "string"}},
             "required": ["z"]});
-        let o = options(false, Draft::Draft2020);
-        let limits = Limits::default();
-        let hir_of = |schema: &Value| super::compile(schema, o, false, Draft::Draft2020, &limits);
         let yes = [
             r#"{}"#,
             r#"{"k0":{},"k3":{"off":true}}"#,
@@ -4251,7 +4258,7 @@ mod tests {
             r#"{"k1":{"on":1}}"#,
             r#"{,"k1":{}}"#,
         ];
-        let alone = hir_of(&object).unwrap();
+        let alone = general_hir(&object);
         assert!(
             crate::json::hir_size(&alone.hir, 10) < 10,
             "{:?}",
@@ -4263,7 +4270,7 @@ mod tests {
             json!({"anyOf": [object.clone(), other.clone()]}),
             json!({"anyOf": [{"properties": {"inner": object.clone()}}, other.clone()]}),
         ] {
-            let inside = hir_of(&schema).unwrap();
+            let inside = general_hir(&schema);
             assert!(crate::json::hir_size(&inside.hir, 300) > 300, "{schema}");
         }
         check(&table(json!({"anyOf": [object, other]})), &yes, &no);
@@ -4291,10 +4298,7 @@ mod tests {
         props.insert("tag".into(), json!({"enum": ["one", "two", "three"]}));
         let item = json!({"type": "object", "properties": props, "required": ["kind", "tag"]});
         let array = json!({"type": "array", "items": item});
-        let o = options(false, Draft::Draft2020);
-        let limits = Limits::default();
-        let hir_of = |schema: &Value| super::compile(schema, o, false, Draft::Draft2020, &limits);
-        let item_hir = hir_of(&item).unwrap().hir;
+        let item_hir = general_hir(&item).hir;
         let weight = crate::json::hir_weight(&item_hir, 100_000);
         let size = crate::json::hir_size(&item_hir, 100_000);
         assert!(
@@ -4312,7 +4316,7 @@ mod tests {
             r#"[{"kind":"alpha","tag":"one"},]"#,
             r#"[{"tag":"one","kind":"alpha"}]"#,
         ];
-        let alone = hir_of(&array).unwrap();
+        let alone = general_hir(&array);
         assert!(
             crate::json::hir_size(&alone.hir, 40) < 40,
             "{:?}",
@@ -4321,7 +4325,7 @@ mod tests {
         assert!(!alone.slots.is_empty());
         check(&table(array.clone()), &yes, &no);
         let either = json!({"anyOf": [array, {"type": "string"}]});
-        let inside = hir_of(&either).unwrap();
+        let inside = general_hir(&either);
         assert!(
             crate::json::hir_size(&inside.hir, 2 * size) >= 2 * size,
             "{:?}",
@@ -4333,10 +4337,10 @@ mod tests {
         // 4 -> 128 ms).
         let counted = json!({"type": "array", "items": item,
             "contains": {"type": "object", "required": ["p0"]}, "maxContains": 3});
-        let c = hir_of(&counted).unwrap();
+        let c = general_hir(&counted);
         // The same array beside another one keeps its item inline in any case.
         let other = json!({"type": "array", "items": {"type": "boolean"}});
-        let beside = hir_of(&json!({"anyOf": [counted.clone(), other]})).unwrap();
+        let beside = general_hir(&json!({"anyOf": [counted.clone(), other]}));
         assert_eq!(c.slots.len(), beside.slots.len(), "{:?}", c.hir);
         check(
             &table(counted),
