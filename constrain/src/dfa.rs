@@ -451,7 +451,7 @@ impl KeyWriter {
     }
 
     /// Appends `bytes` as they are (callers write a length or a tag first).
-    fn bytes(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn bytes(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.len == KEY_BUFFER {
                 self.flush();
@@ -467,7 +467,7 @@ impl KeyWriter {
         self.bytes(&v.to_le_bytes());
     }
 
-    fn len_of(&mut self, n: usize) {
+    pub(crate) fn len_of(&mut self, n: usize) {
         self.bytes(&(n as u64).to_le_bytes());
     }
 }
@@ -507,6 +507,12 @@ impl<T: DigestKey> DigestKey for Vec<T> {
     }
 }
 
+impl DigestKey for u64 {
+    fn write_key(&self, out: &mut KeyWriter) {
+        out.bytes(&self.to_le_bytes());
+    }
+}
+
 impl<T: DigestKey + ?Sized> DigestKey for &T {
     fn write_key(&self, out: &mut KeyWriter) {
         (**self).write_key(out);
@@ -526,59 +532,72 @@ impl<A: DigestKey, B: DigestKey> DigestKey for (A, B) {
 /// index and name), then the count of its children.
 impl DigestKey for Hir {
     fn write_key(&self, out: &mut KeyWriter) {
-        use regex_syntax::hir::{Class, HirKind};
-        let mut stack: Vec<&Hir> = vec![self];
-        while let Some(h) = stack.pop() {
-            match h.kind() {
-                HirKind::Empty => out.bytes(&[0]),
-                HirKind::Literal(l) => {
-                    out.bytes(&[1]);
-                    out.len_of(l.0.len());
-                    out.bytes(&l.0);
+        write_hir_key(self, out, &mut |l, out| {
+            out.len_of(l.len());
+            out.bytes(l);
+        });
+    }
+}
+
+/// [`DigestKey`] for a HIR (`hir`), each literal's bytes written by `literal` (after the
+/// literal's tag; prefix-free on its own): [`Hir`]'s key writes them with their length,
+/// `general`'s content keys write a slot's key in place of its placeholder.
+pub(crate) fn write_hir_key(
+    hir: &Hir,
+    out: &mut KeyWriter,
+    literal: &mut dyn FnMut(&[u8], &mut KeyWriter),
+) {
+    use regex_syntax::hir::{Class, HirKind};
+    let mut stack: Vec<&Hir> = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Empty => out.bytes(&[0]),
+            HirKind::Literal(l) => {
+                out.bytes(&[1]);
+                literal(&l.0, out);
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                out.bytes(&[2]);
+                out.len_of(c.ranges().len());
+                for r in c.ranges() {
+                    out.u32(r.start() as u32);
+                    out.u32(r.end() as u32);
                 }
-                HirKind::Class(Class::Unicode(c)) => {
-                    out.bytes(&[2]);
-                    out.len_of(c.ranges().len());
-                    for r in c.ranges() {
-                        out.u32(r.start() as u32);
-                        out.u32(r.end() as u32);
-                    }
+            }
+            HirKind::Class(Class::Bytes(c)) => {
+                out.bytes(&[3]);
+                out.len_of(c.ranges().len());
+                for r in c.ranges() {
+                    out.bytes(&[r.start(), r.end()]);
                 }
-                HirKind::Class(Class::Bytes(c)) => {
-                    out.bytes(&[3]);
-                    out.len_of(c.ranges().len());
-                    for r in c.ranges() {
-                        out.bytes(&[r.start(), r.end()]);
-                    }
+            }
+            HirKind::Look(look) => {
+                out.bytes(&[4]);
+                out.u32(look.as_repr());
+            }
+            HirKind::Repetition(r) => {
+                out.bytes(&[5, u8::from(r.greedy), u8::from(r.max.is_some())]);
+                out.u32(r.min);
+                out.u32(r.max.unwrap_or(0));
+                stack.push(&r.sub);
+            }
+            HirKind::Capture(c) => {
+                out.bytes(&[6, u8::from(c.name.is_some())]);
+                out.u32(c.index);
+                if let Some(name) = &c.name {
+                    name.write_key(out);
                 }
-                HirKind::Look(look) => {
-                    out.bytes(&[4]);
-                    out.u32(look.as_repr());
-                }
-                HirKind::Repetition(r) => {
-                    out.bytes(&[5, u8::from(r.greedy), u8::from(r.max.is_some())]);
-                    out.u32(r.min);
-                    out.u32(r.max.unwrap_or(0));
-                    stack.push(&r.sub);
-                }
-                HirKind::Capture(c) => {
-                    out.bytes(&[6, u8::from(c.name.is_some())]);
-                    out.u32(c.index);
-                    if let Some(name) = &c.name {
-                        name.write_key(out);
-                    }
-                    stack.push(&c.sub);
-                }
-                HirKind::Concat(subs) | HirKind::Alternation(subs) => {
-                    let tag = if matches!(h.kind(), HirKind::Concat(_)) {
-                        7
-                    } else {
-                        8
-                    };
-                    out.bytes(&[tag]);
-                    out.len_of(subs.len());
-                    stack.extend(subs.iter().rev());
-                }
+                stack.push(&c.sub);
+            }
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+                let tag = if matches!(h.kind(), HirKind::Concat(_)) {
+                    7
+                } else {
+                    8
+                };
+                out.bytes(&[tag]);
+                out.len_of(subs.len());
+                stack.extend(subs.iter().rev());
             }
         }
     }
@@ -590,8 +609,8 @@ impl DigestKey for Hir {
 /// more would pass either); a table of more than `max_bytes / share` is not kept. Tables
 /// are kept behind an `Arc`, so a table found is shared with every compiled constraint that
 /// holds it, not copied.
-pub(crate) struct KeptTables {
-    cache: std::sync::OnceLock<std::sync::Mutex<Kept>>,
+pub(crate) struct KeptTables<V = Arc<Table>> {
+    cache: std::sync::OnceLock<std::sync::Mutex<Kept<V>>>,
     max_tables: usize,
     max_bytes: usize,
     share: usize,
@@ -601,9 +620,22 @@ pub(crate) struct KeptTables {
 type KeptKey = ((u64, u64), usize, usize, usize);
 
 /// The tables of [`KeptTables`] and their bytes in all.
-type Kept = (HashMap<KeptKey, Arc<Table>>, usize);
+type Kept<V> = (HashMap<KeptKey, V>, usize);
 
-impl KeptTables {
+/// What [`KeptTables`] keeps: shared tables, or tables with what was learned building
+/// them; `memory` counts its bytes against the cache's bound.
+pub(crate) trait Keepable: Clone {
+    /// The bytes it holds ([`Table::memory`] of its tables).
+    fn memory(&self) -> usize;
+}
+
+impl Keepable for Arc<Table> {
+    fn memory(&self) -> usize {
+        Table::memory(self)
+    }
+}
+
+impl<V: Keepable> KeptTables<V> {
     /// An empty cache with these bounds.
     pub(crate) const fn new(max_tables: usize, max_bytes: usize, share: usize) -> Self {
         Self {
@@ -614,16 +646,13 @@ impl KeptTables {
         }
     }
 
-    /// The table kept for `key` (its [`digest`]) under
-    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are
-    /// `build`'s and are not kept; the deadline is not part of the key (a table found is
-    /// served even past it).
-    pub(crate) fn get_or_build<E>(
+    /// [`KeptTables::get_or_build`] for what `make` gives.
+    pub(crate) fn get_or_make<E>(
         &'static self,
         key: &dyn DigestKey,
         limits: &Limits,
-        build: impl FnOnce() -> Result<Table, E>,
-    ) -> Result<Arc<Table>, E> {
+        make: impl FnOnce() -> Result<V, E>,
+    ) -> Result<V, E> {
         let cache = self
             .cache
             .get_or_init(|| std::sync::Mutex::new((HashMap::default(), 0)));
@@ -636,18 +665,33 @@ impl KeptTables {
         if let Some(t) = cache.lock().ok().and_then(|c| c.0.get(&key).cloned()) {
             return Ok(t);
         }
-        let table = Arc::new(build()?);
-        let bytes = table.memory() + std::mem::size_of::<KeptKey>();
+        let kept = make()?;
+        let bytes = kept.memory() + std::mem::size_of::<KeptKey>();
         if bytes <= self.max_bytes / self.share {
             if let Ok(mut c) = cache.lock() {
                 if c.0.len() >= self.max_tables || c.1 + bytes > self.max_bytes {
                     *c = (HashMap::default(), 0);
                 }
-                c.0.insert(key, table.clone());
+                c.0.insert(key, kept.clone());
                 c.1 += bytes;
             }
         }
-        Ok(table)
+        Ok(kept)
+    }
+}
+
+impl KeptTables {
+    /// The table kept for `key` (its [`digest`]) under
+    /// `limits`' size budgets, or `build()`'s, which is kept when it fits. Errors are
+    /// `build`'s and are not kept; the deadline is not part of the key (a table found is
+    /// served even past it).
+    pub(crate) fn get_or_build<E>(
+        &'static self,
+        key: &dyn DigestKey,
+        limits: &Limits,
+        build: impl FnOnce() -> Result<Table, E>,
+    ) -> Result<Arc<Table>, E> {
+        self.get_or_make(key, limits, || build().map(Arc::new))
     }
 }
 
@@ -729,6 +773,12 @@ thread_local! {
 #[doc(hidden)]
 pub fn set_sharing(on: bool) {
     SHARING.with(|s| s.set(on));
+}
+
+/// Whether [`Table::splice_shared`] shares values on this thread ([`set_sharing`]): part of
+/// the key of a spliced table kept process-wide.
+pub(crate) fn sharing() -> bool {
+    SHARING.with(|s| s.get())
 }
 
 /// For [`Table::try_splice_shared`]: the steps of one row already looked up, by their

@@ -115,6 +115,14 @@ const MINIMIZE_UP_TO: usize = 100_000;
 /// The tables of strings with several constraints ([`General::gen_string`]), kept
 /// process-wide: at most 256 of them and 64 MiB, 16 MiB each.
 static STRING_TABLES: crate::dfa::KeptTables = crate::dfa::KeptTables::new(256, 64 << 20, 4);
+/// The tables of values read from slots ([`General::slot_of_value`]), kept process-wide by
+/// [`General::content_key`]: at most 4,096 of them and 128 MiB, 8 MiB each.
+static VALUE_TABLES: crate::dfa::KeptTables = crate::dfa::KeptTables::new(4096, 128 << 20, 16);
+/// The objects of optional members ([`General::optional_members`]), kept process-wide by
+/// [`General::content_key`] of their skeleton's HIR: at most 4,096 of them and 128 MiB,
+/// 8 MiB each.
+static OBJECT_TABLES: crate::dfa::KeptTables<Spliced> =
+    crate::dfa::KeptTables::new(4096, 128 << 20, 16);
 /// The keys of an object no declared name takes, per list of names ([`General::key_classes`]),
 /// kept process-wide: an object generated in many places takes the same difference each
 /// time (the Store's `tox.json`: 19,186 differences of 11 lists, 0.57 s, before child
@@ -325,6 +333,36 @@ struct Kept {
     /// ([`General::slot_of_both`]) or a merge holding counted or inline objects; else one
     /// of optional members ([`General::optional_members`]) or their merge.
     bounded: bool,
+}
+
+/// An object's table with its values spliced in and minimized, and its skeleton
+/// ([`General::spliced_slot`]); what [`OBJECT_TABLES`] keeps.
+#[derive(Clone)]
+struct Spliced {
+    kept: Kept,
+    table: Arc<Table>,
+}
+
+impl Spliced {
+    /// `spliced` (`skeleton` with its values spliced in) minimized, with its budget states
+    /// before ([`Table::budget_states`]).
+    fn of(skeleton: Arc<Table>, spliced: Table, bounded: bool) -> Self {
+        let states = spliced.budget_states();
+        Spliced {
+            kept: Kept {
+                skeleton,
+                states,
+                bounded,
+            },
+            table: Arc::new(General::minimized(spliced)),
+        }
+    }
+}
+
+impl crate::dfa::Keepable for Spliced {
+    fn memory(&self) -> usize {
+        self.kept.skeleton.memory() + self.table.memory()
+    }
 }
 
 /// The constraints collected at one place of the value; see the module documentation.
@@ -641,11 +679,19 @@ struct General<'a> {
     numbers: HashMap<NumberSpec, Hir>,
     /// Slots of typed untyped values ([`Self::typed_value`]).
     typed: HashMap<u8, Hir>,
-    /// Slots of values ([`Self::slot_of_value`]) by the digest of their HIR
-    /// ([`crate::dfa::digest`], however large the HIR): the same value in many places is
-    /// one table (a key bounded by the HIR's printed length built the Store's `hatch.json`
+    /// Slots of values ([`Self::slot_of_value`]) by their [`Self::content_key`], else the
+    /// digest of their HIR ([`crate::dfa::digest`], however large the HIR): the same value
+    /// in many places is one table (a key bounded by the HIR's printed length built the Store's `hatch.json`
     /// value of 24,432 states 96 times).
     values: HashMap<(u64, u64), Option<Hir>>,
+    /// Per slot (by index), the key of what determines its table, when known
+    /// ([`Self::content_key`]): a value's HIR with each slot it reads written as that slot's
+    /// key, or the parts of a string's table. A slot without one makes every value that
+    /// reads it unkept across compiles.
+    slot_keys: Vec<Option<(u64, u64)>>,
+    /// The JSON options as [`Self::content_key`] writes them (their `Debug` text: every
+    /// field).
+    options_key: String,
     /// Slots by their tables ([`Table::rows_hash`]): the same automaton is one slot.
     by_rows: HashMap<u64, Vec<(Arc<Table>, Hir)>>,
     /// Per slot of a whole object built by [`Self::optional_members`] or counted
@@ -673,6 +719,54 @@ struct General<'a> {
     /// was built again three levels deep: such a schema now takes its untyped values nested
     /// four and five levels deep too (more of its valid documents, never an invalid one).
     within_alternatives: usize,
+}
+
+/// A value's HIR keyed by what it means ([`General::content_key`]).
+struct Content<'k> {
+    hir: &'k Hir,
+    keys: &'k [Option<(u64, u64)>],
+    /// [`General::options_key`].
+    options: &'k str,
+    /// Set when a placeholder's slot has no key.
+    unknown: std::cell::Cell<bool>,
+}
+
+impl crate::dfa::DigestKey for Content<'_> {
+    fn write_key(&self, out: &mut crate::dfa::KeyWriter) {
+        self.options.write_key(out);
+        out.bytes(&[u8::from(crate::dfa::sharing())]);
+        crate::dfa::write_hir_key(self.hir, out, &mut |l, out| {
+            // Runs of plain bytes (tag 0, length, bytes) and slots (tag 1, the slot's key),
+            // then tag 2.
+            let mut i = 0;
+            while i < l.len() {
+                let run = l[i..].iter().position(|&b| b == crate::json::SLOT);
+                let end = run.map_or(l.len(), |r| i + r);
+                if end > i {
+                    out.bytes(&[0]);
+                    out.len_of(end - i);
+                    out.bytes(&l[i..end]);
+                }
+                if end == l.len() {
+                    break;
+                }
+                let key = l
+                    .get(end + 1..end + 4)
+                    .map(crate::json::slot_index)
+                    .and_then(|index| self.keys.get(index).copied().flatten());
+                match key {
+                    Some(k) => {
+                        out.bytes(&[1]);
+                        k.0.write_key(out);
+                        k.1.write_key(out);
+                    }
+                    None => self.unknown.set(true),
+                }
+                i = end + 4;
+            }
+            out.bytes(&[2]);
+        });
+    }
 }
 
 /// A child place's language as [`General::child_language`] generated it, and the schema
@@ -1704,6 +1798,26 @@ impl<'a> General<'a> {
         }
     }
 
+    /// The key of what determines the table of `value` ([`Self::slot_of_value`]): the
+    /// [`crate::dfa::digest`] of the JSON options (how untyped values are read), whether
+    /// values are shared ([`crate::dfa::sharing`]) and the HIR, each slot placeholder in it
+    /// written as its slot's key ([`Self::slot_keys`]). `None` when a slot it reads has no
+    /// key, or a byte class reaches the placeholder bytes. The size budgets are the kept
+    /// table's key besides ([`crate::dfa::KeptTables`]).
+    fn content_key(&self, value: &Hir) -> Option<(u64, u64)> {
+        if crate::json::class_reaches_placeholders(value) {
+            return None;
+        }
+        let content = Content {
+            hir: value,
+            keys: &self.slot_keys,
+            options: &self.options_key,
+            unknown: std::cell::Cell::new(false),
+        };
+        let key = crate::dfa::digest(&content);
+        (!content.unknown.get()).then_some(key)
+    }
+
     /// A slot for `value`'s language: `value` itself when it is one slot placeholder
     /// already, else a new slot for its table (`None` when the language is empty).
     ///
@@ -1714,12 +1828,21 @@ impl<'a> General<'a> {
                 return Ok(Some(value));
             }
         }
-        let key = crate::dfa::digest(&value);
+        // Its key: what determines its table where known (equal keys are equal tables),
+        // else its HIR as written here.
+        let content = self.content_key(&value);
+        let key = content.unwrap_or_else(|| crate::dfa::digest(&value));
         if let Some(found) = self.values.get(&key) {
             return Ok(found.clone());
         }
-        let t = self.table_of(&value, pointer)?;
-        let slot = self.slot(t, pointer)?;
+        let build = || Ok(Self::minimized(self.table_of(&value, pointer)?));
+        // The same value in another schema (a definition many schemas share, such as
+        // Kubernetes' `ObjectMeta`) is one table, built once per process.
+        let table = match content {
+            Some(k) => VALUE_TABLES.get_or_build(&k, &self.limits, build)?,
+            None => Arc::new(build()?),
+        };
+        let slot = self.slot_keyed(table, content, pointer)?;
         self.values.insert(key, slot.clone());
         Ok(slot)
     }
@@ -1844,10 +1967,9 @@ impl<'a> General<'a> {
             &self.limits,
         )
         .map_err(|e| build_error(pointer, e))?;
-        let h = self
-            .slots
-            .push(table)
-            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        // Its table is the mask's under the options and limits every value key holds.
+        let content = crate::dfa::digest(&("typed", u64::from(mask)));
+        let h = self.push_slot(table, Some(content), pointer)?;
         self.typed.insert(types, h.clone());
         Ok(h)
     }
@@ -1991,6 +2113,8 @@ impl<'a> General<'a> {
             numbers: HashMap::new(),
             typed: HashMap::new(),
             values: HashMap::new(),
+            slot_keys: Vec::new(),
+            options_key: format!("{options:?}"),
             by_rows: HashMap::new(),
             skeletons: HashMap::new(),
             matchers: HashMap::new(),
@@ -2036,6 +2160,35 @@ impl<'a> General<'a> {
         table: Arc<Table>,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
+        self.slot_keyed(table, None, pointer)
+    }
+
+    /// A new slot for `table`, `content` its key ([`Self::slot_keys`]): every slot of a
+    /// compile is added here, so that keys and slots stay in step.
+    ///
+    /// Errors: past [`crate::json::MAX_SLOTS`].
+    fn push_slot(
+        &mut self,
+        table: Arc<Table>,
+        content: Option<(u64, u64)>,
+        pointer: &str,
+    ) -> Result<Hir, CompileError> {
+        let h = self
+            .slots
+            .push(table)
+            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        self.slot_keys.push(content);
+        Ok(h)
+    }
+
+    /// [`Self::slot_shared`] with the key of what determines `table` ([`Self::slot_keys`];
+    /// `None`: unknown).
+    fn slot_keyed(
+        &mut self,
+        table: Arc<Table>,
+        content: Option<(u64, u64)>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
         if table.is_empty() {
             return Ok(None);
         }
@@ -2049,10 +2202,7 @@ impl<'a> General<'a> {
         {
             return Ok(Some(h.clone()));
         }
-        let h = self
-            .slots
-            .push(table.clone())
-            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        let h = self.push_slot(table.clone(), content, pointer)?;
         self.by_rows
             .entry(hash)
             .or_default()
@@ -2171,19 +2321,25 @@ impl<'a> General<'a> {
         // The same bounds, formats and patterns in another place or another schema (`uri`
         // up to 256 characters is common) are one table, built once per process; unless a
         // part refers to this schema's slots (a pattern with look-aheads).
-        let table = if parts
+        let (table, content) = if parts
             .iter()
             .chain(&minus)
             .any(crate::json::holds_placeholder)
         {
-            Arc::new(build()?)
+            (Arc::new(build()?), None)
         } else {
-            STRING_TABLES.get_or_build(&(&parts, &minus), &within, build)?
+            let key = (&parts, &minus);
+            // Tagged apart from values' keys (`Self::content_key`).
+            let content = crate::dfa::digest(&("string", &key));
+            (
+                STRING_TABLES.get_or_build(&key, &within, build)?,
+                Some(content),
+            )
         };
         self.limits
             .check(table.len())
             .map_err(|e| build_error(pointer, e))?;
-        self.slot_shared(table, pointer)
+        self.slot_keyed(table, content, pointer)
     }
 
     /// A pattern's language over canonical string text (between the quotes): found anywhere,
@@ -2283,10 +2439,8 @@ impl<'a> General<'a> {
         if table.is_empty() {
             return Ok(None);
         }
-        let h = self
-            .slots
-            .push(table)
-            .ok_or_else(|| budget(pointer, "too many automata in one schema"))?;
+        let content = crate::dfa::digest(&("number", format!("{spec:?}")));
+        let h = self.push_slot(table, Some(content), pointer)?;
         self.numbers.insert(spec, h.clone());
         Ok(Some(h))
     }
@@ -2889,8 +3043,44 @@ impl<'a> General<'a> {
             parts.push(repeat(cat(vec![opt(w.comma()), alt(others)]), 0, None));
         }
         let written = w.container("{", cat(parts), false, "}");
+        // The same object in another schema is built once per process: its table is
+        // `written`'s (slots by their keys) under `count` and `may_be_empty`.
+        let content = self.content_key(&written).map(|k| {
+            let (min, max) = count.unwrap_or((0, None));
+            let shape = [min, max.unwrap_or(u64::MAX), u64::from(may_be_empty)];
+            crate::dfa::digest(&("object", (k, shape.to_vec())))
+        });
+        let build = || {
+            let object = self.optional_skeleton(&written, count, may_be_empty, pointer)?;
+            let skeleton = Arc::new(object.clone());
+            let t = crate::json::splice_slots(object, &self.slots, self.options, &self.limits)
+                .map_err(|e| build_error(pointer, e))?;
+            Ok(Spliced::of(skeleton, t, false))
+        };
+        let object = match content {
+            Some(k) => OBJECT_TABLES.get_or_make(&k, &self.limits, build)?,
+            None => build()?,
+        };
+        Ok(self
+            .spliced_slot(object, content, pointer)?
+            .unwrap_or_else(Hir::fail))
+    }
+
+    /// The skeleton of [`Self::optional_members`]: `written` (braces, keys and value
+    /// placeholders, each member with an optional comma before it) intersected with the
+    /// automaton of commas and member counts.
+    ///
+    /// Errors: the automata past the limits.
+    fn optional_skeleton(
+        &self,
+        written: &Hir,
+        count: Option<(u64, Option<u64>)>,
+        may_be_empty: bool,
+        pointer: &str,
+    ) -> Result<Table, CompileError> {
+        let w = &self.writer;
         let skeleton =
-            Table::from_hir(&written, &self.limits).map_err(|e| build_error(pointer, e))?;
+            Table::from_hir(written, &self.limits).map_err(|e| build_error(pointer, e))?;
         // The place: 0 before the first member, 1 after a member's colon (in the member), 2
         // after a comma; and the members so far (with `count`: at least `min`, at most
         // `max`, capped at the larger).
@@ -2921,9 +3111,7 @@ impl<'a> General<'a> {
                 .union(&empty, &self.limits)
                 .map_err(|e| build_error(pointer, e))?;
         }
-        Ok(self
-            .skeleton_slot(object, false, pointer)?
-            .unwrap_or_else(Hir::fail))
+        Ok(object)
     }
 
     /// A slot for the language of `skeleton` (a table whose placeholders are still
@@ -2954,14 +3142,22 @@ impl<'a> General<'a> {
         bounded: bool,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
-        let states = spliced.budget_states();
-        let slot = self.slot(spliced, pointer)?;
+        self.spliced_slot(Spliced::of(skeleton, spliced, bounded), None, pointer)
+    }
+
+    /// A slot for `object`'s table, its skeleton kept with it ([`Kept`]); `content`: the
+    /// key of what determines it ([`Self::slot_keys`]).
+    ///
+    /// Errors: past [`crate::json::MAX_SLOTS`].
+    fn spliced_slot(
+        &mut self,
+        object: Spliced,
+        content: Option<(u64, u64)>,
+        pointer: &str,
+    ) -> Result<Option<Hir>, CompileError> {
+        let slot = self.slot_keyed(object.table, content, pointer)?;
         if let Some(HirKind::Literal(l)) = slot.as_ref().map(Hir::kind) {
-            self.skeletons.entry(l.0.to_vec()).or_insert(Kept {
-                skeleton,
-                states,
-                bounded,
-            });
+            self.skeletons.entry(l.0.to_vec()).or_insert(object.kept);
         }
         Ok(slot)
     }
@@ -3174,6 +3370,10 @@ impl<'a> General<'a> {
         if self.closed && !explicit {
             return Ok(Vec::new());
         }
+        // Without `propertyNames` and patterns, the one class is the keys no name in
+        // `taken` takes: its key ([`Self::slot_keys`]) is that list.
+        let content =
+            (names.is_none() && patterns.is_empty()).then(|| crate::dfa::digest(&("keys", taken)));
         // The universe: canonical strings that are not taken names.
         let any_key = Self::quoted(repeat(Self::canonical_char(), 0, None));
         let mut universe = if taken.is_empty() {
@@ -3246,7 +3446,7 @@ impl<'a> General<'a> {
             // trie (trimmed as built), which minimization only shrinks by the trie's shared
             // suffixes, at more cost than the rest of the key (20 names: 264 -> 185 states,
             // a fifth of the schema's compile).
-            if let Some(key) = self.slot_shared(Arc::new(table), pointer)? {
+            if let Some(key) = self.slot_keyed(Arc::new(table), content, pointer)? {
                 out.push((key, schemas));
             }
         }

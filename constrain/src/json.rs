@@ -293,11 +293,23 @@ pub const SLOT: u8 = 0xFE;
 /// with `0xFE` or `0xFF`. A HIR without one means the same table in every schema and under
 /// every [`JsonOptions`], so its table may be kept across compiles.
 pub(crate) fn holds_placeholder(hir: &Hir) -> bool {
+    placeholder_node(hir, true)
+}
+
+/// Whether a byte class in `hir` takes a placeholder's first byte ([`SLOT`] or
+/// [`UNTYPED`]): its language would then read placeholders its literals do not name.
+pub(crate) fn class_reaches_placeholders(hir: &Hir) -> bool {
+    placeholder_node(hir, false)
+}
+
+/// Whether a node of `hir` takes a placeholder's first byte: a byte class, or with
+/// `literals` a literal too.
+fn placeholder_node(hir: &Hir, literals: bool) -> bool {
     use regex_syntax::hir::Class;
     let mut stack = vec![hir];
     while let Some(h) = stack.pop() {
         match h.kind() {
-            HirKind::Literal(l) if l.0.iter().any(|&b| b >= SLOT) => return true,
+            HirKind::Literal(l) if literals && l.0.iter().any(|&b| b >= SLOT) => return true,
             HirKind::Class(Class::Bytes(c)) if c.ranges().iter().any(|r| r.end() >= SLOT) => {
                 return true
             }
@@ -366,6 +378,15 @@ impl Slots {
     }
 }
 
+/// The slot index of a placeholder's three index bytes (those after [`SLOT`];
+/// [`slot_bytes`]).
+pub(crate) fn slot_index(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take(3)
+        .fold(0, |index, &b| index << 6 | (b & 0x3F) as usize)
+}
+
 fn slot_bytes(index: usize) -> [u8; 4] {
     [
         SLOT,
@@ -383,9 +404,7 @@ fn renumber(hir: &Hir, offset: usize) -> Hir {
             let mut i = 0;
             while i < l.0.len() {
                 if l.0[i] == SLOT && i + 3 < l.0.len() {
-                    let index = ((l.0[i + 1] & 0x3F) as usize) << 12
-                        | ((l.0[i + 2] & 0x3F) as usize) << 6
-                        | (l.0[i + 3] & 0x3F) as usize;
+                    let index = slot_index(&l.0[i + 1..]);
                     out.extend(slot_bytes(index + offset));
                     i += 4;
                 } else {
@@ -472,9 +491,7 @@ pub fn language_table(
             return Ok(reader.as_ref().clone());
         }
         if l.0.len() == 4 && l.0[0] == SLOT {
-            let index = ((l.0[1] & 0x3F) as usize) << 12
-                | ((l.0[2] & 0x3F) as usize) << 6
-                | (l.0[3] & 0x3F) as usize;
+            let index = slot_index(&l.0[1..]);
             if let Some(t) = slots.tables.get(index) {
                 limits.check(t.budget_states())?;
                 return Ok(t.as_ref().clone());
@@ -571,9 +588,7 @@ fn placeholders(t: &crate::dfa::Table, s: u32) -> Vec<(usize, u32)> {
             for b3 in 0x80..=0xBFu8 {
                 let q = t.next(t3, b3);
                 if q != DEAD {
-                    let index = ((b1 & 0x3F) as usize) << 12
-                        | ((b2 & 0x3F) as usize) << 6
-                        | (b3 & 0x3F) as usize;
+                    let index = slot_index(&[b1, b2, b3]);
                     out.push((index + 1, q));
                 }
             }

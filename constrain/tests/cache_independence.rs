@@ -57,3 +57,145 @@ fn strings_kept_across_compiles_never_mix_two_schemas_slots() {
         assert!(!accepts(&uri, r#""not a uri""#));
     }
 }
+
+/// Definitions the schemas of [`values_and_objects_kept_across_compiles_are_cold_ones`]
+/// share, as Kubernetes' resources share `ObjectMeta`: objects of many optional members
+/// (written linearly, each value a slot), numbers, formats, bounded strings, maps (keys
+/// no declared name takes) and values of free types.
+fn shared_defs() -> serde_json::Value {
+    let nullable = |t: &str| json!({"type": [t, "null"]});
+    let mut meta = serde_json::Map::new();
+    for i in 0..8 {
+        meta.insert(format!("name{i}"), nullable("string"));
+        meta.insert(
+            format!("count{i}"),
+            json!({"type": ["integer", "null"], "minimum": i}),
+        );
+    }
+    meta.insert(
+        "labels".into(),
+        json!({"type": ["object", "null"], "additionalProperties": {"type": "string"}}),
+    );
+    meta.insert(
+        "created".into(),
+        json!({"type": ["string", "null"], "format": "date-time"}),
+    );
+    let mut reference = serde_json::Map::new();
+    for i in 0..8 {
+        reference.insert(
+            format!("kind{i}"),
+            json!({"type": ["string", "null"], "maxLength": 20 + i, "pattern": "^[a-z0-9]+$"}),
+        );
+        reference.insert(format!("flag{i}"), nullable("boolean"));
+    }
+    reference.insert("extra".into(), json!({"type": ["object", "array"]}));
+    reference.insert("meta".into(), json!({"$ref": "#/$defs/Meta"}));
+    json!({
+        "Meta": {"type": ["object", "null"], "properties": meta, "additionalProperties": false},
+        "Ref": {"type": ["object", "null"], "properties": reference, "additionalProperties": false},
+        "Spec": {
+            "type": ["object", "null"],
+            "properties": {
+                "replicas": {"type": ["integer", "null"], "maximum": 100},
+                "refs": {"type": ["array", "null"], "items": {"$ref": "#/$defs/Ref"}},
+                "paused": {"type": ["boolean", "null"]},
+                "meta": {"$ref": "#/$defs/Meta"},
+                "selector": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "additionalProperties": false
+        }
+    })
+}
+
+/// Values read from slots and objects of optional members are kept process-wide by what
+/// determines their tables (a value's HIR with each slot it reads written as that slot's
+/// key), so another schema that holds the same definition reuses them though its slots are
+/// numbered otherwise. Each schema compiled after the others equals its compile under
+/// size budgets no other compile used (`max_work` apart: keys of their own, nothing kept).
+#[test]
+fn values_and_objects_kept_across_compiles_are_cold_ones() {
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let defs = shared_defs();
+    let with = |properties: serde_json::Value| json!({"type": "object", "properties": properties, "$defs": defs.clone()});
+    let schemas = [
+        with(json!({"metadata": {"$ref": "#/$defs/Meta"}, "spec": {"$ref": "#/$defs/Spec"}})),
+        with(json!({
+            "items": {"type": ["array", "null"], "items": {"$ref": "#/$defs/Ref"}},
+            "metadata": {"$ref": "#/$defs/Meta"},
+            "owner": {"$ref": "#/$defs/Meta", "minProperties": 2}
+        })),
+        with(json!({
+            "a": {"type": ["integer", "null"], "minimum": 5},
+            "free": {"type": ["object", "array"]},
+            "b": {"type": ["boolean", "null"]},
+            "ref": {"$ref": "#/$defs/Ref"},
+            "spec": {"$ref": "#/$defs/Spec"}
+        })),
+        with(json!({
+            "x": {"type": ["string", "null"], "format": "date-time"},
+            "specs": {"type": "array", "items": {"$ref": "#/$defs/Spec"}},
+            "n": {"type": "integer", "maximum": 7}
+        })),
+    ];
+    // Tables kept under other JSON options are other tables: whitespace between tokens,
+    // and untyped values nested four levels deep (under the same size budgets as five:
+    // only the options tell those keys apart).
+    let mut spaced = options;
+    spaced.json.whitespace = 2;
+    let mut shallow = options;
+    shallow.json.any_depth = 4;
+    for other in [spaced, shallow] {
+        for schema in &schemas {
+            compile_schema(Some(schema), &other).unwrap();
+        }
+    }
+    // Twice over, in two orders: every schema compiled after the others left their tables.
+    let order: Vec<usize> = (0..schemas.len()).chain((0..schemas.len()).rev()).collect();
+    for (k, &i) in order.iter().enumerate() {
+        let warm = compile_schema(Some(&schemas[i]), &options).unwrap();
+        let mut cold_options = options;
+        cold_options.limits.max_work += 1 + k;
+        let cold = compile_schema(Some(&schemas[i]), &cold_options).unwrap();
+        let (w, c) = (&warm.machine.table, &cold.machine.table);
+        assert!(
+            w.same_language(c),
+            "schema {i} (compile {k}): {} states kept, {} cold",
+            w.len(),
+            c.len()
+        );
+        // And both are the schema's: the bounds of members whose values differ only
+        // by them (`count0` .. `count7`, `kind0` .. `kind7`) are each their own.
+        let accepts = |text: &str| w.is_accepting(w.walk(constrain::dfa::START, text.as_bytes()));
+        let refs = r#"{"kind3":"12345678901234567890123","flag3":null}"#;
+        let mut cases: Vec<(&str, String, String)> = match i {
+            0 | 1 => vec![(
+                "metadata",
+                r#"{"count3":3}"#.into(),
+                r#"{"count3":2}"#.into(),
+            )],
+            2 => vec![("ref", refs.into(), refs.replace("123\"", "1234\""))],
+            _ => vec![(
+                "specs",
+                r#"[{"replicas":100}]"#.into(),
+                r#"[{"replicas":101}]"#.into(),
+            )],
+        };
+        if i == 1 {
+            // The same members, counted: another object (members in declared order, as
+            // general mode writes them).
+            let two = r#"{"name0":null,"count3":3}"#;
+            cases.push(("owner", two.into(), r#"{"count3":3}"#.into()));
+        }
+        for (member, good, bad) in cases {
+            assert!(
+                accepts(&format!(r#"{{"{member}":{good}}}"#)),
+                "schema {i}: {good}"
+            );
+            assert!(
+                !accepts(&format!(r#"{{"{member}":{bad}}}"#)),
+                "schema {i}: {bad}"
+            );
+        }
+    }
+}
