@@ -364,14 +364,24 @@ pub fn check_pattern(pattern: &str) -> Result<(), String> {
     let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
         return Err("a construct the checker cannot translate from ECMA-262".into());
     };
+    // One line each (regex-syntax's `Display` draws the pattern and a caret on lines of
+    // their own): what is wrong and where, in characters of the translated pattern.
+    let at = |span: &regex_syntax::ast::Span| translated[..span.start.offset].chars().count();
     let hir = match regex_syntax::Parser::new().parse(&translated) {
         Ok(hir) => hir,
         Err(regex_syntax::Error::Parse(e)) => {
             return Err(match e.kind() {
                 ErrorKind::UnsupportedLookAround => "look-around is not supported".into(),
                 ErrorKind::UnsupportedBackreference => "backreferences are not supported".into(),
-                other => format!("invalid regex: {other}"),
+                other => format!("invalid regex: {other} at character {}", at(e.span())),
             })
+        }
+        Err(regex_syntax::Error::Translate(e)) => {
+            return Err(format!(
+                "invalid regex: {} at character {}",
+                e.kind(),
+                at(e.span())
+            ))
         }
         Err(e) => return Err(format!("invalid regex: {e}")),
     };
@@ -1029,6 +1039,12 @@ mod tests {
         for bad in [r"\A", r"a\z", r"a\Z", "a{", "(?i)a"] {
             assert!(reason(bad).contains("ECMA-262"), "{bad}: {}", reason(bad));
         }
+        // regex-syntax's own errors on one line: what and where (not its drawing of the
+        // pattern with a caret, on lines of their own).
+        assert_eq!(
+            reason(r"xy\p{Nope}"),
+            "invalid regex: Unicode property not found at character 2"
+        );
     }
 
     #[test]
