@@ -326,7 +326,7 @@ struct Objs<'a> {
 #[derive(Debug, Clone)]
 struct Kept {
     /// The object's table before its values were spliced in.
-    skeleton: Arc<Table>,
+    skeleton: Skeleton,
     /// The budget states of the table with them ([`Table::budget_states`]).
     states: usize,
     /// Merged again only under [`General::merge_objects`]'s bound: a counted object's
@@ -335,25 +335,35 @@ struct Kept {
     bounded: bool,
 }
 
-/// An object's table with its values spliced in and minimized, and its skeleton
-/// ([`General::spliced_slot`]); what [`OBJECT_TABLES`] keeps.
+/// An object's skeleton ([`Kept`]): its table, whose placeholders are this compile's slot
+/// numbers, or, for an object of optional members, what builds it
+/// ([`General::optional_skeleton`], when [`General::merge_objects`] needs it). A kept
+/// object ([`OBJECT_TABLES`]) found in another compile has its skeleton built from this
+/// compile's HIR: the skeleton that compile built reads its own slot numbers.
+#[derive(Debug, Clone)]
+enum Skeleton {
+    Built(Arc<Table>),
+    Optional {
+        written: Hir,
+        count: Option<(u64, Option<u64>)>,
+        may_be_empty: bool,
+    },
+}
+
+/// An object's table with its values spliced in and minimized, with its budget states
+/// before ([`Table::budget_states`]): what [`OBJECT_TABLES`] keeps (no skeleton: see
+/// [`Skeleton`]).
 #[derive(Clone)]
 struct Spliced {
-    kept: Kept,
     table: Arc<Table>,
+    states: usize,
 }
 
 impl Spliced {
-    /// `spliced` (`skeleton` with its values spliced in) minimized, with its budget states
-    /// before ([`Table::budget_states`]).
-    fn of(skeleton: Arc<Table>, spliced: Table, bounded: bool) -> Self {
-        let states = spliced.budget_states();
+    /// `spliced` minimized, with its budget states.
+    fn of(spliced: Table) -> Self {
         Spliced {
-            kept: Kept {
-                skeleton,
-                states,
-                bounded,
-            },
+            states: spliced.budget_states(),
             table: Arc::new(General::minimized(spliced)),
         }
     }
@@ -361,7 +371,7 @@ impl Spliced {
 
 impl crate::dfa::Keepable for Spliced {
     fn memory(&self) -> usize {
-        self.kept.skeleton.memory() + self.table.memory()
+        self.table.memory()
     }
 }
 
@@ -3050,19 +3060,28 @@ impl<'a> General<'a> {
             let shape = [min, max.unwrap_or(u64::MAX), u64::from(may_be_empty)];
             crate::dfa::digest(&("object", (k, shape.to_vec())))
         });
-        let build = || {
+        let mut built = None;
+        let mut build = || {
             let object = self.optional_skeleton(&written, count, may_be_empty, pointer)?;
-            let skeleton = Arc::new(object.clone());
+            built = Some(Arc::new(object.clone()));
             let t = crate::json::splice_slots(object, &self.slots, self.options, &self.limits)
                 .map_err(|e| build_error(pointer, e))?;
-            Ok(Spliced::of(skeleton, t, false))
+            Ok(Spliced::of(t))
         };
         let object = match content {
             Some(k) => OBJECT_TABLES.get_or_make(&k, &self.limits, build)?,
             None => build()?,
         };
+        let skeleton = match built {
+            Some(t) => Skeleton::Built(t),
+            None => Skeleton::Optional {
+                written,
+                count,
+                may_be_empty,
+            },
+        };
         Ok(self
-            .spliced_slot(object, content, pointer)?
+            .spliced_slot(object, skeleton, false, content, pointer)?
             .unwrap_or_else(Hir::fail))
     }
 
@@ -3142,24 +3161,60 @@ impl<'a> General<'a> {
         bounded: bool,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
-        self.spliced_slot(Spliced::of(skeleton, spliced, bounded), None, pointer)
+        let object = Spliced::of(spliced);
+        self.spliced_slot(object, Skeleton::Built(skeleton), bounded, None, pointer)
     }
 
-    /// A slot for `object`'s table, its skeleton kept with it ([`Kept`]); `content`: the
-    /// key of what determines it ([`Self::slot_keys`]).
+    /// A slot for `object`'s table, its skeleton kept with it ([`Kept`]; `bounded`:
+    /// [`Kept::bounded`]); `content`: the key of what determines it ([`Self::slot_keys`]).
     ///
     /// Errors: past [`crate::json::MAX_SLOTS`].
     fn spliced_slot(
         &mut self,
         object: Spliced,
+        skeleton: Skeleton,
+        bounded: bool,
         content: Option<(u64, u64)>,
         pointer: &str,
     ) -> Result<Option<Hir>, CompileError> {
         let slot = self.slot_keyed(object.table, content, pointer)?;
         if let Some(HirKind::Literal(l)) = slot.as_ref().map(Hir::kind) {
-            self.skeletons.entry(l.0.to_vec()).or_insert(object.kept);
+            self.skeletons.entry(l.0.to_vec()).or_insert(Kept {
+                skeleton,
+                states: object.states,
+                bounded,
+            });
         }
         Ok(slot)
+    }
+
+    /// The skeleton table kept for the slot placeholder `placeholder`, built now where it
+    /// was left to build ([`Skeleton::Optional`]; kept built for the next merge).
+    ///
+    /// Errors: the skeleton's automata past the limits.
+    fn skeleton_table(
+        &mut self,
+        placeholder: &[u8],
+        pointer: &str,
+    ) -> Result<Option<Kept>, CompileError> {
+        let Some(kept) = self.skeletons.get(placeholder).cloned() else {
+            return Ok(None);
+        };
+        let Skeleton::Optional {
+            written,
+            count,
+            may_be_empty,
+        } = &kept.skeleton
+        else {
+            return Ok(Some(kept));
+        };
+        let table = self.optional_skeleton(written, *count, *may_be_empty, pointer)?;
+        let kept = Kept {
+            skeleton: Skeleton::Built(Arc::new(table)),
+            ..kept
+        };
+        self.skeletons.insert(placeholder.to_vec(), kept.clone());
+        Ok(Some(kept))
     }
 
     /// `parts` (alternatives; each with the types it may be), those that are objects of
@@ -3188,13 +3243,20 @@ impl<'a> General<'a> {
         parts: Vec<(Hir, u8)>,
         pointer: &str,
     ) -> Result<Vec<Hir>, CompileError> {
-        let kept: Vec<Option<Kept>> = parts
-            .iter()
-            .map(|(h, _)| match h.kind() {
-                HirKind::Literal(l) => self.skeletons.get(&l.0[..]).cloned(),
+        let mut kept: Vec<Option<(Arc<Table>, usize, bool)>> = Vec::with_capacity(parts.len());
+        for (h, _) in &parts {
+            kept.push(match h.kind() {
+                HirKind::Literal(l) => match self.skeleton_table(&l.0, pointer)? {
+                    Some(Kept {
+                        skeleton: Skeleton::Built(t),
+                        states,
+                        bounded,
+                    }) => Some((t, states, bounded)),
+                    _ => None,
+                },
                 _ => None,
-            })
-            .collect();
+            });
+        }
         if kept.iter().all(Option::is_none) {
             // Apart from a kept skeleton, alternatives of inline objects are one table
             // already.
@@ -3212,9 +3274,9 @@ impl<'a> General<'a> {
         let mut with_inline: Vec<Option<(Arc<Table>, usize)>> = Vec::with_capacity(parts.len());
         for ((h, types), k) in parts.iter().zip(&kept) {
             with_inline.push(match k {
-                Some(k) => {
-                    bounded |= k.bounded;
-                    Some((k.skeleton.clone(), k.states))
+                Some((skeleton, states, kept_bounded)) => {
+                    bounded |= kept_bounded;
+                    Some((skeleton.clone(), *states))
                 }
                 None if *types == OBJECT => Table::from_hir(h, &limits).ok().map(|t| {
                     bounded = true;
@@ -3236,7 +3298,10 @@ impl<'a> General<'a> {
         // The objects of optional members alone, without a bound, as before.
         let optional: Vec<Option<(Arc<Table>, usize)>> = kept
             .into_iter()
-            .map(|k| k.filter(|k| !k.bounded).map(|k| (k.skeleton, k.states)))
+            .map(|k| {
+                k.filter(|k| !k.2)
+                    .map(|(skeleton, states, _)| (skeleton, states))
+            })
             .collect();
         Ok(
             match self.merge_skeletons(&parts, &optional, false, pointer)? {
