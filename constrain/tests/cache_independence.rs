@@ -261,3 +261,29 @@ fn assert_same_language(kept: &constrain::dfa::Table, cold: &constrain::dfa::Tab
         cold.len()
     );
 }
+
+/// The smallest case of [`kept_objects_merge_with_this_compiles_slots`] (the cold
+/// review's): an object of optional members (`minProperties` writes it linearly) kept by
+/// one schema and merged with another object in a disjunction of the next one, whose
+/// slots are numbered otherwise. With the first schema's skeleton the merged object read
+/// `a` as an integer and `b` as a string.
+#[test]
+fn a_kept_object_in_a_disjunction_reads_its_own_values() {
+    let mut options = Options::default();
+    options.json.mode = SchemaMode::general();
+    let o = json!({"type": "object", "minProperties": 1, "additionalProperties": false,
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}});
+    let other = json!({"type": "object", "minProperties": 1, "additionalProperties": false,
+        "properties": {"c": {"type": "integer"}, "d": {"type": "string"}}});
+    compile_schema(Some(&o), &options).unwrap();
+    let b = json!({"anyOf": [other, o]});
+    let warm = compile_schema(Some(&b), &options).unwrap();
+    let t = &warm.machine.table;
+    let accepts = |text: &str| t.is_accepting(t.walk(constrain::dfa::START, text.as_bytes()));
+    for good in [r#"{"a":"x"}"#, r#"{"b":1}"#, r#"{"c":1,"d":"y"}"#] {
+        assert!(accepts(good), "{good}");
+    }
+    for bad in [r#"{"a":1}"#, r#"{"b":"x"}"#, r#"{"c":"y"}"#] {
+        assert!(!accepts(bad), "{bad}");
+    }
+}
