@@ -767,8 +767,7 @@ impl crate::dfa::DigestKey for Content<'_> {
                 match key {
                     Some(k) => {
                         out.bytes(&[1]);
-                        k.0.write_key(out);
-                        k.1.write_key(out);
+                        k.write_key(out);
                     }
                     None => self.unknown.set(true),
                 }
