@@ -1265,9 +1265,9 @@ impl Table {
     /// computed state located once, [`Self::locate`], then stepped on every column). It
     /// checks no limit: its rows are [`Self::len`], up to [`IN_PLACE_PER_STATE`] times the
     /// state limit the table was built under, so a caller that may meet a shared table
-    /// checks `len` first ([`Self::splice_many`] does; `compact`, `trim` and `trim_map`
-    /// meet only tables built without calls, or trimmed ones, which `trim` returns as
-    /// they are).
+    /// checks `len` first (`compact`, `trim` and `trim_map` meet only tables built without
+    /// calls, or trimmed ones, which `trim` returns as they are; [`Self::splice_many`]
+    /// computes the rows it reaches, one at a time).
     pub fn stored(self) -> Self {
         if self.calls.is_none() {
             return self;
@@ -2377,8 +2377,8 @@ impl Table {
             return Ok(self);
         }
         // A value that reads values of its own in place is stepped once per copy and per
-        // set that holds it: its rows are computed once here instead (each computed step
-        // searches the value's calls).
+        // set that holds it: each of its computed states' rows is computed once here instead
+        // (each computed step searches the value's calls), when a set first holds the state.
         let mut used = vec![false; values.len()];
         for &(k, _) in continuations {
             used[k] = true;
@@ -2392,17 +2392,11 @@ impl Table {
         {
             limits.check(v.len())?;
         }
-        let stored: Vec<Option<Self>> = values
+        let mut rows: Vec<Option<LazyRows<'_>>> = values
             .iter()
             .zip(&used)
-            .map(|(v, &u)| (u && v.is_shared()).then(|| (*v).clone().stored()))
+            .map(|(&v, &u)| (u && v.is_shared()).then(|| LazyRows::of(v)))
             .collect();
-        let values: Vec<&Self> = values
-            .iter()
-            .zip(&stored)
-            .map(|(&v, s)| s.as_ref().unwrap_or(v))
-            .collect();
-        let values = &values[..];
         let closure = |set: &mut Vec<(u32, u32)>| {
             places.close(set, |_| true, |k, state| values[k].is_accepting(state))
         };
@@ -2428,7 +2422,11 @@ impl Table {
                     let t = if tag == 0 {
                         self.next(state, byte)
                     } else {
-                        values[continuations[tag as usize - 1].0].next(state, byte)
+                        let k = continuations[tag as usize - 1].0;
+                        match &mut rows[k] {
+                            Some(rows) => rows.next(state, byte),
+                            None => values[k].next(state, byte),
+                        }
                     };
                     if t != DEAD {
                         scratch.push((tag, t));
@@ -3524,6 +3522,56 @@ fn dense_from_nfa(
         .map_err(|e| too_large(&e))
 }
 
+/// The rows of a shared table's computed states ([`Table::stored`], one row at a time), for
+/// [`Table::splice_many`]: a computed state's row is computed when a step first leaves the
+/// state (located once, stepped on every column), so a splice that ends at its state budget
+/// has computed only the rows it reached. The row storage is zeroed memory, so the pages of
+/// rows never computed are never touched.
+struct LazyRows<'a> {
+    table: &'a Table,
+    /// One byte per column ([`representatives`]).
+    reps: Vec<u8>,
+    /// Per computed state (numbered from the first past the stored rows): whether its row is
+    /// computed.
+    filled: Vec<bool>,
+    /// `stride` next states per computed state.
+    rows: Vec<u32>,
+}
+
+impl<'a> LazyRows<'a> {
+    fn of(table: &'a Table) -> Self {
+        let computed = table.len() - table.stored_states();
+        Self {
+            table,
+            reps: representatives(&table.classes, table.stride),
+            filled: vec![false; computed],
+            rows: vec![DEAD; computed * table.stride],
+        }
+    }
+
+    /// [`Table::next`].
+    #[inline]
+    fn next(&mut self, state: u32, byte: u8) -> u32 {
+        let t = self.table;
+        let column = t.classes[byte as usize] as usize;
+        let Some(i) = (state as usize).checked_sub(t.stored_states()) else {
+            return t.trans[state as usize * t.stride + column];
+        };
+        if i >= self.filled.len() {
+            return DEAD;
+        }
+        let at = i * t.stride;
+        if !self.filled[i] {
+            let from = t.locate(state);
+            for (c, &b) in self.reps.iter().enumerate() {
+                self.rows[at + c] = t.next_located(from, b).state();
+            }
+            self.filled[i] = true;
+        }
+        self.rows[at + column]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -4073,8 +4121,9 @@ mod tests {
         ] {
             assert_eq!(spliced.matches(text.as_bytes()), ok, "{text}");
         }
-        // A value that reads a value in place, copied by an outer splice (whose rows it
-        // computes once, `Table::stored`): the language of its stored copy.
+        // A value that reads a value in place, copied by an outer splice (which computes
+        // each of its computed states' rows once, when a set first holds the state,
+        // `LazyRows`): the table of its stored copy (`Table::stored`), state for state.
         let outer = Table::from_hir(&raw(r"<(?-u:\xF8)>|q(?-u:\xF8)!"), &limits).unwrap();
         let find = |t: &Table, s: u32| {
             Some((0usize, t.next(s, 0xF8)))
@@ -4089,6 +4138,8 @@ mod tests {
         let rows = spliced.clone().stored();
         let by_rows = outer.splice_many(&[0xF8], find, &[&rows], &limits).unwrap();
         assert!(by_shared.same_language(&by_rows));
+        assert_eq!(by_shared.len(), by_rows.len());
+        assert!(by_shared.same_rows(&by_rows));
         for (text, ok) in [
             ("<bxabc1>", true),
             ("qbxa2!", true),
