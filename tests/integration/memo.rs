@@ -1,9 +1,10 @@
 //! The router's outcome memo (`parser-runtime-core/src/router/memo.rs`) saves the rescans after
 //! a commit and nothing else: with it turned off (`set_rescan_memo(false)`) every event and
 //! every message is the same (past the per-state cap of look-ahead branches, a known limit,
-//! the two could differ; these outputs stay under it), on the conformance outputs and on generated outputs built to
-//! keep delimiters pending over long stretches (whole-text look-aheads, run-on opens, greedy
-//! parts that fail late, look-ahead branches), in any chunking.
+//! the two could differ; `past_the_cap` leaves those inputs out), on the conformance outputs
+//! and on generated outputs built to keep delimiters pending over long stretches (whole-text
+//! look-aheads, run-on opens, greedy parts that fail late, look-ahead branches), in any
+//! chunking.
 
 use parser_runtime::{CompiledTemplate, ResponseParser};
 use proptest::prelude::*;
@@ -94,12 +95,57 @@ fn pending_output() -> impl Strategy<Value = String> {
     proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
 }
 
+/// Whether `text` may hold more look-ahead walks of template `i` (of `pending_templates`) in
+/// one state, each with its own match end, than the router's per-state cap of 16: then memo on
+/// and memo off are both approximate and may differ (README, "Known limits"). Template 2's `b`
+/// starts a walk at each `<b` that lives in `[^>]*` until a `>`; template 3's `x` starts one
+/// at each `ac` or `bc` that lives in `c[^d]*` until a `d`. Counted conservatively: every
+/// start between two resets.
+fn past_the_cap(i: usize, text: &str) -> bool {
+    let (starts, reset): (&[&str], u8) = match i {
+        2 => (&["<b"], b'>'),
+        3 => (&["ac", "bc"], b'd'),
+        _ => return false,
+    };
+    let bytes = text.as_bytes();
+    let mut live = 0;
+    for at in 0..bytes.len() {
+        if bytes[at] == reset {
+            live = 0;
+        } else if starts.iter().any(|s| bytes[at..].starts_with(s.as_bytes())) {
+            live += 1;
+            if live >= 16 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// An input the generator once failed on without the filter (template 2, 8-byte chunks: memo
+/// on opens `b` at the last `<b`, memo off keeps everything in `rest`) is left out. In a sweep
+/// of run-on `<b`s with text before, between and after, memo on and off differed only from 17
+/// `<b` on.
+#[test]
+fn past_the_cap_leaves_out_run_on_opens() {
+    let text = format!("<ba    {}!</thi>", "<b".repeat(60));
+    assert!(past_the_cap(2, &text));
+    assert!(!past_the_cap(2, &"<b".repeat(15)));
+    assert!(!past_the_cap(2, &"<b>".repeat(43)));
+    assert!(!past_the_cap(0, &text));
+    assert!(past_the_cap(3, &"ac".repeat(16)));
+    assert!(!past_the_cap(3, &"acd".repeat(16)));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
     fn memo_changes_nothing_on_pending_outputs(text in pending_output(), size in 0usize..9) {
         for (i, template) in pending_templates().iter().enumerate() {
+            if past_the_cap(i, &text) {
+                continue;
+            }
             prop_assert_eq!(
                 run(template, &text, size, true),
                 run(template, &text, size, false),
