@@ -2397,8 +2397,20 @@ impl Table {
             .zip(&used)
             .map(|(&v, &u)| (u && v.is_shared()).then(|| LazyRows::of(v)))
             .collect();
+        let accepting: Vec<Option<LazyAccepting<'_>>> = values
+            .iter()
+            .zip(&used)
+            .map(|(&v, &u)| (u && v.is_shared()).then(|| LazyAccepting::of(v)))
+            .collect();
         let closure = |set: &mut Vec<(u32, u32)>| {
-            places.close(set, |_| true, |k, state| values[k].is_accepting(state))
+            places.close(
+                set,
+                |_| true,
+                |k, state| match &accepting[k] {
+                    Some(a) => a.is_accepting(state),
+                    None => values[k].is_accepting(state),
+                },
+            )
         };
         let mut start = vec![(0, START)];
         closure(&mut start);
@@ -3525,27 +3537,23 @@ fn dense_from_nfa(
 /// The rows of a shared table's computed states ([`Table::stored`], one row at a time), for
 /// [`Table::splice_many`]: a computed state's row is computed when a step first leaves the
 /// state (located once, stepped on every column), so a splice that ends at its state budget
-/// has computed only the rows it reached. The row storage is zeroed memory, so the pages of
-/// rows never computed are never touched.
+/// has computed only the rows it reached. The rows are zeroed memory, so the pages of rows
+/// never computed are never touched.
 struct LazyRows<'a> {
     table: &'a Table,
     /// One byte per column ([`representatives`]).
     reps: Vec<u8>,
-    /// Per computed state (numbered from the first past the stored rows): whether its row is
-    /// computed.
-    filled: Vec<bool>,
-    /// `stride` next states per computed state.
+    /// `stride` next states per computed state (numbered from the first past the stored
+    /// rows), each plus one: 0 where the row is not computed yet.
     rows: Vec<u32>,
 }
 
 impl<'a> LazyRows<'a> {
     fn of(table: &'a Table) -> Self {
-        let computed = table.len() - table.stored_states();
         Self {
             table,
             reps: representatives(&table.classes, table.stride),
-            filled: vec![false; computed],
-            rows: vec![DEAD; computed * table.stride],
+            rows: vec![0; (table.len() - table.stored_states()) * table.stride],
         }
     }
 
@@ -3557,18 +3565,53 @@ impl<'a> LazyRows<'a> {
         let Some(i) = (state as usize).checked_sub(t.stored_states()) else {
             return t.trans[state as usize * t.stride + column];
         };
-        if i >= self.filled.len() {
-            return DEAD;
-        }
         let at = i * t.stride;
-        if !self.filled[i] {
-            let from = t.locate(state);
-            for (c, &b) in self.reps.iter().enumerate() {
-                self.rows[at + c] = t.next_located(from, b).state();
+        match self.rows.get(at + column) {
+            None => DEAD,
+            Some(&0) => {
+                let from = t.locate(state);
+                for (c, &b) in self.reps.iter().enumerate() {
+                    self.rows[at + c] = t.next_located(from, b).state() + 1;
+                }
+                self.rows[at + column] - 1
             }
-            self.filled[i] = true;
+            Some(&next) => next - 1,
         }
-        self.rows[at + column]
+    }
+}
+
+/// Whether a shared table's computed states accept ([`Table::is_accepting`]), each found
+/// once (a computed state's is a search of the table's calls), for [`Table::splice_many`],
+/// whose closures ask it of every pair of every set they build.
+struct LazyAccepting<'a> {
+    table: &'a Table,
+    /// Per computed state: 0 not asked yet, else 1 + whether it accepts.
+    known: Vec<std::cell::Cell<u8>>,
+}
+
+impl<'a> LazyAccepting<'a> {
+    fn of(table: &'a Table) -> Self {
+        let computed = table.len() - table.stored_states();
+        Self {
+            table,
+            known: (0..computed).map(|_| std::cell::Cell::new(0)).collect(),
+        }
+    }
+
+    /// [`Table::is_accepting`].
+    #[inline]
+    fn is_accepting(&self, state: u32) -> bool {
+        let t = self.table;
+        let Some(known) = (state as usize)
+            .checked_sub(t.stored_states())
+            .and_then(|i| self.known.get(i))
+        else {
+            return t.is_accepting(state);
+        };
+        if known.get() == 0 {
+            known.set(1 + t.is_accepting(state) as u8);
+        }
+        known.get() == 2
     }
 }
 
