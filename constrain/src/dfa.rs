@@ -4077,6 +4077,38 @@ mod tests {
             .collect()
     }
 
+    /// The place of value 0 (placeholder 0xF8) in `t` at state `s`.
+    fn one_placeholder(t: &Table, s: u32) -> Vec<(usize, u32)> {
+        Some((0usize, t.next(s, 0xF8)))
+            .filter(|&(_, q)| q != DEAD)
+            .into_iter()
+            .collect()
+    }
+
+    /// `value` (a table that reads a value in place) copied by an outer splice
+    /// (`<value>` or `q value !`), which computes each of its computed states' rows once,
+    /// when a set first holds the state (`LazyRows`), and whether it accepts
+    /// (`LazyAccepting`); checked to be the table of its stored copy (`Table::stored`),
+    /// state for state, and to match each of `cases` (text, whether it matches) or not.
+    fn copied_in_place_and_as_rows(value: &Table, cases: &[(&str, bool)]) {
+        let limits = Limits::default();
+        let outer = Table::from_hir(&raw(r"<(?-u:\xF8)>|q(?-u:\xF8)!"), &limits).unwrap();
+        let in_place = outer
+            .clone()
+            .splice_many(&[0xF8], one_placeholder, &[value], &limits)
+            .unwrap();
+        let rows = value.clone().stored();
+        let by_rows = outer
+            .splice_many(&[0xF8], one_placeholder, &[&rows], &limits)
+            .unwrap();
+        assert!(in_place.same_language(&by_rows));
+        assert_eq!(in_place.len(), by_rows.len());
+        assert!(in_place.same_rows(&by_rows));
+        for &(text, ok) in cases {
+            assert_eq!(in_place.matches(text.as_bytes()), ok, "{text}");
+        }
+    }
+
     #[test]
     fn a_shared_value_clashing_in_one_set_is_copied_there_alone() {
         let limits = Limits::default();
@@ -4164,33 +4196,45 @@ mod tests {
         ] {
             assert_eq!(spliced.matches(text.as_bytes()), ok, "{text}");
         }
-        // A value that reads a value in place, copied by an outer splice (which computes
-        // each of its computed states' rows once, when a set first holds the state,
-        // `LazyRows`): the table of its stored copy (`Table::stored`), state for state.
-        let outer = Table::from_hir(&raw(r"<(?-u:\xF8)>|q(?-u:\xF8)!"), &limits).unwrap();
-        let find = |t: &Table, s: u32| {
-            Some((0usize, t.next(s, 0xF8)))
-                .filter(|&(_, q)| q != DEAD)
-                .into_iter()
-                .collect::<Vec<_>>()
-        };
-        let by_shared = outer
-            .clone()
-            .splice_many(&[0xF8], find, &[&spliced], &limits)
+        // A value that reads a value in place, copied by an outer splice: the table of its
+        // stored copy.
+        copied_in_place_and_as_rows(
+            &spliced,
+            &[
+                ("<bxabc1>", true),
+                ("qbxa2!", true),
+                ("<bx1>", false),
+                ("qbxabc1>", false),
+            ],
+        );
+    }
+
+    /// A copied value that ends in a call of its own (its computed states accept where the
+    /// called value does): an outer splice goes on after it from those states
+    /// (`LazyAccepting`), as from the stored copy's.
+    #[test]
+    fn a_copied_value_ending_in_a_call_goes_on_from_its_computed_states() {
+        let limits = Limits::default();
+        let inner = Table::from_hir(&raw(r"bx(?-u:\xF8)|c(?-u:\xF8)"), &limits).unwrap();
+        let shared = Arc::new(Table::from_hir(&hir("[a-z]{1,8}"), &limits).unwrap());
+        let inner = inner
+            .splice_shared(&[0xF8], one_placeholder, &[shared], 5, &limits)
             .unwrap();
-        let rows = spliced.clone().stored();
-        let by_rows = outer.splice_many(&[0xF8], find, &[&rows], &limits).unwrap();
-        assert!(by_shared.same_language(&by_rows));
-        assert_eq!(by_shared.len(), by_rows.len());
-        assert!(by_shared.same_rows(&by_rows));
-        for (text, ok) in [
-            ("<bxabc1>", true),
-            ("qbxa2!", true),
-            ("<bx1>", false),
-            ("qbxabc1>", false),
-        ] {
-            assert_eq!(by_shared.matches(text.as_bytes()), ok, "{text}");
-        }
+        assert!(inner.is_shared());
+        let accepting = (inner.stored_states() as u32..inner.len() as u32)
+            .filter(|&s| inner.is_accepting(s))
+            .count();
+        assert!(accepting > 0);
+        copied_in_place_and_as_rows(
+            &inner,
+            &[
+                ("<bxab>", true),
+                ("qcabcdefgh!", true),
+                ("<bx>", false),
+                ("<cabcdefghi>", false),
+                ("qbxa", false),
+            ],
+        );
     }
 
     #[test]
